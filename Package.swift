@@ -1,0 +1,54 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Our own targets treat every warning as an error; dependencies are left alone.
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+func system(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+let package = Package(
+    name: "CarWindow",
+    products: [
+        .library(name: "CarWindow", targets: ["CarWindow"]),
+        .executable(name: "carwindow", targets: ["carwindow"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        system("CEGL", pkgConfig: "egl", apt: ["libegl-dev"]),
+        system("CGLES", pkgConfig: "glesv2", apt: ["libgles-dev"]),
+        system("CGBM", pkgConfig: "gbm", apt: ["libgbm-dev"]),
+        system("CFreeType", pkgConfig: "freetype2", apt: ["libfreetype-dev"]),
+        system("CZlib", pkgConfig: "zlib", apt: ["zlib1g-dev"]),
+        system("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
+        system("CPNG", pkgConfig: "libpng", apt: ["libpng-dev"]),
+
+        // Turns the GLSL files under shaders/ into Swift string constants at build time,
+        // so the library carries its shaders and needs no files at run time.
+        .executableTarget(name: "carwindow-embed-shaders", path: "Sources/carwindow-embed-shaders",
+                          swiftSettings: strict),
+        .plugin(name: "EmbedShadersPlugin", capability: .buildTool(),
+                dependencies: ["carwindow-embed-shaders"], path: "Sources/EmbedShadersPlugin"),
+
+        .target(
+            name: "CarWindow",
+            dependencies: [
+                "CEGL", "CGLES", "CGBM", "CFreeType", "CZlib", "CSQLite", "CPNG",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict,
+            plugins: ["EmbedShadersPlugin"]
+        ),
+        .executableTarget(
+            name: "carwindow",
+            dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "CarWindowTests", dependencies: ["CarWindow"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)
