@@ -48,7 +48,8 @@ let package = Package(
             dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
-        .testTarget(name: "CarWindowTests", dependencies: ["CarWindow"], swiftSettings: strict),
+        .testTarget(name: "CarWindowTests", dependencies: ["CarWindow"], exclude: ["Fixtures"],
+                    swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )
