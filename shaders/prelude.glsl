@@ -1,2 +1,2 @@
-// Shared by every program: placed after the #version line of each shader.
+// Shared by every program; the loader puts "#version 300 es" before it.
 precision highp float;

@@ -1,2 +1,8 @@
 import CarWindow
-print("carwindow")
+do {
+    let context = try await RenderContext()
+    print(context.info)
+    await context.shutdown()
+} catch {
+    print("error: \(error)")
+}

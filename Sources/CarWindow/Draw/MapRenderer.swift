@@ -1,0 +1,629 @@
+import CGLES
+import Foundation
+import Logging
+
+/// Errors of making or changing a map renderer.
+public enum MapRenderError: Error, CustomStringConvertible {
+    /// The size is not drawable: each side must be 1...the GL maximum.
+    case invalidSize(width: Int, height: Int, reason: String)
+    /// GL set-up failed (a shader, a framebuffer).
+    case gl(GLSetupError)
+
+    public var description: String {
+        switch self {
+        case .invalidSize(let width, let height, let reason):
+            "cannot draw a \(width)x\(height) map: \(reason). Choose a size between 1x1 and the GPU's maximum."
+        case .gl(let error): error.description
+        }
+    }
+}
+
+/// How long a frame took and what it showed.
+public struct FrameReport: Sendable {
+    /// CPU time to issue the frame, placement included, in milliseconds.
+    public var encodeMilliseconds: Double
+    /// Tiles drawn, and tiles still loading (their parents stood in).
+    public var tilesDrawn: Int
+    public var tilesLoading: Int
+    /// Labels placed.
+    public var labels: Int
+    /// Draw calls issued.
+    public var drawCalls: Int
+}
+
+/// Draws one map: a style over a tile source, seen through a camera, into an offscreen target of
+/// any size, with the route, vehicle, controls and attribution on top.
+///
+/// It shares the executor of its ``RenderContext``: its methods run on the render thread, so
+/// they may call GL directly. Several renderers (screens) can share one context.
+///
+/// - Important: Thread-safe: it is an actor.
+public actor MapRenderer {
+    public nonisolated let context: RenderContext
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { context.thread.asUnownedSerialExecutor() }
+
+    /// The camera the next frame uses.
+    public var camera: Camera
+    /// The overlays the next frame draws.
+    public var overlays = MapOverlays()
+    public private(set) var width: Int
+    public private(set) var height: Int
+    public private(set) var style: Style
+
+    let fonts: FontLibrary
+    let glyphs: GlyphAtlas
+    private var tiles: TileLayoutStore
+    private let resources: MapResources
+    private var target: GLRenderTarget { resources.target }
+    private var programs: Programs { resources.programs }
+    private var textVertexBuffer: GLBuffer { resources.textVertexBuffer }
+    private var textIndexBuffer: GLBuffer { resources.textIndexBuffer }
+    private var textVertexArray: GLVertexArray { resources.textVertexArray }
+    private var atlasTexture: GLTexture { resources.atlasTexture }
+    private var screen: ScreenOverlays { resources.screen }
+    private var route: RouteOverlay { resources.route }
+    private var gpuTiles: [TileID: GPUTile] = [:]
+    private var frameCounter: UInt64 = 0
+    private var labelPlacer = LabelPlacer()
+    private var atlasGeneration = -1
+    private let logger = Logger(label: "carwindow.render")
+    /// How many GPU tiles stay resident; older ones are released.
+    private let gpuTileCapacity = 96
+    private var drawCalls = 0
+    private var matrixScratch = [Float](repeating: 0, count: 16)
+
+    /// Makes a renderer drawing `style` over `tiles` at `width` x `height`.
+    public init(context: RenderContext, width: Int, height: Int, style: Style, tiles source: any TileSource,
+                fonts: FontLibrary, camera: Camera) async throws(MapRenderError) {
+        self.context = context
+        self.width = width
+        self.height = height
+        self.style = style
+        self.fonts = fonts
+        self.camera = camera
+        let glyphs = GlyphAtlas(library: fonts)
+        self.glyphs = glyphs
+        tiles = TileLayoutStore(source: source, builder: TileLayoutBuilder(
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: source.maxZoom))
+        // GL objects must be made on the render thread: the rest of set-up hops there.
+        switch await context.makeMapResources(width: width, height: height) {
+        case .success(let resources): self.resources = resources
+        case .failure(let error): throw error
+        }
+        glBindVertexArray(textVertexArray.name)
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), textVertexBuffer.name)
+        let stride = MemoryLayout<TextVertex>.stride
+        textVertexArray.attribute(AttributeSlot.position, components: 2, stride: stride,
+                                  offset: MemoryLayout<TextVertex>.offset(of: \.position) ?? 0)
+        textVertexArray.attribute(AttributeSlot.textCoordinate, components: 2, stride: stride,
+                                  offset: MemoryLayout<TextVertex>.offset(of: \.texture) ?? 0)
+        textVertexArray.attribute(AttributeSlot.textFill, components: 4, type: GLenum(GL_UNSIGNED_BYTE), normalized: true,
+                                  stride: stride, offset: MemoryLayout<TextVertex>.offset(of: \.fill) ?? 0)
+        textVertexArray.attribute(AttributeSlot.textHalo, components: 4, type: GLenum(GL_UNSIGNED_BYTE), normalized: true,
+                                  stride: stride, offset: MemoryLayout<TextVertex>.offset(of: \.halo) ?? 0)
+        textVertexArray.attribute(AttributeSlot.textParameters, components: 2, stride: stride,
+                                  offset: MemoryLayout<TextVertex>.offset(of: \.parameters) ?? 0)
+        glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), textIndexBuffer.name)
+        glBindVertexArray(0)
+        screen.prepare(glyphs: glyphs, fonts: fonts)
+    }
+
+    // MARK: Changing what is drawn
+
+    /// Replaces the style; tiles are laid out again for it.
+    public func setStyle(_ style: Style) {
+        self.style = style
+        tiles = TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom))
+        gpuTiles.removeAll()
+    }
+
+    /// Sets the camera for the next frame.
+    public func setCamera(_ camera: Camera) { self.camera = camera }
+
+    /// Sets the overlays for the next frame.
+    public func setOverlays(_ overlays: MapOverlays) { self.overlays = overlays }
+
+    /// Changes the target size; the next frame draws at it.
+    public func resize(width: Int, height: Int) throws(MapRenderError) {
+        do {
+            try target.resize(width: width, height: height)
+        } catch {
+            throw .invalidSize(width: width, height: height, reason: error.description)
+        }
+        self.width = width
+        self.height = height
+    }
+
+    /// The transform of the current camera and size: screen <-> geographic conversions.
+    public var transform: MapTransform { MapTransform(camera: camera, width: width, height: height) }
+
+    /// The on-screen controls as drawn in the last frame (empty when hidden), ids stable.
+    public var controls: [MapControl] {
+        overlays.showsControls ? ScreenOverlays.controlLayout(width: width, height: height) : []
+    }
+
+    // MARK: Frames
+
+    /// Loads every tile the current camera needs, then draws.
+    public func renderWhenLoaded() async -> FrameReport {
+        let transform = self.transform
+        let zoom = tiles.dataZoom(for: transform.camera.zoom)
+        for tile in transform.coveringTiles(zoom: zoom) {
+            _ = await tiles.layout(tile)
+        }
+        return renderFrame()
+    }
+
+    /// Draws a frame with the tiles at hand; missing tiles are requested and their loaded
+    /// ancestors drawn instead. `tileArrived` runs when a requested tile is ready.
+    @discardableResult
+    public func renderFrame(tileArrived: (@Sendable () -> Void)? = nil) -> FrameReport {
+        let start = DispatchTime.now().uptimeNanoseconds
+        frameCounter += 1
+        drawCalls = 0
+        let transform = self.transform
+        let (drawn, loading) = resolveTiles(transform, tileArrived: tileArrived)
+        let labels = draw(transform, tiles: drawn)
+        evictTiles()
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+        return FrameReport(encodeMilliseconds: elapsed, tilesDrawn: drawn.count, tilesLoading: loading,
+                           labels: labels, drawCalls: drawCalls)
+    }
+
+    /// Waits until the GPU has finished the frame (for timing; readback waits by itself).
+    public func finish() { glFinish() }
+
+    /// Reads the last frame back as RGBA, top row first.
+    public func readPixels() -> RGBAImage {
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
+        pixels.withUnsafeMutableBytes {
+            glReadPixels(0, 0, GLsizei(width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
+        }
+        return RGBAImage(width: width, height: height, pixels: pixels)
+    }
+
+    /// The colour texture the frame is drawn into, for later stages on the render thread.
+    var colorTexture: GLuint { target.color.name }
+
+    // MARK: Tiles
+
+    /// The GPU tiles to draw: each covering tile if ready, else its nearest ready ancestor.
+    private func resolveTiles(_ transform: MapTransform, tileArrived: (@Sendable () -> Void)?) -> ([GPUTile], Int) {
+        let zoom = tiles.dataZoom(for: transform.camera.zoom)
+        var drawn: [GPUTile] = []
+        var loading = 0
+        for tile in transform.coveringTiles(zoom: zoom) {
+            if let gpu = gpuTile(tile) {
+                append(gpu, to: &drawn)
+                continue
+            }
+            loading += 1
+            tiles.request(tile) { tileArrived?() }
+            var ancestor = tile.parent
+            while let candidate = ancestor, candidate.z >= tiles.source.minZoom {
+                if let gpu = gpuTile(candidate) {
+                    append(gpu, to: &drawn)
+                    break
+                }
+                ancestor = candidate.parent
+            }
+        }
+        // Parents first: children's stencil masks then cover the parent where both exist.
+        drawn.sort { $0.layout.tile.z < $1.layout.tile.z }
+        return (drawn, loading)
+    }
+
+    private func append(_ tile: GPUTile, to list: inout [GPUTile]) {
+        if !list.contains(where: { $0 === tile }) { list.append(tile) }
+    }
+
+    private func gpuTile(_ tile: TileID) -> GPUTile? {
+        if let gpu = gpuTiles[tile] {
+            gpu.lastUse = frameCounter
+            return gpu
+        }
+        guard let layout = tiles.cachedLayout(tile) else { return nil }
+        let gpu = GPUTile(layout)
+        gpu.lastUse = frameCounter
+        gpuTiles[tile] = gpu
+        return gpu
+    }
+
+    private func evictTiles() {
+        guard gpuTiles.count > gpuTileCapacity else { return }
+        let sorted = gpuTiles.sorted { $0.value.lastUse < $1.value.lastUse }
+        for (tile, _) in sorted.prefix(gpuTiles.count - gpuTileCapacity) { gpuTiles[tile] = nil }
+    }
+
+    // MARK: Drawing
+
+    private func draw(_ transform: MapTransform, tiles drawn: [GPUTile]) -> Int {
+        let zoom = transform.camera.zoom
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
+        glViewport(0, 0, GLsizei(width), GLsizei(height))
+        glEnable(GLenum(GL_BLEND))
+        glBlendFunc(GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
+
+        let layers = style.layers
+        let layerCount = layers.count
+        // The bottom background layer, when opaque, is the clear colour: no full-screen pass.
+        var clear = Color.white
+        var firstLayer = 0
+        if let first = layers.first, first.type == .background, first.isVisible(atZoom: zoom) {
+            let color = first.paint.backgroundColor.evaluate(zoom: zoom)
+            let opacity = Float(first.paint.backgroundOpacity.evaluate(zoom: zoom))
+            if color.a * opacity >= 1 {
+                clear = color
+                firstLayer = 1
+            }
+        }
+        glClearColor(clear.r, clear.g, clear.b, 1)
+        glClearDepthf(1)
+        glClearStencil(0)
+        glDepthMask(GLboolean(GL_TRUE))
+        glStencilMask(0xFF)
+        glClear(GLbitfield(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT))
+
+        let matrices = drawn.map { transform.tileMatrix(for: $0.layout.tile, extent: $0.layout.extent) }
+        drawStencilMasks(drawn, matrices: matrices)
+        let depthStep = 1.0 / Float(layerCount + 2)
+        func depth(_ index: Int) -> Float { 1 - Float(index + 1) * depthStep }
+
+        // Opaque fills front to back with depth writes, so llvmpipe's early depth test skips
+        // the hidden pixels of every layer below.
+        glEnable(GLenum(GL_DEPTH_TEST))
+        glDepthFunc(GLenum(GL_LESS))
+        glDisable(GLenum(GL_BLEND))
+        for index in stride(from: layerCount - 1, through: firstLayer, by: -1) {
+            let layer = layers[index]
+            guard layer.type == .fill, layer.isVisible(atZoom: zoom), let color = opaqueFillColor(layer, zoom) else {
+                continue
+            }
+            glDepthRangef(depth(index), depth(index))
+            drawFills(layer, index, drawn, matrices, color: color, opacity: 1)
+        }
+        glEnable(GLenum(GL_BLEND))
+        glDepthMask(GLboolean(GL_FALSE))
+        glDepthFunc(GLenum(GL_LEQUAL))
+
+        // Everything else bottom to top.
+        for index in firstLayer..<layerCount {
+            let layer = layers[index]
+            guard layer.isVisible(atZoom: zoom) else { continue }
+            glDepthRangef(depth(index), depth(index))
+            switch layer.type {
+            case .background:
+                drawBackground(layer, zoom: zoom)
+            case .fill:
+                let isOpaque = opaqueFillColor(layer, zoom) != nil
+                if !isOpaque {
+                    drawFills(layer, index, drawn, matrices, color: layer.paint.fillColor.evaluate(zoom: zoom),
+                              opacity: Float(layer.paint.fillOpacity.evaluate(zoom: zoom)))
+                }
+                drawFillOutlines(layer, index, drawn, matrices, transform)
+            case .line:
+                drawLines(layer, index, drawn, matrices, transform)
+            case .fillExtrusion:
+                glDepthRangef(0, depth(index))
+                drawExtrusions(layer, index, drawn, matrices, transform)
+            case .symbol:
+                break
+            }
+        }
+        glDepthRangef(0, 1)
+        glDisable(GLenum(GL_DEPTH_TEST))
+        glDisable(GLenum(GL_STENCIL_TEST))
+
+        route.draw(overlays.route, transform: transform, programs: programs, drawCalls: &drawCalls)
+        let labels = drawLabels(transform, drawn, matrices)
+        screen.drawVehicle(overlays.vehicle, transform: transform, programs: programs, drawCalls: &drawCalls)
+        if overlays.showsControls {
+            screen.drawControls(width: width, height: height, dark: style.isDark(atZoom: transform.camera.zoom),
+                                programs: programs, drawCalls: &drawCalls)
+        }
+        drawScreenText()
+        return labels
+    }
+
+    /// The colour of a fill layer that covers what lies below completely, or nil if it blends.
+    private func opaqueFillColor(_ layer: StyleLayer, _ zoom: Double) -> Color? {
+        let paint = layer.paint
+        guard !paint.fillColor.dependsOnFeature, !paint.fillOpacity.dependsOnFeature else { return nil }
+        let color = paint.fillColor.evaluate(zoom: zoom)
+        return color.a >= 1 && paint.fillOpacity.evaluate(zoom: zoom) >= 1 ? color : nil
+    }
+
+    private func setMatrix(_ location: GLint, _ matrix: Matrix4) {
+        matrixScratch.withUnsafeMutableBufferPointer { buffer in
+            matrix.write(into: buffer.baseAddress!)
+            glUniformMatrix4fv(location, 1, GLboolean(GL_FALSE), buffer.baseAddress)
+        }
+    }
+
+    private func useTileStencil(_ index: Int) {
+        glStencilFunc(GLenum(GL_EQUAL), GLint(index + 1), 0x7F)
+    }
+
+    private func drawStencilMasks(_ drawn: [GPUTile], matrices: [Matrix4]) {
+        glEnable(GLenum(GL_STENCIL_TEST))
+        glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_REPLACE))
+        glStencilMask(0x7F)
+        glColorMask(GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE))
+        glDisable(GLenum(GL_DEPTH_TEST))
+        let program = programs.fill
+        glUseProgram(program.name)
+        glUniform1f(program.location("u_opacity"), 1)
+        for (index, tile) in drawn.enumerated() where index < 127 {
+            glStencilFunc(GLenum(GL_ALWAYS), GLint(index + 1), 0x7F)
+            setMatrix(program.location("u_matrix"), matrices[index])
+            _ = tile
+            programs.tileQuad.draw()
+            drawCalls += 1
+        }
+        glColorMask(GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE))
+        glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_KEEP))
+        glStencilMask(0)
+    }
+
+    private func drawBackground(_ layer: StyleLayer, zoom: Double) {
+        let program = programs.fill
+        glUseProgram(program.name)
+        glDisable(GLenum(GL_STENCIL_TEST))
+        setMatrix(program.location("u_matrix"), .identity)
+        glUniform1f(program.location("u_opacity"), Float(layer.paint.backgroundOpacity.evaluate(zoom: zoom)))
+        let color = layer.paint.backgroundColor.evaluate(zoom: zoom).premultiplied
+        glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
+        programs.screenQuad.draw()
+        drawCalls += 1
+        glEnable(GLenum(GL_STENCIL_TEST))
+    }
+
+    private func drawFills(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
+                           color: Color, opacity: Float) {
+        let program = programs.fill
+        glUseProgram(program.name)
+        glUniform1f(program.location("u_opacity"), opacity)
+        let constant = color.premultiplied
+        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
+            guard index < tile.layers.count, case .fill(let mesh, _)? = tile.layers[index] else { continue }
+            useTileStencil(tileIndex)
+            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            if !mesh.hasPerVertexColor {
+                glVertexAttrib4f(AttributeSlot.fillColor, constant.x, constant.y, constant.z, constant.w)
+            }
+            mesh.draw()
+            drawCalls += 1
+        }
+    }
+
+    private func drawFillOutlines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
+                                  _ transform: MapTransform) {
+        let zoom = transform.camera.zoom
+        let paint = layer.paint
+        let color = (paint.fillOutlineColor ?? paint.fillColor).evaluate(zoom: zoom)
+        drawLineMeshes(index, drawn, matrices, transform, color: color,
+                       opacity: Float(paint.fillOpacity.evaluate(zoom: zoom)), width: 1, blur: 0, dashes: nil) { layer in
+            if case .fill(_, let outline?) = layer { return outline }
+            return nil
+        }
+    }
+
+    private func drawLines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
+                           _ transform: MapTransform) {
+        let zoom = transform.camera.zoom
+        let paint = layer.paint
+        let width = Float(paint.lineWidth.evaluate(zoom: zoom))
+        let dashes = paint.lineDasharray?.evaluate(zoom: zoom)
+        drawLineMeshes(index, drawn, matrices, transform, color: paint.lineColor.evaluate(zoom: zoom),
+                       opacity: Float(paint.lineOpacity.evaluate(zoom: zoom)), width: width,
+                       blur: Float(paint.lineBlur.evaluate(zoom: zoom)), dashes: dashes) { layer in
+            if case .line(let mesh) = layer { return mesh }
+            return nil
+        }
+    }
+
+    private func drawLineMeshes(_ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4], _ transform: MapTransform,
+                                color: Color, opacity: Float, width: Float, blur: Float, dashes: [Double]?,
+                                mesh select: (GPUTile.Layer) -> GPUMesh?) {
+        guard opacity > 0, width > 0 else { return }
+        let program = programs.line
+        glUseProgram(program.name)
+        glUniform1f(program.location("u_opacity"), opacity)
+        glUniform1f(program.location("u_blur"), blur)
+        programs.setDashes(dashes, lineWidth: width)
+        let constant = color.premultiplied
+        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
+            guard index < tile.layers.count, let layer = tile.layers[index], let mesh = select(layer) else { continue }
+            useTileStencil(tileIndex)
+            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            glUniform1f(program.location("u_units_per_pixel"),
+                        Float(transform.tileUnitsPerPixel(for: tile.layout.tile, extent: tile.layout.extent)))
+            if !mesh.hasPerVertexColor {
+                glVertexAttrib4f(AttributeSlot.lineColor, constant.x, constant.y, constant.z, constant.w)
+            }
+            if !mesh.hasPerVertexWidth { glVertexAttrib1f(AttributeSlot.lineWidth, width) }
+            mesh.draw()
+            drawCalls += 1
+        }
+    }
+
+    private func drawExtrusions(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
+                                _ transform: MapTransform) {
+        let zoom = transform.camera.zoom
+        let opacity = Float(layer.paint.fillExtrusionOpacity.evaluate(zoom: zoom))
+        guard opacity > 0 else { return }
+        // Buildings rise as the camera tilts: flat when looking straight down, full height from 20°.
+        let pitch = transform.camera.pitch
+        let rise = Float(min(max(pitch / 20, 0), 1))
+        let heightFactor = rise * rise * (3 - 2 * rise)
+        let program = programs.extrusion
+        glUseProgram(program.name)
+        glUniform1f(program.location("u_opacity"), opacity)
+        glUniform1f(program.location("u_height_factor"), heightFactor)
+        // Light from the upper left of the screen, turning with the map as MapLibre's "viewport" light.
+        let lightAngle = (transform.camera.bearing - 135) * .pi / 180
+        glUniform3f(program.location("u_light_direction"), Float(sin(lightAngle)), Float(-cos(lightAngle)), 0)
+        let color = layer.paint.fillExtrusionColor.evaluate(zoom: zoom).premultiplied
+        let meshes = drawn.enumerated().compactMap { (tileIndex, tile) -> (Int, GPUMesh)? in
+            guard index < tile.layers.count, case .extrusion(let mesh)? = tile.layers[index] else { return nil }
+            return (tileIndex, mesh)
+        }
+        guard !meshes.isEmpty else { return }
+        // Depth first, then colour where the depth matches: each pixel shows the nearest wall or
+        // roof once, so translucent buildings do not show their own back faces.
+        glDisable(GLenum(GL_STENCIL_TEST))
+        glDepthMask(GLboolean(GL_TRUE))
+        glDepthFunc(GLenum(GL_LESS))
+        glColorMask(GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE))
+        for (tileIndex, mesh) in meshes {
+            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            mesh.draw()
+            drawCalls += 1
+        }
+        glColorMask(GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE))
+        glDepthMask(GLboolean(GL_FALSE))
+        glDepthFunc(GLenum(GL_LEQUAL))
+        // Tiles repeat buildings that cross their edges; the stencil's top bit lets a pixel take
+        // colour once.
+        glEnable(GLenum(GL_STENCIL_TEST))
+        glStencilFunc(GLenum(GL_NOTEQUAL), 0x80, 0x80)
+        glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_REPLACE))
+        glStencilMask(0x80)
+        for (tileIndex, mesh) in meshes {
+            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            if !mesh.hasPerVertexColor {
+                glVertexAttrib4f(AttributeSlot.extrusionColor, color.x, color.y, color.z, color.w)
+            }
+            mesh.draw()
+            drawCalls += 1
+        }
+        glStencilMask(0)
+        glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_KEEP))
+    }
+
+    // MARK: Labels and screen text
+
+    private func drawLabels(_ transform: MapTransform, _ drawn: [GPUTile], _ matrices: [Matrix4]) -> Int {
+        let zoom = transform.camera.zoom
+        labelPlacer.begin(width: width, height: height)
+        if overlays.showsControls {
+            for control in ScreenOverlays.controlLayout(width: width, height: height) { labelPlacer.block(control.rect) }
+        }
+        let attribution = screen.attributionBox(width: width, height: height)
+        labelPlacer.block(attribution)
+        var placedLabels = 0
+        // Top layers place first, as MapLibre does: place names win over street names.
+        for index in style.layers.indices.reversed() {
+            let layer = style.layers[index]
+            guard layer.type == .symbol, layer.isVisible(atZoom: zoom) else { continue }
+            let paint = symbolPaint(layer, zoom: zoom)
+            guard paint.opacity > 0, paint.size > 0 else { continue }
+            for (tileIndex, tile) in drawn.enumerated() {
+                guard index < tile.layers.count, case .symbol(let bucket)? = tile.layers[index] else { continue }
+                let matrix = matrices[tileIndex]
+                let width = Double(self.width), height = Double(self.height)
+                let before = labelPlacer.vertices.count
+                labelPlacer.place(bucket, paint: paint, width: self.width, height: self.height) { point in
+                    let clip = matrix.transform(SIMD4(Double(point.x), Double(point.y), 0, 1))
+                    guard clip.w > 1e-9 else { return nil }
+                    return SIMD2(Float((clip.x / clip.w + 1) / 2 * width), Float((clip.y / clip.w + 1) / 2 * height))
+                }
+                placedLabels += (labelPlacer.vertices.count - before) > 0 ? 1 : 0
+            }
+        }
+        let dark = style.isDark(atZoom: zoom)
+        screen.appendAttribution(to: &labelPlacer, box: attribution, dark: dark)
+        if overlays.showsControls {
+            screen.appendControlLabels(to: &labelPlacer, width: width, height: height, dark: dark)
+        }
+        return placedLabels
+    }
+
+    private func symbolPaint(_ layer: StyleLayer, zoom: Double) -> SymbolLayerPaint {
+        let layout = layer.layout, paint = layer.paint
+        return SymbolLayerPaint(
+            size: Float(layout.textSize.evaluate(zoom: zoom)),
+            fill: paint.textColor.evaluate(zoom: zoom),
+            halo: paint.textHaloColor.evaluate(zoom: zoom),
+            haloWidth: Float(paint.textHaloWidth.evaluate(zoom: zoom)),
+            opacity: Float(paint.textOpacity.evaluate(zoom: zoom)),
+            maxAngle: Float(layout.textMaxAngle.evaluate(zoom: zoom)),
+            padding: Float(layout.textPadding.evaluate(zoom: zoom)),
+            allowOverlap: layout.textAllowOverlap.evaluate(zoom: zoom),
+            isLine: layout.symbolPlacement.evaluate(zoom: zoom) != .point)
+    }
+
+    /// Draws every glyph quad gathered this frame (labels, attribution, control icons) at once.
+    private func drawScreenText() {
+        // Glyph boxes of the attribution background and controls are drawn before the text.
+        screen.drawAttributionBackground(width: width, height: height, dark: style.isDark(atZoom: camera.zoom),
+                                         programs: programs, drawCalls: &drawCalls)
+        guard !labelPlacer.indices.isEmpty else { return }
+        uploadAtlasIfChanged()
+        let program = programs.text
+        glUseProgram(program.name)
+        glUniform2f(program.location("u_screen_size"), Float(width), Float(height))
+        glUniform2f(program.location("u_atlas_size"), Float(atlasTexture.width), Float(atlasTexture.height))
+        glUniform1f(program.location("u_sdf_edge"), Float(GlyphAtlas.sdfEdgeValue) / 255)
+        glUniform1f(program.location("u_sdf_per_pixel"), GlyphAtlas.sdfValuesPerPixel / 255)
+        glActiveTexture(GLenum(GL_TEXTURE0))
+        glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture.name)
+        glUniform1i(program.location("u_atlas"), 0)
+        glBindVertexArray(textVertexArray.name)
+        textVertexBuffer.upload(labelPlacer.vertices, usage: GLenum(GL_DYNAMIC_DRAW))
+        textIndexBuffer.upload(labelPlacer.indices, usage: GLenum(GL_DYNAMIC_DRAW))
+        glDrawElements(GLenum(GL_TRIANGLES), GLsizei(labelPlacer.indices.count), GLenum(GL_UNSIGNED_INT), nil)
+        drawCalls += 1
+        glBindVertexArray(0)
+    }
+
+    private func uploadAtlasIfChanged() {
+        let generation = glyphs.generation
+        guard generation != atlasGeneration else { return }
+        atlasGeneration = generation
+        glyphs.withBitmap { width, height, bytes in
+            atlasTexture.allocate(width: width, height: height, internalFormat: GLenum(GL_R8), format: GLenum(GL_RED),
+                                  type: GLenum(GL_UNSIGNED_BYTE), pixels: bytes.baseAddress)
+        }
+    }
+}
+
+/// The GL objects one map owns. Made on the render thread, then owned by its renderer.
+final class MapResources {
+    let target: GLRenderTarget
+    let programs: Programs
+    let textVertexBuffer = GLBuffer(target: GLenum(GL_ARRAY_BUFFER))
+    let textIndexBuffer = GLBuffer(target: GLenum(GL_ELEMENT_ARRAY_BUFFER))
+    let textVertexArray = GLVertexArray()
+    let atlasTexture = GLTexture()
+    let screen = ScreenOverlays()
+    let route = RouteOverlay()
+
+    init(target: GLRenderTarget, programs: Programs) {
+        self.target = target
+        self.programs = programs
+    }
+}
+
+extension RenderContext {
+    /// Makes a map's render target, programs and buffers on the render thread.
+    func makeMapResources(width: Int, height: Int) -> sending Result<MapResources, MapRenderError> {
+        let programs: Programs
+        do {
+            programs = try Programs()
+        } catch {
+            return .failure(.gl(error))
+        }
+        guard width > 0, height > 0 else {
+            return .failure(.invalidSize(width: width, height: height, reason: "each side must be at least 1"))
+        }
+        do {
+            return .success(MapResources(target: try GLRenderTarget(width: width, height: height), programs: programs))
+        } catch {
+            return .failure(.invalidSize(width: width, height: height, reason: error.description))
+        }
+    }
+}

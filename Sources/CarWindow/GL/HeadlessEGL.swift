@@ -1,0 +1,308 @@
+import CEGL
+import CGBM
+import Foundation
+
+/// The ways CarWindow can reach a GPU, or a software rasteriser, without a display.
+public enum EGLPlatform: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// A DRM render node (`/dev/dri/renderD*`) through GBM: Intel, AMD and other Mesa drivers.
+    case gbm
+    /// An EGL device from `EGL_EXT_platform_device`: how NVIDIA GPUs render headless.
+    case device
+    /// Mesa's surfaceless platform: llvmpipe on the CPU when no GPU is usable.
+    case surfaceless
+
+    /// The environment variable that forces one platform: `gbm`, `device` or `surfaceless`.
+    public static let environmentVariable = "CARWINDOW_EGL_PLATFORM"
+
+    public var description: String { rawValue }
+}
+
+/// Errors of headless EGL set-up.
+public enum GLSetupError: Error, CustomStringConvertible, Equatable {
+    /// No platform gave an OpenGL ES 3 context; each attempt and why it failed.
+    case noUsablePlatform(attempts: [PlatformAttempt])
+    /// `CARWINDOW_EGL_PLATFORM` held something other than gbm, device or surfaceless.
+    case unknownPlatformName(String)
+    /// A GL call failed after set-up.
+    case glFailure(String)
+
+    public var description: String {
+        switch self {
+        case .noUsablePlatform(let attempts):
+            let lines = attempts.map { "  - \($0.platform): \($0.failure)" }.joined(separator: "\n")
+            return """
+                no EGL platform gave an OpenGL ES 3 context. Tried:
+                \(lines)
+                Install Mesa's EGL and GLES drivers (apt-get install libegl1 libgles2 libegl-mesa0 \
+                libgl1-mesa-dri), give the process access to /dev/dri/renderD*, or force a platform \
+                with \(EGLPlatform.environmentVariable)=gbm|device|surfaceless.
+                """
+        case .unknownPlatformName(let name):
+            return "\(EGLPlatform.environmentVariable)=\(name) is not a platform: use gbm, device or surfaceless."
+        case .glFailure(let message):
+            return "OpenGL ES failed: \(message)"
+        }
+    }
+}
+
+/// One try of the platform chain and the reason it failed.
+public struct PlatformAttempt: Sendable, Equatable, CustomStringConvertible {
+    public var platform: EGLPlatform
+    public var failure: String
+    public var description: String { "\(platform): \(failure)" }
+}
+
+/// What the chosen platform turned out to be.
+public struct GLInfo: Sendable, Equatable, CustomStringConvertible {
+    public var platform: EGLPlatform
+    /// The DRM node or EGL device that was used, when there was one.
+    public var device: String?
+    public var vendor: String
+    public var renderer: String
+    public var version: String
+
+    /// Whether the renderer is a CPU rasteriser (llvmpipe, softpipe, SwiftShader).
+    public var isSoftwareRenderer: Bool {
+        let name = renderer.lowercased()
+        return ["llvmpipe", "softpipe", "swiftshader", "software"].contains { name.contains($0) }
+    }
+
+    public var description: String {
+        "EGL platform \(platform)\(device.map { " (\($0))" } ?? ""): \(vendor), \(renderer), \(version)"
+    }
+}
+
+/// An EGL display with an OpenGL ES 3 context and no surface: the start of every frame.
+///
+/// The chain follows kmscube's plain order: GBM on a render node, then an EGL device (hardware
+/// before software), then Mesa's surfaceless platform. The context is current on no thread until
+/// ``makeCurrent()`` is called on the thread that will own it.
+final class HeadlessEGL {
+    let display: EGLDisplay
+    let context: EGLContext
+    let platform: EGLPlatform
+    let deviceName: String?
+    private var gbmDevice: OpaquePointer?
+    private var drmFileDescriptor: Int32 = -1
+
+    /// Opens the first platform of the chain that gives a context, or the one `forced` names.
+    init(forced: EGLPlatform?) throws(GLSetupError) {
+        let order = forced.map { [$0] } ?? EGLPlatform.allCases
+        var attempts: [PlatformAttempt] = []
+        let extensions = Self.clientExtensions()
+        for platform in order {
+            do {
+                let opened = try Self.open(platform, clientExtensions: extensions, allowSoftwareDevice: forced != nil)
+                display = opened.display
+                context = opened.context
+                deviceName = opened.deviceName
+                gbmDevice = opened.gbmDevice
+                drmFileDescriptor = opened.fileDescriptor
+                self.platform = platform
+                return
+            } catch {
+                attempts.append(PlatformAttempt(platform: platform, failure: error.reason))
+            }
+        }
+        throw .noUsablePlatform(attempts: attempts)
+    }
+
+    /// The platform the configuration or `CARWINDOW_EGL_PLATFORM` asks for, nil for the chain.
+    static func requestedPlatform(configured: EGLPlatform?) throws(GLSetupError) -> EGLPlatform? {
+        if let configured { return configured }
+        guard let name = ProcessInfo.processInfo.environment[EGLPlatform.environmentVariable],
+              !name.isEmpty else { return nil }
+        guard let platform = EGLPlatform(rawValue: name.lowercased()) else {
+            throw .unknownPlatformName(name)
+        }
+        return platform
+    }
+
+    func makeCurrent() -> Bool {
+        eglMakeCurrent(display, nil, nil, context) == EGLBoolean(EGL_TRUE)
+    }
+
+    deinit {
+        eglMakeCurrent(display, nil, nil, nil)
+        eglDestroyContext(display, context)
+        eglTerminate(display)
+        if let gbmDevice { gbm_device_destroy(gbmDevice) }
+        if drmFileDescriptor >= 0 { close(drmFileDescriptor) }
+    }
+
+    // MARK: - The chain
+
+    private struct Failure: Error { var reason: String }
+
+    private struct Opened {
+        var display: EGLDisplay
+        var context: EGLContext
+        var deviceName: String?
+        var gbmDevice: OpaquePointer?
+        var fileDescriptor: Int32 = -1
+    }
+
+    private static func clientExtensions() -> Set<String> {
+        guard let string = eglQueryString(nil, EGL_EXTENSIONS) else { return [] }
+        return Set(String(cString: string).split(separator: " ").map(String.init))
+    }
+
+    private static func open(_ platform: EGLPlatform, clientExtensions: Set<String>,
+                             allowSoftwareDevice: Bool) throws(Failure) -> Opened {
+        guard let getPlatformDisplay = EGLFunctions.getPlatformDisplay else {
+            throw Failure(reason: "EGL lacks eglGetPlatformDisplayEXT (EGL_EXT_platform_base)")
+        }
+        switch platform {
+        case .gbm:
+            guard clientExtensions.contains("EGL_KHR_platform_gbm") || clientExtensions.contains("EGL_MESA_platform_gbm") else {
+                throw Failure(reason: "EGL has no GBM platform (EGL_KHR_platform_gbm)")
+            }
+            let nodes = renderNodes()
+            guard !nodes.isEmpty else { throw Failure(reason: "no /dev/dri/renderD* node") }
+            var reasons: [String] = []
+            for node in nodes {
+                let fd = Foundation.open(node, O_RDWR | O_CLOEXEC)
+                guard fd >= 0 else {
+                    reasons.append("\(node): \(String(cString: strerror(errno)))")
+                    continue
+                }
+                guard let device = gbm_create_device(fd) else {
+                    close(fd)
+                    reasons.append("\(node): gbm_create_device failed")
+                    continue
+                }
+                do {
+                    let display = getPlatformDisplay(EGLenum(EGL_PLATFORM_GBM_KHR), UnsafeMutableRawPointer(device), nil)
+                    let context = try createContext(on: display)
+                    return Opened(display: context.display, context: context.context, deviceName: node,
+                                  gbmDevice: device, fileDescriptor: fd)
+                } catch {
+                    gbm_device_destroy(device)
+                    close(fd)
+                    reasons.append("\(node): \(error.reason)")
+                }
+            }
+            throw Failure(reason: reasons.joined(separator: "; "))
+
+        case .device:
+            guard clientExtensions.contains("EGL_EXT_platform_device"),
+                  let queryDevices = EGLFunctions.queryDevices else {
+                throw Failure(reason: "EGL has no device platform (EGL_EXT_platform_device)")
+            }
+            var count: EGLint = 0
+            guard queryDevices(0, nil, &count) == EGLBoolean(EGL_TRUE), count > 0 else {
+                throw Failure(reason: "eglQueryDevicesEXT found no device")
+            }
+            var devices = [EGLDeviceEXT?](repeating: nil, count: Int(count))
+            guard queryDevices(count, &devices, &count) == EGLBoolean(EGL_TRUE) else {
+                throw Failure(reason: "eglQueryDevicesEXT failed (\(eglErrorName()))")
+            }
+            let described = devices.prefix(Int(count)).compactMap { $0 }.map(EGLDeviceDescription.init)
+            // Hardware devices first: Mesa lists its software device too.
+            let ordered = described.filter { !$0.isSoftware } + described.filter(\.isSoftware)
+            var reasons: [String] = []
+            for device in ordered {
+                if device.isSoftware && !allowSoftwareDevice {
+                    reasons.append("\(device.name) is a software device; the surfaceless platform covers it")
+                    continue
+                }
+                do {
+                    let display = getPlatformDisplay(EGLenum(EGL_PLATFORM_DEVICE_EXT), device.handle, nil)
+                    let context = try createContext(on: display)
+                    return Opened(display: context.display, context: context.context, deviceName: device.name)
+                } catch {
+                    reasons.append("\(device.name): \(error.reason)")
+                }
+            }
+            throw Failure(reason: reasons.joined(separator: "; "))
+
+        case .surfaceless:
+            guard clientExtensions.contains("EGL_MESA_platform_surfaceless") else {
+                throw Failure(reason: "EGL has no surfaceless platform (EGL_MESA_platform_surfaceless)")
+            }
+            let display = getPlatformDisplay(EGLenum(EGL_PLATFORM_SURFACELESS_MESA), nil, nil)
+            let context = try createContext(on: display)
+            return Opened(display: context.display, context: context.context)
+        }
+    }
+
+    private static func renderNodes() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/dri")) ?? []
+        return names.filter { $0.hasPrefix("renderD") }.sorted().map { "/dev/dri/\($0)" }
+    }
+
+    private static func createContext(on display: EGLDisplay?) throws(Failure) -> (display: EGLDisplay, context: EGLContext) {
+        guard let display else { throw Failure(reason: "no display (\(eglErrorName()))") }
+        var major: EGLint = 0, minor: EGLint = 0
+        guard eglInitialize(display, &major, &minor) == EGLBoolean(EGL_TRUE) else {
+            throw Failure(reason: "eglInitialize failed (\(eglErrorName()))")
+        }
+        let displayExtensions = String(cString: eglQueryString(display, EGL_EXTENSIONS))
+        guard displayExtensions.contains("EGL_KHR_surfaceless_context") else {
+            eglTerminate(display)
+            throw Failure(reason: "EGL \(major).\(minor) lacks EGL_KHR_surfaceless_context")
+        }
+        guard eglBindAPI(EGLenum(EGL_OPENGL_ES_API)) == EGLBoolean(EGL_TRUE) else {
+            eglTerminate(display)
+            throw Failure(reason: "eglBindAPI(OpenGL ES) failed (\(eglErrorName()))")
+        }
+        // Without EGL_KHR_no_config_context a config is still needed, though no surface is made.
+        var config: EGLConfig? = nil
+        if !displayExtensions.contains("EGL_KHR_no_config_context") {
+            let attributes: [EGLint] = [EGL_RENDERABLE_TYPE, EGL_OPENGL_ES3_BIT, EGL_NONE]
+            var found: EGLint = 0
+            guard eglChooseConfig(display, attributes, &config, 1, &found) == EGLBoolean(EGL_TRUE), found > 0 else {
+                eglTerminate(display)
+                throw Failure(reason: "no EGL config renders OpenGL ES 3")
+            }
+        }
+        let contextAttributes: [EGLint] = [EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 0, EGL_NONE]
+        guard let context = eglCreateContext(display, config, nil, contextAttributes) else {
+            let reason = "eglCreateContext(OpenGL ES 3.0) failed (\(eglErrorName()))"
+            eglTerminate(display)
+            throw Failure(reason: reason)
+        }
+        return (display, context)
+    }
+}
+
+/// An EGL device with the name and kind it reports.
+private struct EGLDeviceDescription {
+    var handle: EGLDeviceEXT
+    var name: String
+    var isSoftware: Bool
+
+    init(_ handle: EGLDeviceEXT) {
+        self.handle = handle
+        let query = EGLFunctions.queryDeviceString
+        let extensions = query?(handle, EGL_EXTENSIONS).map { String(cString: $0) } ?? ""
+        isSoftware = extensions.contains("EGL_MESA_device_software")
+        let file = extensions.contains("EGL_EXT_device_drm")
+            ? query?(handle, EGL_DRM_DEVICE_FILE_EXT).map { String(cString: $0) } : nil
+        name = file ?? (isSoftware ? "software device" : "EGL device")
+    }
+}
+
+/// Extension entry points, fetched once through eglGetProcAddress as kmscube does.
+enum EGLFunctions {
+    static let getPlatformDisplay: PFNEGLGETPLATFORMDISPLAYEXTPROC? = load("eglGetPlatformDisplayEXT")
+    static let queryDevices: PFNEGLQUERYDEVICESEXTPROC? = load("eglQueryDevicesEXT")
+    static let queryDeviceString: PFNEGLQUERYDEVICESTRINGEXTPROC? = load("eglQueryDeviceStringEXT")
+
+    static func load<F>(_ name: String) -> F? {
+        guard let pointer = eglGetProcAddress(name) else { return nil }
+        return unsafeBitCast(pointer, to: F.self)
+    }
+}
+
+/// The name of EGL's last error, for messages.
+func eglErrorName() -> String {
+    let code = eglGetError()
+    let names: [EGLint: String] = [
+        EGL_SUCCESS: "EGL_SUCCESS", EGL_NOT_INITIALIZED: "EGL_NOT_INITIALIZED", EGL_BAD_ACCESS: "EGL_BAD_ACCESS",
+        EGL_BAD_ALLOC: "EGL_BAD_ALLOC", EGL_BAD_ATTRIBUTE: "EGL_BAD_ATTRIBUTE", EGL_BAD_CONFIG: "EGL_BAD_CONFIG",
+        EGL_BAD_CONTEXT: "EGL_BAD_CONTEXT", EGL_BAD_DISPLAY: "EGL_BAD_DISPLAY", EGL_BAD_MATCH: "EGL_BAD_MATCH",
+        EGL_BAD_PARAMETER: "EGL_BAD_PARAMETER", EGL_BAD_SURFACE: "EGL_BAD_SURFACE",
+    ]
+    return names[code] ?? String(format: "EGL error 0x%04X", code)
+}

@@ -1,0 +1,72 @@
+import CGLES
+import Logging
+
+/// The render thread and its headless OpenGL ES context.
+///
+/// Every GL call of CarWindow runs inside this actor or inside an actor that shares its executor
+/// (``MapRenderer``), so all of them run on the one thread that owns the context. Several maps,
+/// of different sizes and styles, can share one context.
+///
+/// - Important: Thread-safe: it is an actor. Call ``shutdown()`` when done, so the context is
+///   destroyed on its own thread and the thread ends.
+public actor RenderContext {
+    /// The thread every GL call runs on.
+    public nonisolated let thread: RenderThread
+    /// What the platform chain chose.
+    public nonisolated let info: GLInfo
+
+    let egl: HeadlessEGL
+    let logger = Logger(label: "carwindow.gl")
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        thread.asUnownedSerialExecutor()
+    }
+
+    /// Opens the first EGL platform that works (or the one `platform` or
+    /// `CARWINDOW_EGL_PLATFORM` forces) and makes its context current on a new render thread.
+    public init(platform: EGLPlatform? = nil) async throws(GLSetupError) {
+        let forced = try HeadlessEGL.requestedPlatform(configured: platform)
+        let egl = try HeadlessEGL(forced: forced)
+        let thread = RenderThread()
+        // Reading the GL strings needs the context current, which only the render thread may do.
+        // The EGL objects are handed to that thread here and used nowhere else afterwards.
+        nonisolated(unsafe) let handedOver = egl
+        let info: GLInfo? = await withCheckedContinuation { continuation in
+            thread.enqueueTask {
+                guard handedOver.makeCurrent() else { return continuation.resume(returning: nil) }
+                continuation.resume(returning: GLInfo(
+                    platform: handedOver.platform, device: handedOver.deviceName,
+                    vendor: glString(GL_VENDOR), renderer: glString(GL_RENDERER), version: glString(GL_VERSION)))
+            }
+        }
+        guard let info else {
+            thread.stop()
+            throw .noUsablePlatform(attempts: [PlatformAttempt(platform: egl.platform,
+                                                               failure: "eglMakeCurrent without a surface failed")])
+        }
+        self.egl = egl
+        self.thread = thread
+        self.info = info
+    }
+
+    /// Releases GL objects and lets the render thread end.
+    public func shutdown() {
+        glFinish()
+        thread.stop()
+    }
+}
+
+extension RenderThread {
+    /// Runs a plain closure on the thread, outside any actor: only for set-up before the actor
+    /// that owns the context exists.
+    func enqueueTask(_ body: @escaping @Sendable () -> Void) {
+        Task.detached(executorPreference: TaskExecutorAdapter(self)) { body() }
+    }
+}
+
+/// Lets a detached task run on the render thread.
+private final class TaskExecutorAdapter: TaskExecutor, @unchecked Sendable {
+    let thread: RenderThread
+    init(_ thread: RenderThread) { self.thread = thread }
+    func enqueue(_ job: consuming ExecutorJob) { thread.enqueue(job) }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// A dedicated thread that runs the jobs of one actor, so every job of that actor runs on the
+/// same OS thread.
+///
+/// OpenGL ES contexts are bound to the thread that made them current. An actor whose
+/// `unownedExecutor` is a `RenderThread` therefore owns its GL context for good: every isolated
+/// method runs on this thread and nowhere else.
+///
+/// - Important: Thread-safe. `enqueue` may be called from any thread.
+public final class RenderThread: SerialExecutor, @unchecked Sendable {
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var pending: [UnownedJob] = []
+    private var running: [UnownedJob] = []
+    private var stopping = false
+    private var threadID: pthread_t?
+
+    /// Starts the thread. It runs until ``stop()`` is called and its queue is empty.
+    public init(name: String = "carwindow.render") {
+        // The thread keeps its executor alive until `stop()`: jobs may still be queued.
+        let thread = Thread { self.runLoop() }
+        thread.name = name
+        thread.stackSize = 8 << 20
+        condition.lock()
+        thread.start()
+        while threadID == nil { condition.wait() }
+        condition.unlock()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        pending.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func checkIsolated() {
+        precondition(isCurrent, "expected to run on the render thread")
+    }
+
+    /// Whether the calling code runs on this thread.
+    public var isCurrent: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let threadID else { return false }
+        return pthread_equal(threadID, pthread_self()) != 0
+    }
+
+    /// Lets the thread end once the jobs already queued have run.
+    public func stop() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func runLoop() {
+        condition.lock()
+        threadID = pthread_self()
+        condition.broadcast()
+        while true {
+            while pending.isEmpty && !stopping { condition.wait() }
+            if pending.isEmpty && stopping { break }
+            // Swap the queues so jobs run without the lock held and neither array reallocates
+            // once both have grown to the working size.
+            swap(&pending, &running)
+            condition.unlock()
+            for job in running {
+                job.runSynchronously(on: asUnownedSerialExecutor())
+            }
+            running.removeAll(keepingCapacity: true)
+            condition.lock()
+        }
+        condition.unlock()
+    }
+}

@@ -1,0 +1,224 @@
+import Logging
+
+/// Turns a decoded tile and a style into buckets: filters features, evaluates feature-dependent
+/// paint, triangulates, tessellates and shapes labels. Pure CPU work that runs on any thread.
+struct TileLayoutBuilder: Sendable {
+    let style: Style
+    let glyphs: GlyphAtlas
+    let fonts: FontLibrary
+    /// The source's highest zoom: its tiles are drawn at every zoom above it too.
+    let sourceMaxZoom: Int
+
+    func layout(_ tile: TileID, _ data: VectorTile) -> TileLayout {
+        var buckets = [LayerBucket?](repeating: nil, count: style.layers.count)
+        // Layers shown at any zoom this tile is drawn at: one zoom level, or all above maxzoom.
+        let highestZoom = tile.z >= sourceMaxZoom ? Double(Camera.maximumZoom) + 1 : Double(tile.z + 1)
+        let zoom = Double(tile.z)
+        for (index, layer) in style.layers.enumerated() {
+            guard layer.visibility == .visible, layer.type != .background,
+                  layer.minZoom < highestZoom, layer.maxZoom > zoom,
+                  let sourceLayerName = layer.sourceLayer,
+                  let sourceLayer = data.layer(named: sourceLayerName) else { continue }
+            let scale = Float(4096) / Float(sourceLayer.extent)
+            let features = sourceLayer.features.filter { feature in
+                layer.filter?.matches(EvaluationContext(zoom: zoom, feature: feature)) ?? true
+            }
+            guard !features.isEmpty else { continue }
+            switch layer.type {
+            case .fill:
+                buckets[index] = fillBucket(layer, features, zoom: zoom, scale: scale).map(LayerBucket.fill)
+            case .line:
+                buckets[index] = lineBucket(layer, features, zoom: zoom, scale: scale).map(LayerBucket.line)
+            case .fillExtrusion:
+                buckets[index] = extrusionBucket(layer, features, zoom: zoom, scale: scale).map(LayerBucket.extrusion)
+            case .symbol:
+                buckets[index] = symbolBucket(layer, features, tile: tile, layerIndex: index, zoom: zoom, scale: scale)
+                    .map(LayerBucket.symbol)
+            case .background:
+                break
+            }
+        }
+        // Every bucket is scaled to 4096 units per tile side, whatever each source layer's extent.
+        return TileLayout(tile: tile, extent: 4096, buckets: buckets)
+    }
+
+    // MARK: Fills
+
+    private func fillBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], zoom: Double,
+                            scale: Float) -> FillBucket? {
+        let paint = layer.paint
+        let perVertexColor = paint.fillColor.dependsOnFeature || paint.fillOpacity.dependsOnFeature
+        let outlineColor = paint.fillOutlineColor
+        let perVertexOutline = perVertexColor || (outlineColor?.dependsOnFeature ?? false)
+        let antialias = paint.fillAntialias.evaluate(zoom: zoom)
+        var bucket = FillBucket()
+        if perVertexColor { bucket.colors = [] }
+        if antialias && perVertexOutline { bucket.outlineColors = [] }
+        for feature in features where feature.type == .polygon {
+            let color = perVertexColor
+                ? paint.fillColor.evaluate(zoom: zoom, feature: feature)
+                    .packed(opacity: Float(paint.fillOpacity.evaluate(zoom: zoom, feature: feature))) : 0
+            for polygon in feature.polygons {
+                let rings = polygon.map { ring in ring.map { SIMD2(Double($0.x), Double($0.y)) * Double(scale) } }
+                let indices = Triangulation.triangulate(rings)
+                guard !indices.isEmpty else { continue }
+                let base = UInt32(bucket.positions.count)
+                for ring in rings { for point in ring { bucket.positions.append(SIMD2(Float(point.x), Float(point.y))) } }
+                bucket.indices.append(contentsOf: indices.lazy.map { $0 + base })
+                if perVertexColor {
+                    bucket.colors?.append(contentsOf: repeatElement(color, count: bucket.positions.count - Int(base)))
+                }
+                guard antialias else { continue }
+                let before = bucket.outline.vertices.count
+                for ring in rings {
+                    bucket.outline.addLine(ring.map { SIMD2(Float($0.x), Float($0.y)) }, join: .miter, cap: .butt,
+                                           closed: true)
+                }
+                if perVertexOutline {
+                    let outline = outlineColor.map {
+                        $0.evaluate(zoom: zoom, feature: feature)
+                            .packed(opacity: Float(paint.fillOpacity.evaluate(zoom: zoom, feature: feature)))
+                    } ?? color
+                    bucket.outlineColors?.append(contentsOf: repeatElement(outline, count: bucket.outline.vertices.count - before))
+                }
+            }
+        }
+        return bucket.indices.isEmpty ? nil : bucket
+    }
+
+    // MARK: Lines
+
+    private func lineBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], zoom: Double,
+                            scale: Float) -> LineBucket? {
+        let paint = layer.paint, layout = layer.layout
+        let perVertexColor = paint.lineColor.dependsOnFeature || paint.lineOpacity.dependsOnFeature
+        let perVertexWidth = paint.lineWidth.dependsOnFeature
+        var bucket = LineBucket()
+        if perVertexColor { bucket.colors = [] }
+        if perVertexWidth { bucket.widths = [] }
+        for feature in features where feature.type == .lineString || feature.type == .polygon {
+            let join = layout.lineJoin.evaluate(zoom: zoom, feature: feature).tessellationJoin
+            let cap = layout.lineCap.evaluate(zoom: zoom).tessellationCap
+            let miterLimit = Float(layout.lineMiterLimit.evaluate(zoom: zoom))
+            let roundLimit = Float(layout.lineRoundLimit.evaluate(zoom: zoom))
+            let before = bucket.tessellation.vertices.count
+            for part in feature.geometry {
+                bucket.tessellation.addLine(part.map { SIMD2(Float($0.x), Float($0.y)) * scale }, join: join, cap: cap,
+                                            miterLimit: miterLimit, roundLimit: roundLimit,
+                                            closed: feature.type == .polygon)
+            }
+            let added = bucket.tessellation.vertices.count - before
+            if perVertexColor {
+                let color = paint.lineColor.evaluate(zoom: zoom, feature: feature)
+                    .packed(opacity: Float(paint.lineOpacity.evaluate(zoom: zoom, feature: feature)))
+                bucket.colors?.append(contentsOf: repeatElement(color, count: added))
+            }
+            if perVertexWidth {
+                let width = Float(paint.lineWidth.evaluate(zoom: zoom, feature: feature))
+                bucket.widths?.append(contentsOf: repeatElement(width, count: added))
+            }
+        }
+        return bucket.tessellation.indices.isEmpty ? nil : bucket
+    }
+
+    // MARK: Extrusions
+
+    private func extrusionBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], zoom: Double,
+                                 scale: Float) -> ExtrusionBucket? {
+        let paint = layer.paint
+        let perVertexColor = paint.fillExtrusionColor.dependsOnFeature
+        var bucket = ExtrusionBucket()
+        if perVertexColor { bucket.colors = [] }
+        for feature in features where feature.type == .polygon {
+            let height = Float(paint.fillExtrusionHeight.evaluate(zoom: zoom, feature: feature))
+            let base = Float(paint.fillExtrusionBase.evaluate(zoom: zoom, feature: feature))
+            let before = bucket.mesh.vertices.count
+            for polygon in feature.polygons {
+                bucket.mesh.addPolygon(polygon.map { ring in ring.map { SIMD2(Float($0.x), Float($0.y)) * scale } })
+            }
+            let added = bucket.mesh.vertices.count - before
+            bucket.heights.append(contentsOf: repeatElement(SIMD2(base, max(base, height)), count: added))
+            if perVertexColor {
+                let color = paint.fillExtrusionColor.evaluate(zoom: zoom, feature: feature).packed()
+                bucket.colors?.append(contentsOf: repeatElement(color, count: added))
+            }
+        }
+        return bucket.mesh.indices.isEmpty ? nil : bucket
+    }
+
+    // MARK: Labels
+
+    private func symbolBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], tile: TileID, layerIndex: Int,
+                              zoom: Double, scale: Float) -> SymbolBucket? {
+        let layout = layer.layout, paint = layer.paint
+        guard let textField = layout.textField else { return nil }
+        var bucket = SymbolBucket()
+        // Spacing is given in pixels at the tile's own zoom: 4096 units span 512 pixels.
+        let unitsPerPixel = Float(4096) / Float(MapTransform.tileSize)
+        for (featureIndex, feature) in features.enumerated() {
+            let text = textField.evaluate(zoom: zoom, feature: feature).trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty else { continue }
+            let font = fonts.resolve(layout.textFont.evaluate(zoom: zoom, feature: feature))
+            let placement = layout.symbolPlacement.evaluate(zoom: zoom)
+            let isLine = placement != .point && feature.type != .point
+            let maxWidth = isLine ? nil : Float(layout.textMaxWidth.evaluate(zoom: zoom, feature: feature))
+            guard let shaped = glyphs.shape(
+                text, font: font, size: GlyphAtlas.baseSize, maxWidth: maxWidth,
+                lineHeight: Float(layout.textLineHeight.evaluate(zoom: zoom)),
+                letterSpacing: Float(layout.textLetterSpacing.evaluate(zoom: zoom, feature: feature)),
+                anchor: isLine ? .center : layout.textAnchor.evaluate(zoom: zoom, feature: feature).shapingAnchor,
+                transform: layout.textTransform.evaluate(zoom: zoom, feature: feature).shapingTransform),
+                !shaped.glyphs.isEmpty else { continue }
+            let fill = paint.textColor.dependsOnFeature ? paint.textColor.evaluate(zoom: zoom, feature: feature) : nil
+            let halo = paint.textHaloColor.dependsOnFeature ? paint.textHaloColor.evaluate(zoom: zoom, feature: feature) : nil
+            var hasher = Hasher()
+            hasher.combine(layerIndex)
+            hasher.combine(text)
+            if isLine {
+                let spacing = max(Float(layout.symbolSpacing.evaluate(zoom: zoom)), 1) * unitsPerPixel
+                let textLength = shaped.width / GlyphAtlas.baseSize * 16 * unitsPerPixel
+                for part in feature.geometry {
+                    let path = part.map { SIMD2(Float($0.x), Float($0.y)) * scale }
+                    let length = Self.length(of: path)
+                    // A label needs room for itself; anchors repeat every `spacing` along the line,
+                    // the first half a spacing in, so neighbouring tiles rarely stack labels.
+                    guard length > textLength * 0.8 else { continue }
+                    let pathIndex = bucket.paths.count
+                    bucket.paths.append(path)
+                    var distance = min(spacing / 2, length / 2)
+                    while distance < length {
+                        var keyHasher = hasher
+                        keyHasher.combine(Int(distance / 64))
+                        keyHasher.combine(path.first.map { Int($0.x) / 64 } ?? 0)
+                        bucket.labels.append(LabelCandidate(
+                            anchor: .line(path: pathIndex, distance: distance), text: shaped,
+                            key: keyHasher.finalize(), fillColor: fill, haloColor: halo))
+                        distance += spacing
+                    }
+                }
+            } else {
+                let point: SIMD2<Float>
+                if feature.type == .point, let first = feature.geometry.first?.first {
+                    point = SIMD2(Float(first.x), Float(first.y)) * scale
+                } else if let first = feature.geometry.first, !first.isEmpty {
+                    point = first.reduce(SIMD2<Float>.zero) { $0 + SIMD2(Float($1.x), Float($1.y)) } / Float(first.count) * scale
+                } else {
+                    continue
+                }
+                hasher.combine(featureIndex)
+                bucket.labels.append(LabelCandidate(anchor: .point(point), text: shaped, key: hasher.finalize(),
+                                                    fillColor: fill, haloColor: halo))
+            }
+        }
+        return bucket.labels.isEmpty ? nil : bucket
+    }
+
+    static func length(of path: [SIMD2<Float>]) -> Float {
+        var total: Float = 0
+        for i in path.indices.dropFirst() {
+            let d = path[i] - path[i - 1]
+            total += (d * d).sum().squareRoot()
+        }
+        return total
+    }
+}

@@ -1,0 +1,34 @@
+uniform float u_blur;
+// Dash pattern in pixels: u_dash_ends[i] is where dash or gap i ends; even entries are dashes.
+// u_dash_count 0 means a solid line.
+uniform int u_dash_count;
+uniform float u_dash_ends[8];
+
+in vec2 v_edge;
+in float v_half_width;
+in float v_distance;
+in vec4 v_color;
+out vec4 fragColor;
+
+void main() {
+    float distance_from_centre = length(v_edge);
+    // fwidth gives the screen-space size of a unit here, so the edge stays one pixel soft at
+    // any pitch.
+    float softness = max(fwidth(distance_from_centre), 1e-4) + u_blur;
+    float alpha = clamp((v_half_width - distance_from_centre) / softness + 0.5, 0.0, 1.0);
+    if (u_dash_count > 0) {
+        float period = u_dash_ends[u_dash_count - 1];
+        float position = mod(v_distance, period);
+        float start = 0.0;
+        float coverage = 0.0;
+        for (int i = 0; i < 8; i += 2) {
+            if (i >= u_dash_count) break;
+            float end = u_dash_ends[i];
+            float edge_softness = max(fwidth(v_distance), 1e-4);
+            coverage = max(coverage, clamp(min(position - start, end - position) / edge_softness + 0.5, 0.0, 1.0));
+            start = i + 1 < u_dash_count ? u_dash_ends[i + 1] : period;
+        }
+        alpha *= coverage;
+    }
+    fragColor = v_color * alpha;
+}
