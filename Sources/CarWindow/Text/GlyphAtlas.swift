@@ -139,7 +139,8 @@ final class GlyphAtlas: Sendable {
     /// it cannot be rendered or the atlas is full.
     func glyph(_ key: GlyphKey) -> AtlasGlyph? {
         if let cached = state.withLock({ $0.glyphs[key] }) { return cached }
-        // Rendering holds only the FreeType lock, so uploads are not blocked by it.
+        // Rendering holds only the FreeType lock, so uploads are not blocked by it. Two workers asking
+        // for the same new glyph at once may both render it; only the first copy is packed.
         let raster: GlyphRaster
         do {
             raster = try library.rasterize(key.glyph, in: key.font)
