@@ -1,13 +1,13 @@
 import Synchronization
 
 /// A rectangle of the glyph atlas, in atlas pixels with y down from the first row.
-public struct AtlasRect: Hashable, Sendable {
-    public var x: Int
-    public var y: Int
-    public var width: Int
-    public var height: Int
+struct AtlasRect: Hashable, Sendable {
+    var x: Int
+    var y: Int
+    var width: Int
+    var height: Int
 
-    public init(x: Int, y: Int, width: Int, height: Int) {
+    init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x
         self.y = y
         self.width = width
@@ -62,16 +62,27 @@ final class GlyphAtlas: Sendable {
     /// glyph comes close at 24 px, so such a glyph is a broken font that would waste the atlas.
     static let maximumGlyphSide = 160
 
+    /// A row of glyphs of similar height, filled left to right up to `limitX`.
     private struct Shelf {
         var y: Int
         var height: Int
-        var usedWidth: Int
+        var usedX: Int
+        var limitX: Int
+    }
+
+    /// A vertical band of the bitmap that stacks shelves from the top. Growing the height extends
+    /// every column; growing the width adds a new column on the right, so tall glyphs find room too.
+    private struct Column {
+        var x: Int
+        var width: Int
+        var nextShelfY: Int
     }
 
     private struct State {
         var width: Int
         var height: Int
         var pixels: [UInt8]
+        var columns: [Column]
         var shelves: [Shelf] = []
         var glyphs: [GlyphKey: AtlasGlyph?] = [:]
         var generation = 0
@@ -90,7 +101,8 @@ final class GlyphAtlas: Sendable {
         self.library = library
         self.maximumSize = max(initial, Self.powerOfTwo(atLeast: min(maximumSize, 16384)))
         self.state = Mutex(State(width: initial, height: initial,
-                                 pixels: [UInt8](repeating: 0, count: initial * initial)))
+                                 pixels: [UInt8](repeating: 0, count: initial * initial),
+                                 columns: [Column(x: 0, width: initial, nextShelfY: Self.padding)]))
     }
 
     private static func powerOfTwo(atLeast value: Int) -> Int {
@@ -127,7 +139,8 @@ final class GlyphAtlas: Sendable {
     /// it cannot be rendered or the atlas is full.
     func glyph(_ key: GlyphKey) -> AtlasGlyph? {
         if let cached = state.withLock({ $0.glyphs[key] }) { return cached }
-        // Rendering holds only the FreeType lock, so uploads are not blocked by it.
+        // Rendering holds only the FreeType lock, so uploads are not blocked by it. Two workers asking
+        // for the same new glyph at once may both render it; only the first copy is packed.
         let raster: GlyphRaster
         do {
             raster = try library.rasterize(key.glyph, in: key.font)
@@ -201,29 +214,33 @@ final class GlyphAtlas: Sendable {
         while true {
             var best: Int?
             for (index, shelf) in state.shelves.enumerated()
-            where shelf.height >= paddedHeight && state.width - shelf.usedWidth >= paddedWidth {
-                // Tall shelves would waste most of their height on short glyphs; a new shelf is better
-                // unless the atlas has no room left for one.
+            where shelf.height >= paddedHeight && shelf.limitX - shelf.usedX >= paddedWidth {
                 if let current = best, state.shelves[current].height <= shelf.height { continue }
                 best = index
             }
-            let nextShelfY = state.shelves.last.map { $0.y + $0.height } ?? padding
-            let roomForShelf = state.height - nextShelfY >= paddedHeight && state.width - padding >= paddedWidth
-            if let index = best, state.shelves[index].height * 2 <= paddedHeight * 3 || !roomForShelf {
-                let x = state.shelves[index].usedWidth
-                state.shelves[index].usedWidth += paddedWidth
+            let column = state.columns.firstIndex { column in
+                state.height - column.nextShelfY >= paddedHeight && column.width - padding >= paddedWidth
+            }
+            // A shelf much taller than the glyph would waste most of its height; a new shelf is
+            // better unless no column has room left for one.
+            if let index = best, state.shelves[index].height * 2 <= paddedHeight * 3 || column == nil {
+                let x = state.shelves[index].usedX
+                state.shelves[index].usedX += paddedWidth
                 return (x, state.shelves[index].y)
             }
-            if roomForShelf {
-                state.shelves.append(Shelf(y: nextShelfY, height: paddedHeight, usedWidth: padding + paddedWidth))
-                return (padding, nextShelfY)
+            if let column {
+                let x = state.columns[column].x + padding, y = state.columns[column].nextShelfY
+                state.columns[column].nextShelfY += paddedHeight
+                state.shelves.append(Shelf(y: y, height: paddedHeight, usedX: x + paddedWidth,
+                                           limitX: state.columns[column].x + state.columns[column].width))
+                return (x, y)
             }
             guard grow(&state, maximumSize: maximumSize) else { return nil }
         }
     }
 
     /// Doubles the height (rows are appended, so placed glyphs keep their coordinates), or once the
-    /// height is at the maximum, the width (rows are re-laid out; shelves simply gain room on the right).
+    /// height is at the maximum, the width (rows are re-laid out and the new half becomes a column).
     private static func grow(_ state: inout State, maximumSize: Int) -> Bool {
         if state.height < maximumSize {
             state.height *= 2
@@ -238,6 +255,7 @@ final class GlyphAtlas: Sendable {
             }
             state.pixels = pixels
             state.width = newWidth
+            state.columns.append(Column(x: oldWidth, width: oldWidth, nextShelfY: padding))
         } else {
             return false
         }
