@@ -252,9 +252,9 @@ public actor MapRenderer {
         // The bottom background layer, when opaque, is the clear colour: no full-screen pass.
         var clear = Color.white
         var firstLayer = 0
-        if let first = layers.first, first.type == .background, first.isVisible(atZoom: zoom) {
-            let color = first.paint.backgroundColor.evaluate(zoom: zoom)
-            let opacity = Float(first.paint.backgroundOpacity.evaluate(zoom: zoom))
+        if let first = layers.first, let paint = first.paint.background, first.isVisible(atZoom: zoom) {
+            let color = paint.backgroundColor.evaluate(zoom: zoom)
+            let opacity = Float(paint.backgroundOpacity.evaluate(zoom: zoom))
             if color.a * opacity >= 1 {
                 clear = color
                 firstLayer = 1
@@ -298,10 +298,9 @@ public actor MapRenderer {
             case .background:
                 drawBackground(layer, zoom: zoom)
             case .fill:
-                let isOpaque = opaqueFillColor(layer, zoom) != nil
-                if !isOpaque {
-                    drawFills(layer, index, drawn, matrices, color: layer.paint.fillColor.evaluate(zoom: zoom),
-                              opacity: Float(layer.paint.fillOpacity.evaluate(zoom: zoom)))
+                if opaqueFillColor(layer, zoom) == nil, let paint = layer.paint.fill {
+                    drawFills(layer, index, drawn, matrices, color: paint.fillColor.evaluate(zoom: zoom),
+                              opacity: Float(paint.fillOpacity.evaluate(zoom: zoom)))
                 }
                 drawFillOutlines(layer, index, drawn, matrices, transform)
             case .line:
@@ -330,8 +329,7 @@ public actor MapRenderer {
 
     /// The colour of a fill layer that covers what lies below completely, or nil if it blends.
     private func opaqueFillColor(_ layer: StyleLayer, _ zoom: Double) -> Color? {
-        let paint = layer.paint
-        guard !paint.fillColor.dependsOnFeature, !paint.fillOpacity.dependsOnFeature else { return nil }
+        guard let paint = layer.paint.fill, !paint.fillColor.dependsOnFeature, !paint.fillOpacity.dependsOnFeature else { return nil }
         let color = paint.fillColor.evaluate(zoom: zoom)
         return color.a >= 1 && paint.fillOpacity.evaluate(zoom: zoom) >= 1 ? color : nil
     }
@@ -372,9 +370,10 @@ public actor MapRenderer {
         let program = programs.fill
         glUseProgram(program.name)
         glDisable(GLenum(GL_STENCIL_TEST))
+        guard let paint = layer.paint.background else { return }
         setMatrix(program.location("u_matrix"), .identity)
-        glUniform1f(program.location("u_opacity"), Float(layer.paint.backgroundOpacity.evaluate(zoom: zoom)))
-        let color = layer.paint.backgroundColor.evaluate(zoom: zoom).premultiplied
+        glUniform1f(program.location("u_opacity"), Float(paint.backgroundOpacity.evaluate(zoom: zoom)))
+        let color = paint.backgroundColor.evaluate(zoom: zoom).premultiplied
         glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
         programs.screenQuad.draw()
         drawCalls += 1
@@ -402,7 +401,7 @@ public actor MapRenderer {
     private func drawFillOutlines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
                                   _ transform: MapTransform) {
         let zoom = transform.camera.zoom
-        let paint = layer.paint
+        guard let paint = layer.paint.fill else { return }
         let color = (paint.fillOutlineColor ?? paint.fillColor).evaluate(zoom: zoom)
         drawLineMeshes(index, drawn, matrices, transform, color: color,
                        opacity: Float(paint.fillOpacity.evaluate(zoom: zoom)), width: 1, blur: 0, dashes: nil) { layer in
@@ -414,7 +413,7 @@ public actor MapRenderer {
     private func drawLines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
                            _ transform: MapTransform) {
         let zoom = transform.camera.zoom
-        let paint = layer.paint
+        guard let paint = layer.paint.line else { return }
         let width = Float(paint.lineWidth.evaluate(zoom: zoom))
         let dashes = paint.lineDasharray?.evaluate(zoom: zoom)
         drawLineMeshes(index, drawn, matrices, transform, color: paint.lineColor.evaluate(zoom: zoom),
@@ -453,7 +452,8 @@ public actor MapRenderer {
     private func drawExtrusions(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
                                 _ transform: MapTransform) {
         let zoom = transform.camera.zoom
-        let opacity = Float(layer.paint.fillExtrusionOpacity.evaluate(zoom: zoom))
+        guard let paint = layer.paint.fillExtrusion else { return }
+        let opacity = Float(paint.fillExtrusionOpacity.evaluate(zoom: zoom))
         guard opacity > 0 else { return }
         // Buildings rise as the camera tilts: flat when looking straight down, full height from 20°.
         let pitch = transform.camera.pitch
@@ -466,7 +466,7 @@ public actor MapRenderer {
         // Light from the upper left of the screen, turning with the map as MapLibre's "viewport" light.
         let lightAngle = (transform.camera.bearing - 135) * .pi / 180
         glUniform3f(program.location("u_light_direction"), Float(sin(lightAngle)), Float(-cos(lightAngle)), 0)
-        let color = layer.paint.fillExtrusionColor.evaluate(zoom: zoom).premultiplied
+        let color = paint.fillExtrusionColor.evaluate(zoom: zoom).premultiplied
         let meshes = drawn.enumerated().compactMap { (tileIndex, tile) -> (Int, GPUMesh)? in
             guard index < tile.layers.count, case .extrusion(let mesh)? = tile.layers[index] else { return nil }
             return (tileIndex, mesh)
@@ -518,8 +518,7 @@ public actor MapRenderer {
         // Top layers place first, as MapLibre does: place names win over street names.
         for index in style.layers.indices.reversed() {
             let layer = style.layers[index]
-            guard layer.type == .symbol, layer.isVisible(atZoom: zoom) else { continue }
-            let paint = symbolPaint(layer, zoom: zoom)
+            guard layer.isVisible(atZoom: zoom), let paint = symbolPaint(layer, zoom: zoom) else { continue }
             guard paint.opacity > 0, paint.size > 0 else { continue }
             for (tileIndex, tile) in drawn.enumerated() {
                 guard index < tile.layers.count, case .symbol(let bucket)? = tile.layers[index] else { continue }
@@ -542,8 +541,8 @@ public actor MapRenderer {
         return placedLabels
     }
 
-    private func symbolPaint(_ layer: StyleLayer, zoom: Double) -> SymbolLayerPaint {
-        let layout = layer.layout, paint = layer.paint
+    private func symbolPaint(_ layer: StyleLayer, zoom: Double) -> SymbolLayerPaint? {
+        guard let layout = layer.layout.symbol, let paint = layer.paint.symbol else { return nil }
         return SymbolLayerPaint(
             size: Float(layout.textSize.evaluate(zoom: zoom)),
             fill: paint.textColor.evaluate(zoom: zoom),

@@ -46,8 +46,8 @@ final class Programs {
 extension Style {
     /// Whether the style's background is dark, so screen text (attribution) should be light.
     func isDark(atZoom zoom: Double) -> Bool {
-        guard let background = layers.first(where: { $0.type == .background }) else { return false }
-        let color = background.paint.backgroundColor.evaluate(zoom: zoom)
+        guard let background = layers.lazy.compactMap(\.paint.background).first else { return false }
+        let color = background.backgroundColor.evaluate(zoom: zoom)
         return 0.299 * color.r + 0.587 * color.g + 0.114 * color.b < 0.5
     }
 }

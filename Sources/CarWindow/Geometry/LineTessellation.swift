@@ -1,16 +1,6 @@
 import Foundation
 import Logging
 
-/// How two segments of a line meet.
-enum LineJoin: Sendable {
-    case miter, bevel, round
-}
-
-/// How an open line ends.
-enum LineCap: Sendable {
-    case butt, round, square
-}
-
 /// One vertex of a tessellated line, in the layout the line shader reads.
 struct LineVertex: Equatable, Sendable {
     /// Point on the centre line, tile units.

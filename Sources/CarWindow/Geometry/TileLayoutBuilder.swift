@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// Turns a decoded tile and a style into buckets: filters features, evaluates feature-dependent
@@ -46,7 +47,7 @@ struct TileLayoutBuilder: Sendable {
 
     private func fillBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], zoom: Double,
                             scale: Float) -> FillBucket? {
-        let paint = layer.paint
+        guard let paint = layer.paint.fill else { return nil }
         let perVertexColor = paint.fillColor.dependsOnFeature || paint.fillOpacity.dependsOnFeature
         let outlineColor = paint.fillOutlineColor
         let perVertexOutline = perVertexColor || (outlineColor?.dependsOnFeature ?? false)
@@ -90,15 +91,15 @@ struct TileLayoutBuilder: Sendable {
 
     private func lineBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], zoom: Double,
                             scale: Float) -> LineBucket? {
-        let paint = layer.paint, layout = layer.layout
+        guard let paint = layer.paint.line, let layout = layer.layout.line else { return nil }
         let perVertexColor = paint.lineColor.dependsOnFeature || paint.lineOpacity.dependsOnFeature
         let perVertexWidth = paint.lineWidth.dependsOnFeature
         var bucket = LineBucket()
         if perVertexColor { bucket.colors = [] }
         if perVertexWidth { bucket.widths = [] }
         for feature in features where feature.type == .lineString || feature.type == .polygon {
-            let join = layout.lineJoin.evaluate(zoom: zoom, feature: feature).tessellationJoin
-            let cap = layout.lineCap.evaluate(zoom: zoom).tessellationCap
+            let join = layout.lineJoin.evaluate(zoom: zoom, feature: feature)
+            let cap = layout.lineCap.evaluate(zoom: zoom)
             let miterLimit = Float(layout.lineMiterLimit.evaluate(zoom: zoom))
             let roundLimit = Float(layout.lineRoundLimit.evaluate(zoom: zoom))
             let before = bucket.tessellation.vertices.count
@@ -125,7 +126,7 @@ struct TileLayoutBuilder: Sendable {
 
     private func extrusionBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], zoom: Double,
                                  scale: Float) -> ExtrusionBucket? {
-        let paint = layer.paint
+        guard let paint = layer.paint.fillExtrusion else { return nil }
         let perVertexColor = paint.fillExtrusionColor.dependsOnFeature
         var bucket = ExtrusionBucket()
         if perVertexColor { bucket.colors = [] }
@@ -150,8 +151,8 @@ struct TileLayoutBuilder: Sendable {
 
     private func symbolBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], tile: TileID, layerIndex: Int,
                               zoom: Double, scale: Float) -> SymbolBucket? {
-        let layout = layer.layout, paint = layer.paint
-        guard let textField = layout.textField else { return nil }
+        guard let layout = layer.layout.symbol, let paint = layer.paint.symbol else { return nil }
+        let textField = layout.textField
         var bucket = SymbolBucket()
         // Spacing is given in pixels at the tile's own zoom: 4096 units span 512 pixels.
         let unitsPerPixel = Float(4096) / Float(MapTransform.tileSize)
@@ -166,8 +167,8 @@ struct TileLayoutBuilder: Sendable {
                 text, font: font, size: GlyphAtlas.baseSize, maxWidth: maxWidth,
                 lineHeight: Float(layout.textLineHeight.evaluate(zoom: zoom)),
                 letterSpacing: Float(layout.textLetterSpacing.evaluate(zoom: zoom, feature: feature)),
-                anchor: isLine ? .center : layout.textAnchor.evaluate(zoom: zoom, feature: feature).shapingAnchor,
-                transform: layout.textTransform.evaluate(zoom: zoom, feature: feature).shapingTransform),
+                anchor: isLine ? .center : layout.textAnchor.evaluate(zoom: zoom, feature: feature),
+                transform: layout.textTransform.evaluate(zoom: zoom, feature: feature)),
                 !shaped.glyphs.isEmpty else { continue }
             let fill = paint.textColor.dependsOnFeature ? paint.textColor.evaluate(zoom: zoom, feature: feature) : nil
             let halo = paint.textHaloColor.dependsOnFeature ? paint.textHaloColor.evaluate(zoom: zoom, feature: feature) : nil

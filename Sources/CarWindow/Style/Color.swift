@@ -78,7 +78,9 @@ public struct Color: Sendable, Hashable, CustomStringConvertible {
             let c = values.map { $0 * 17 / 255 }
             return Color(r: c[0], g: c[1], b: c[2], a: c.count == 4 ? c[3] : 1)
         case 6, 8:
-            let c = stride(from: 0, to: values.count, by: 2).map { (values[$0] * 16 + values[$0 + 1]) / 255 }
+            let c: [Float] = stride(from: 0, to: values.count, by: 2).map { (i: Int) -> Float in
+                (values[i] * 16 + values[i + 1]) / 255
+            }
             return Color(r: c[0], g: c[1], b: c[2], a: c.count == 4 ? c[3] : 1)
         default:
             return nil

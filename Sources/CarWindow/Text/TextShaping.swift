@@ -1,11 +1,7 @@
 import Foundation
 import Synchronization
 
-/// Which point of the text box sits on the label's anchor (MapLibre's `text-anchor`).
-enum TextAnchor: String, Sendable, CaseIterable {
-    case center, top, bottom, left, right
-    case topLeft = "top-left", topRight = "top-right", bottomLeft = "bottom-left", bottomRight = "bottom-right"
-
+extension TextAnchor {
     /// Fraction of the box width left of the anchor: 0 for left anchors, 1 for right anchors.
     var horizontalFraction: Float {
         switch self {
@@ -39,11 +35,6 @@ enum TextJustify: String, Sendable, CaseIterable {
         case .right: 1
         }
     }
-}
-
-/// Case change applied before shaping (MapLibre's `text-transform`).
-enum TextTransform: String, Sendable, CaseIterable {
-    case none, uppercase, lowercase
 }
 
 /// One glyph quad of a shaped label, in pixels at the requested text size, y down, relative to the anchor.
