@@ -102,8 +102,8 @@ struct LabelPlacer {
     }
 
     /// Places one symbol layer of one tile; `project` maps tile units to screen pixels.
-    mutating func place(_ bucket: SymbolBucket, paint: SymbolLayerPaint, width: Int, height: Int,
-                        project: (SIMD2<Float>) -> SIMD2<Float>?) {
+    mutating func place(_ bucket: SymbolBucket, paint: SymbolLayerPaint, zoomAboveTile: Double, width: Int,
+                        height: Int, project: (SIMD2<Float>) -> SIMD2<Float>?) {
         for pass in 0..<2 {
             for label in bucket.labels where placedBefore.contains(label.key) == (pass == 0) {
                 guard !placedNow.contains(label.key) else { continue }
@@ -111,7 +111,8 @@ struct LabelPlacer {
                 switch label.anchor {
                 case .point(let point):
                     placed = placePoint(label, at: point, paint: paint, width: width, height: height, project: project)
-                case .line(let path, let distance):
+                case .line(let path, let distance, let level):
+                    guard Double(level) <= zoomAboveTile else { continue }
                     placed = placeAlongLine(label, path: bucket.paths[path], distance: distance, paint: paint,
                                             width: width, height: height, project: project)
                 }
@@ -201,7 +202,9 @@ struct LabelPlacer {
                 if turn > maxAngle { return false }
             }
             previousAngle = angle
-            let reach = max(glyph.size.x, glyph.size.y) * scale * 0.5
+            // The quad carries the distance field's spread around the ink; collide on the ink.
+            let ink = max(glyph.size.x, glyph.size.y) - 2 * GlyphAtlas.spread
+            let reach = max(ink, 4) * scale * 0.5 + paint.padding / 2
             let p = placement.position
             guard p.x - reach >= 0, p.y - reach >= 0, p.x + reach <= Float(width), p.y + reach <= Float(height) else {
                 return false
@@ -283,6 +286,6 @@ struct LabelPlacer {
                                    parameters: parameters))
         vertices.append(TextVertex(position: turn(origin + SIMD2(0, size.y)), texture: SIMD2(t0.x, t1.y), fill: fill,
                                    halo: halo, parameters: parameters))
-        indices.append(contentsOf: [base, base + 1, base + 2, base, base + 2, base + 3])
+        for corner: UInt32 in [0, 1, 2, 0, 2, 3] { indices.append(base + corner) }
     }
 }

@@ -525,7 +525,9 @@ public actor MapRenderer {
                 let matrix = matrices[tileIndex]
                 let width = Double(self.width), height = Double(self.height)
                 let before = labelPlacer.vertices.count
-                labelPlacer.place(bucket, paint: paint, width: self.width, height: self.height) { point in
+                let zoomAboveTile = zoom - Double(tile.layout.tile.z)
+                labelPlacer.place(bucket, paint: paint, zoomAboveTile: zoomAboveTile, width: self.width,
+                                  height: self.height) { point in
                     let clip = matrix.transform(SIMD4(Double(point.x), Double(point.y), 0, 1))
                     guard clip.w > 1e-9 else { return nil }
                     return SIMD2(Float((clip.x / clip.w + 1) / 2 * width), Float((clip.y / clip.w + 1) / 2 * height))

@@ -12,7 +12,7 @@ final class ScreenOverlays {
     private var attribution: ShapedText?
     private var plus: ShapedText?
     private var minus: ShapedText?
-    private var controlMeshes: (size: SIMD2<Int>, dark: Bool, fill: GPUMesh, outline: GPUMesh)?
+    private var controlMeshes: (size: SIMD2<Int>, fill: GPUMesh, outline: GPUMesh, icons: GPUMesh)?
     private var vehicleMeshes: [(GPUMesh, Color)] = []
     private var attributionMesh: (box: ScreenRect, mesh: GPUMesh)?
 
@@ -21,7 +21,8 @@ final class ScreenOverlays {
         let bold = fonts.resolve(["Noto Sans Bold"])
         attribution = glyphs.shape(mapAttribution, font: regular, size: GlyphAtlas.baseSize, anchor: .topLeft)
         plus = glyphs.shape("+", font: bold, size: GlyphAtlas.baseSize, anchor: .center)
-        minus = glyphs.shape("\u{2212}", font: bold, size: GlyphAtlas.baseSize, anchor: .center)
+        // An en dash: Noto Sans has no U+2212 minus sign.
+        minus = glyphs.shape("\u{2013}", font: bold, size: GlyphAtlas.baseSize, anchor: .center)
     }
 
     // MARK: Controls
@@ -43,21 +44,22 @@ final class ScreenOverlays {
 
     func drawControls(width: Int, height: Int, dark: Bool, programs: Programs, drawCalls: inout Int) {
         let size = SIMD2(width, height)
-        if controlMeshes?.size != size || controlMeshes?.dark != dark {
-            var positions: [SIMD2<Float>] = []
-            var indices: [UInt32] = []
+        if controlMeshes?.size != size {
+            var positions: [SIMD2<Float>] = [], indices: [UInt32] = []
+            var iconPositions: [SIMD2<Float>] = [], iconIndices: [UInt32] = []
             var outline = LineTessellation()
             for control in Self.controlLayout(width: width, height: height) {
                 let ring = Self.roundedRect(control.rect, radius: 12)
                 Self.appendFan(ring, positions: &positions, indices: &indices)
                 outline.addLine(ring, join: .miter, cap: .butt, closed: true)
                 if control.kind == .recenter {
-                    Self.appendFan(Self.arrow(center: control.rect.center, size: 22, angle: 0),
-                                   positions: &positions, indices: &indices, marker: true)
+                    Self.appendFan(Self.arrow(center: control.rect.center, size: 24, angle: 0),
+                                   positions: &iconPositions, indices: &iconIndices, marker: true)
                 }
             }
-            controlMeshes = (size, dark, .fill(positions: positions, indices: indices, colors: nil),
-                             .line(outline, colors: nil, widths: nil))
+            controlMeshes = (size, .fill(positions: positions, indices: indices, colors: nil),
+                             .line(outline, colors: nil, widths: nil),
+                             .fill(positions: iconPositions, indices: iconIndices, colors: nil))
         }
         guard let meshes = controlMeshes else { return }
         let ortho = Self.orthographic(width: width, height: height)
@@ -65,12 +67,13 @@ final class ScreenOverlays {
         let border = dark ? Color(r: 0.35, g: 0.38, b: 0.42, a: 1) : Color(r: 0.62, g: 0.64, b: 0.67, a: 1)
         Self.drawFill(meshes.fill, matrix: ortho, color: background, programs: programs)
         Self.drawOutline(meshes.outline, matrix: ortho, color: border, width: 1.2, programs: programs)
-        drawCalls += 2
+        Self.drawFill(meshes.icons, matrix: ortho, color: Self.ink(dark: dark), programs: programs)
+        drawCalls += 3
     }
 
     /// Adds the + and − glyphs of the zoom buttons to the frame's text.
     func appendControlLabels(to placer: inout LabelPlacer, width: Int, height: Int, dark: Bool) {
-        let ink = dark ? Color(r: 0.9, g: 0.92, b: 0.94) : Color(r: 0.2, g: 0.22, b: 0.25)
+        let ink = Self.ink(dark: dark)
         for control in Self.controlLayout(width: width, height: height) {
             let text = control.kind == .zoomIn ? plus : control.kind == .zoomOut ? minus : nil
             guard let text else { continue }
@@ -78,6 +81,11 @@ final class ScreenOverlays {
             placer.addScreenText(text, at: SIMD2(Float(center.x), Float(center.y)), size: 30, fill: ink,
                                  halo: .transparent, haloWidth: 0)
         }
+    }
+
+    /// The colour of control icons.
+    static func ink(dark: Bool) -> Color {
+        dark ? Color(r: 0.9, g: 0.92, b: 0.94) : Color(r: 0.2, g: 0.22, b: 0.25)
     }
 
     // MARK: Vehicle

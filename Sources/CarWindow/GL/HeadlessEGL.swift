@@ -122,8 +122,15 @@ final class HeadlessEGL {
         eglMakeCurrent(display, nil, nil, context) == EGLBoolean(EGL_TRUE)
     }
 
-    deinit {
+    /// Unbinds the context from the calling thread, which must be the one it is current on.
+    func releaseCurrent() {
         eglMakeCurrent(display, nil, nil, nil)
+        eglReleaseThread()
+    }
+
+    deinit {
+        // The render thread released the context at shutdown; destroying it here is then safe
+        // from any thread.
         eglDestroyContext(display, context)
         eglTerminate(display)
         if let gbmDevice { gbm_device_destroy(gbmDevice) }

@@ -17,6 +17,7 @@ public actor RenderContext {
 
     let egl: HeadlessEGL
     let logger = Logger(label: "carwindow.gl")
+    private var isShutDown = false
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         thread.asUnownedSerialExecutor()
@@ -49,9 +50,13 @@ public actor RenderContext {
         self.info = info
     }
 
-    /// Releases GL objects and lets the render thread end.
+    /// Releases the context from the render thread and lets the thread end. GL objects that
+    /// maps still hold are freed with the context.
     public func shutdown() {
+        guard !isShutDown else { return }
+        isShutDown = true
         glFinish()
+        egl.releaseCurrent()
         thread.stop()
     }
 }

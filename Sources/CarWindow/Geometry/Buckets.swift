@@ -51,8 +51,10 @@ struct LabelCandidate: Sendable {
     enum Anchor: Sendable {
         /// At a point, in tile units.
         case point(SIMD2<Float>)
-        /// Along `paths[path]`, centred at `distance` tile units from its start.
-        case line(path: Int, distance: Float)
+        /// Along `paths[path]`, centred at `distance` tile units from its start. Anchors of
+        /// `level` n are used from n zoom levels above the tile's own: each level halves the
+        /// spacing, so an overzoomed tile keeps labels about `symbol-spacing` pixels apart.
+        case line(path: Int, distance: Float, level: Int)
     }
 
     var anchor: Anchor

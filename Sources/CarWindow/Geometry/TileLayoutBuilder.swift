@@ -177,24 +177,28 @@ struct TileLayoutBuilder: Sendable {
             hasher.combine(text)
             if isLine {
                 let spacing = max(Float(layout.symbolSpacing.evaluate(zoom: zoom)), 1) * unitsPerPixel
-                let textLength = shaped.width / GlyphAtlas.baseSize * 16 * unitsPerPixel
+                // Overzoomed tiles are drawn up to this many levels above their own zoom.
+                let levels = tile.z >= sourceMaxZoom ? Self.overzoomLevels : 0
                 for part in feature.geometry {
                     let path = part.map { SIMD2(Float($0.x), Float($0.y)) * scale }
                     let length = Self.length(of: path)
-                    // A label needs room for itself; anchors repeat every `spacing` along the line,
-                    // the first half a spacing in, so neighbouring tiles rarely stack labels.
-                    guard length > textLength * 0.8 else { continue }
+                    guard length > 0 else { continue }
                     let pathIndex = bucket.paths.count
                     bucket.paths.append(path)
-                    var distance = min(spacing / 2, length / 2)
-                    while distance < length {
-                        var keyHasher = hasher
-                        keyHasher.combine(Int(distance / 64))
-                        keyHasher.combine(path.first.map { Int($0.x) / 64 } ?? 0)
-                        bucket.labels.append(LabelCandidate(
-                            anchor: .line(path: pathIndex, distance: distance), text: shaped,
-                            key: keyHasher.finalize(), fillColor: fill, haloColor: halo))
-                        distance += spacing
+                    // Level 0 anchors sit at odd multiples of spacing/2; each finer level fills the
+                    // midpoints of the one before, so no anchor repeats across levels.
+                    for level in 0...levels {
+                        let step = spacing / Float(1 << level)
+                        var distance = level == 0 ? min(step / 2, length / 2) : step / 2
+                        while distance < length {
+                            var keyHasher = hasher
+                            keyHasher.combine(Int(distance / 16))
+                            keyHasher.combine(path.first.map { Int($0.x) / 16 } ?? 0)
+                            bucket.labels.append(LabelCandidate(
+                                anchor: .line(path: pathIndex, distance: distance, level: level), text: shaped,
+                                key: keyHasher.finalize(), fillColor: fill, haloColor: halo))
+                            distance += level == 0 ? step : 2 * step
+                        }
                     }
                 }
             } else {
@@ -213,6 +217,9 @@ struct TileLayoutBuilder: Sendable {
         }
         return bucket.labels.isEmpty ? nil : bucket
     }
+
+    /// How many zoom levels past its own an overzoomed tile gets extra line-label anchors for.
+    static let overzoomLevels = 4
 
     static func length(of path: [SIMD2<Float>]) -> Float {
         var total: Float = 0

@@ -1,0 +1,11 @@
+import ArgumentParser
+import CarWindow
+import Foundation
+
+@main
+struct CarWindowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "carwindow",
+        abstract: "Draws OpenStreetMap vector tiles headless with OpenGL ES, for car head units.",
+        subcommands: [RenderCommand.self])
+}
