@@ -78,7 +78,7 @@ struct SplitMix64: RandomNumberGenerator {
     @Test func mutatedGzipTilesDecodeOrThrow() throws {
         var generator = SplitMix64(seed: 0xBADC0DE)
         var decoded = 0, rejected = 0
-        for (tile, gzip) in try HelsinkiFixtures.storedGzipTiles().sorted(by: { $0.key < $1.key }) {
+        for (_, gzip) in try HelsinkiFixtures.storedGzipTiles().sorted(by: { $0.key < $1.key }) {
             let original = [UInt8](gzip)
             for _ in 0..<200 {
                 // The first two bytes stay, so the data is still taken for gzip and inflated.
@@ -86,13 +86,10 @@ struct SplitMix64: RandomNumberGenerator {
                 do {
                     _ = try VectorTile(decoding: Data(mutated))
                     decoded += 1
-                } catch .decompressionFailed {
-                    rejected += 1
                 } catch {
                     rejected += 1
                 }
             }
-            _ = tile
         }
         #expect(rejected > 100, "decoded \(decoded), rejected \(rejected)")
     }

@@ -364,6 +364,11 @@ enum PMTilesWriter {
                                                 withIntermediateDirectories: true)
         #expect(throws: TileSourceError.emptySource(path: emptyFolder.path)) { try openTileSource(at: emptyFolder) }
 
+        let noEntries = PMTilesWriter.archive(tiles: [], leafSize: nil, minZoom: 0, maxZoom: 0)
+        #expect(throws: TileSourceError.emptySource(path: "none")) {
+            try PMTilesSource(archive: noEntries, path: "none", fallbackName: "none")
+        }
+
         var wrongVersion = try [UInt8](Data(contentsOf: HelsinkiFixtures.pmtiles))
         wrongVersion[7] = 2
         #expect(throws: TileSourceError.unsupportedPMTilesVersion(2)) {

@@ -204,9 +204,13 @@ struct PMTilesEntry: Sendable, Equatable {
 /// A PMTiles v3 archive (https://github.com/protomaps/PMTiles/blob/main/spec/v3/spec.md), memory
 /// mapped so that opening a country-sized file costs nothing until tiles are read.
 public final class PMTilesSource: TileSource {
+    /// The metadata's name, or the archive's file name.
     public let name: String
+    /// The lowest zoom level the archive declares.
     public let minZoom: Int
+    /// The highest zoom level the archive declares.
     public let maxZoom: Int
+    /// The covered area the archive declares, if any.
     public let bounds: GeoBounds?
 
     private let path: String
@@ -249,6 +253,7 @@ public final class PMTilesSource: TileSource {
         name = Self.readName(data: data, header: header) ?? fallbackName
     }
 
+    /// The uncompressed tile bytes, or nil when the archive has no such tile.
     public func data(for tile: TileID) throws(TileSourceError) -> Data? {
         guard let tileID = tile.pmtilesID else { return nil }
         var entries = rootEntries
