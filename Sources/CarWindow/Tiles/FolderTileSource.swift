@@ -4,9 +4,13 @@ import Logging
 /// A folder of tile files laid out as `z/x/y.pbf` (or `.mvt`), raw or gzip compressed, as
 /// tilemaker and `pmtiles extract` write them, with an optional TileJSON `metadata.json`.
 public final class FolderTileSource: TileSource {
+    /// The metadata's name, or the folder's file name.
     public let name: String
+    /// The lowest zoom level the folder declares.
     public let minZoom: Int
+    /// The highest zoom level the folder declares.
     public let maxZoom: Int
+    /// The covered area the folder declares, if any.
     public let bounds: GeoBounds?
 
     private let root: URL
@@ -82,6 +86,7 @@ public final class FolderTileSource: TileSource {
         }
     }
 
+    /// The uncompressed tile bytes, or nil when the folder has no such tile.
     public func data(for tile: TileID) throws(TileSourceError) -> Data? {
         guard tile.isValid else { return nil }
         let row = flipsRows ? (1 << tile.z) - 1 - tile.y : tile.y

@@ -11,6 +11,7 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
     /// decompression bombs.
     case exceedsLimit(Int)
 
+    /// What went wrong and what to do about it, for logs and error messages.
     public var description: String {
         switch self {
         case .corrupt(let message):

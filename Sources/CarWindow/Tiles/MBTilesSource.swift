@@ -7,9 +7,13 @@ import Synchronization
 /// One SQLite connection and one prepared statement serve every lookup; the mutex makes that
 /// safe from any thread, and tile reads are short enough that contention does not matter.
 public final class MBTilesSource: TileSource {
+    /// The metadata's name, or the database's file name.
     public let name: String
+    /// The lowest zoom level the database declares.
     public let minZoom: Int
+    /// The highest zoom level the database declares.
     public let maxZoom: Int
+    /// The covered area the database declares, if any.
     public let bounds: GeoBounds?
 
     private let path: String
@@ -40,6 +44,7 @@ public final class MBTilesSource: TileSource {
         connection.withLock { $0.close() }
     }
 
+    /// The uncompressed tile bytes, or nil when the database has no such tile.
     public func data(for tile: TileID) throws(TileSourceError) -> Data? {
         guard tile.isValid else { return nil }
         // MBTiles numbers rows from the south (TMS).
@@ -158,6 +163,9 @@ private struct Connection {
         if status == SQLITE_DONE { return nil }
         guard status == SQLITE_ROW else { throw error(status) }
         let count = Int(sqlite3_column_bytes(tileQuery, 0))
+        guard count <= Gzip.defaultLimit else {
+            throw .corruptTile(TileID(z: z, x: column, y: (1 << z) - 1 - row), "stored tile is \(count) bytes, more than any tile can be")
+        }
         guard count > 0, let blob = sqlite3_column_blob(tileQuery, 0) else { return Data() }
         return Data(bytes: blob, count: count)
     }

@@ -204,9 +204,13 @@ struct PMTilesEntry: Sendable, Equatable {
 /// A PMTiles v3 archive (https://github.com/protomaps/PMTiles/blob/main/spec/v3/spec.md), memory
 /// mapped so that opening a country-sized file costs nothing until tiles are read.
 public final class PMTilesSource: TileSource {
+    /// The metadata's name, or the archive's file name.
     public let name: String
+    /// The lowest zoom level the archive declares.
     public let minZoom: Int
+    /// The highest zoom level the archive declares.
     public let maxZoom: Int
+    /// The covered area the archive declares, if any.
     public let bounds: GeoBounds?
 
     private let path: String
@@ -221,14 +225,24 @@ public final class PMTilesSource: TileSource {
     private static let maxDirectoryDepth = 4
 
     /// Opens the archive at `url` and reads its header, root directory and name.
-    public init(url: URL) throws(TileSourceError) {
-        path = url.path
+    public convenience init(url: URL) throws(TileSourceError) {
+        let path = url.path
         guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
+        let data: Data
         do {
             data = try Data(contentsOf: url, options: .alwaysMapped)
         } catch {
             throw .unreadable(path: path, reason: error.localizedDescription)
         }
+        try self.init(archive: data, path: path, fallbackName: url.deletingPathExtension().lastPathComponent)
+    }
+
+    /// Reads an archive already in memory; `path` only names it in errors.
+    init(archive data: Data, path: String, fallbackName: String) throws(TileSourceError) {
+        self.path = path
+        // Sections are addressed from byte 0, so a slice of a larger buffer is rebased.
+        let data = data.startIndex == 0 ? data : Data([UInt8](data))
+        self.data = data
         header = try PMTilesHeader(parsing: data, path: path)
         rootEntries = try PMTilesEntry.parseDirectory(
             Self.inflateDirectory(data.subdata(in: header.rootDirectory), header.internalCompression))
@@ -236,9 +250,10 @@ public final class PMTilesSource: TileSource {
         minZoom = header.minZoom
         maxZoom = header.maxZoom
         bounds = header.bounds
-        name = Self.readName(data: data, header: header) ?? url.deletingPathExtension().lastPathComponent
+        name = Self.readName(data: data, header: header) ?? fallbackName
     }
 
+    /// The uncompressed tile bytes, or nil when the archive has no such tile.
     public func data(for tile: TileID) throws(TileSourceError) -> Data? {
         guard let tileID = tile.pmtilesID else { return nil }
         var entries = rootEntries
@@ -294,8 +309,11 @@ public final class PMTilesSource: TileSource {
     private static func readName(data: Data, header: PMTilesHeader) -> String? {
         guard !header.metadata.isEmpty else { return nil }
         do {
-            let json = try inflateDirectory(data.subdata(in: header.metadata), header.internalCompression)
-            let object = try JSONSerialization.jsonObject(with: Data(json))
+            var json = data.subdata(in: header.metadata)
+            if header.internalCompression == .gzip || Gzip.isCompressed(json) {
+                json = try Gzip.decompress(json)
+            }
+            let object = try JSONSerialization.jsonObject(with: json)
             return (object as? [String: Any])?["name"] as? String
         } catch {
             logger.warning("PMTiles metadata is unreadable, using the file name: \(error)")

@@ -36,6 +36,7 @@ public enum TileDecodingError: Error, Equatable, Sendable, CustomStringConvertib
     /// Gzip-compressed tile data could not be inflated.
     case decompressionFailed(GzipError)
 
+    /// What went wrong and what to do about it, for logs and error messages.
     public var description: String {
         let advice = "the tile is damaged or not a Mapbox Vector Tile; regenerate or re-download it"
         switch self {

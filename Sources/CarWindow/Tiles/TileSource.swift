@@ -57,6 +57,7 @@ public enum TileSourceError: Error, Equatable, Sendable, CustomStringConvertible
     /// The source is well-formed but has no tiles.
     case emptySource(path: String)
 
+    /// What went wrong and what to do about it, for logs and error messages.
     public var description: String {
         switch self {
         case .missingFile(let path):

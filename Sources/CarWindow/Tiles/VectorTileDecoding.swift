@@ -224,16 +224,17 @@ extension VectorTileFeature {
         return result
     }
 
-    /// Twice the signed area of an implicitly closed ring. Each cross product fits 64 bits for
-    /// 32-bit coordinates; only a sum that overflows falls back to Double, where just the sign matters.
+    /// Twice the signed area of an implicitly closed ring, exact in 64-bit integers for real tile
+    /// coordinates; only extreme coordinates that overflow fall back to Double, where just the sign matters.
     static func signedAreaTimesTwo(_ ring: [TilePoint]) -> Double {
         guard ring.count >= 3 else { return 0 }
         var sum: Int64 = 0
         var previous = ring[ring.count - 1]
         for point in ring {
-            let cross = Int64(previous.x) * Int64(point.y) - Int64(point.x) * Int64(previous.y)
-            let (next, overflow) = sum.addingReportingOverflow(cross)
-            if overflow { return approximateSignedAreaTimesTwo(ring) }
+            let (cross, crossOverflow) = (Int64(previous.x) * Int64(point.y))
+                .subtractingReportingOverflow(Int64(point.x) * Int64(previous.y))
+            let (next, sumOverflow) = sum.addingReportingOverflow(cross)
+            if crossOverflow || sumOverflow { return approximateSignedAreaTimesTwo(ring) }
             sum = next
             previous = point
         }
