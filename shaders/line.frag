@@ -1,8 +1,9 @@
 uniform float u_blur;
+#ifdef DASHED
 // Dash pattern in pixels: u_dash_ends[i] is where dash or gap i ends; even entries are dashes.
-// u_dash_count 0 means a solid line.
 uniform int u_dash_count;
 uniform float u_dash_ends[8];
+#endif
 
 in vec2 v_edge;
 in float v_half_width;
@@ -16,19 +17,19 @@ void main() {
     // any pitch.
     float softness = max(fwidth(distance_from_centre), 1e-4) + u_blur;
     float alpha = clamp((v_half_width - distance_from_centre) / softness + 0.5, 0.0, 1.0);
-    if (u_dash_count > 0) {
-        float period = u_dash_ends[u_dash_count - 1];
-        float position = mod(v_distance, period);
-        float start = 0.0;
-        float coverage = 0.0;
-        for (int i = 0; i < 8; i += 2) {
-            if (i >= u_dash_count) break;
-            float end = u_dash_ends[i];
-            float edge_softness = max(fwidth(v_distance), 1e-4);
-            coverage = max(coverage, clamp(min(position - start, end - position) / edge_softness + 0.5, 0.0, 1.0));
-            start = i + 1 < u_dash_count ? u_dash_ends[i + 1] : period;
-        }
-        alpha *= coverage;
+#ifdef DASHED
+    float period = u_dash_ends[u_dash_count - 1];
+    float position = mod(v_distance, period);
+    float edge_softness = max(fwidth(v_distance), 1e-4);
+    float start = 0.0;
+    float coverage = 0.0;
+    for (int i = 0; i < 8; i += 2) {
+        if (i >= u_dash_count) break;
+        float end = u_dash_ends[i];
+        coverage = max(coverage, clamp(min(position - start, end - position) / edge_softness + 0.5, 0.0, 1.0));
+        start = i + 1 < u_dash_count ? u_dash_ends[i + 1] : period;
     }
+    alpha *= coverage;
+#endif
     fragColor = v_color * alpha;
 }

@@ -23,18 +23,49 @@ final class GPUMesh {
     /// Whether colours (and for lines, widths) come per vertex rather than from one constant value.
     let hasPerVertexColor: Bool
     let hasPerVertexWidth: Bool
+    /// Spatial runs of the indices; one chunk spanning everything when the bucket had none.
+    let chunks: [MeshChunk]
+    /// Line pairs over the same vertices (fill outlines), drawn by ``drawLines(_:)``.
+    private var lineIndexBuffer: GLBuffer?
+    private var lineChunks: [MeshChunk] = []
+    private var triangleIndexBuffer: GLBuffer?
 
-    init(indices: [UInt32], hasPerVertexColor: Bool, hasPerVertexWidth: Bool = false,
+    init(indices: [UInt32], chunks: [MeshChunk] = [], hasPerVertexColor: Bool, hasPerVertexWidth: Bool = false,
          describe: (GPUMesh) -> Void) {
         indexCount = indices.count
+        self.chunks = chunks.isEmpty
+            ? [MeshChunk(indexStart: 0, indexCount: indices.count, bounds: SIMD4(-.infinity, -.infinity, .infinity, .infinity))]
+            : chunks
         self.hasPerVertexColor = hasPerVertexColor
         self.hasPerVertexWidth = hasPerVertexWidth
         glBindVertexArray(vertexArray.name)
         describe(self)
         let indexBuffer = GLBuffer(target: GLenum(GL_ELEMENT_ARRAY_BUFFER))
         indexBuffer.upload(indices)
-        buffers.append(indexBuffer)
+        triangleIndexBuffer = indexBuffer
         glBindVertexArray(0)
+    }
+
+    /// Adds line pairs over this mesh's vertices.
+    func setLines(_ indices: [UInt32], chunks: [MeshChunk]) {
+        guard !indices.isEmpty else { return }
+        glBindVertexArray(0)
+        let buffer = GLBuffer(target: GLenum(GL_ELEMENT_ARRAY_BUFFER))
+        buffer.upload(indices)
+        lineIndexBuffer = buffer
+        lineChunks = chunks
+    }
+
+    var hasLines: Bool { lineIndexBuffer != nil }
+
+    /// Draws the visible line pairs; returns the calls made.
+    func drawLines(_ culler: ChunkCuller) -> Int {
+        guard let lineIndexBuffer, let triangleIndexBuffer else { return 0 }
+        glBindVertexArray(vertexArray.name)
+        glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), lineIndexBuffer.name)
+        let calls = Self.drawRuns(lineChunks, culler: culler, margin: 1, mode: GLenum(GL_LINES))
+        glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), triangleIndexBuffer.name)
+        return calls
     }
 
     /// Uploads `elements` and binds it as the array buffer, for `attribute` calls that follow.
@@ -48,11 +79,76 @@ final class GPUMesh {
         glBindVertexArray(vertexArray.name)
         glDrawElements(mode, GLsizei(indexCount), GLenum(GL_UNSIGNED_INT), nil)
     }
+
+    /// Draws the chunks `culler` can see, merging neighbours into one call; returns the calls made.
+    @discardableResult
+    func draw(_ culler: ChunkCuller, margin: Float) -> Int {
+        glBindVertexArray(vertexArray.name)
+        return Self.drawRuns(chunks, culler: culler, margin: margin, mode: GLenum(GL_TRIANGLES))
+    }
+
+    private static func drawRuns(_ chunks: [MeshChunk], culler: ChunkCuller, margin: Float, mode: GLenum) -> Int {
+        var calls = 0
+        var runStart = -1, runEnd = -1
+        func flush() {
+            guard runEnd > runStart else { return }
+            glDrawElements(mode, GLsizei(runEnd - runStart), GLenum(GL_UNSIGNED_INT),
+                           UnsafeRawPointer(bitPattern: runStart * 4))
+            calls += 1
+        }
+        for chunk in chunks where culler.sees(chunk.bounds, margin: margin) {
+            if chunk.indexStart != runEnd {
+                flush()
+                runStart = chunk.indexStart
+            }
+            runEnd = chunk.indexStart + chunk.indexCount
+        }
+        flush()
+        return calls
+    }
+}
+
+/// The part of the ground a view shows, in one tile's units, for skipping chunks it cannot see.
+struct ChunkCuller {
+    private var corners: (SIMD2<Float>, SIMD2<Float>, SIMD2<Float>, SIMD2<Float>)
+    private var bounds: SIMD4<Float>
+
+    init(transform: MapTransform, tile: TileID, extent: Int, quad: [SIMD2<Double>]) {
+        let tileWorldSize = transform.worldSize / Double(1 << tile.z)
+        let origin = SIMD2(Double(tile.x), Double(tile.y)) * tileWorldSize
+        let scale = Double(extent) / tileWorldSize
+        let local = quad.map { p -> SIMD2<Float> in
+            let v = (p - origin) * scale
+            return SIMD2(Float(v.x), Float(v.y))
+        }
+        corners = (local[0], local[1], local[2], local[3])
+        bounds = SIMD4(local.map(\.x).min()!, local.map(\.y).min()!, local.map(\.x).max()!, local.map(\.y).max()!)
+    }
+
+    /// Whether the box, grown by `margin` tile units, may show: a separating-axis test against
+    /// the view's ground quadrilateral.
+    func sees(_ box: SIMD4<Float>, margin: Float) -> Bool {
+        let b = box + SIMD4(-margin, -margin, margin, margin)
+        if b.z < bounds.x || b.x > bounds.z || b.w < bounds.y || b.y > bounds.w { return false }
+        let quad = [corners.0, corners.1, corners.2, corners.3]
+        let boxCorners = [SIMD2(b.x, b.y), SIMD2(b.z, b.y), SIMD2(b.z, b.w), SIMD2(b.x, b.w)]
+        for i in 0..<4 {
+            let edge = quad[(i + 1) % 4] - quad[i]
+            let axis = SIMD2(-edge.y, edge.x)
+            var quadMin = Float.infinity, quadMax = -Float.infinity
+            var boxMin = Float.infinity, boxMax = -Float.infinity
+            for p in quad { let d = (p * axis).sum(); quadMin = min(quadMin, d); quadMax = max(quadMax, d) }
+            for p in boxCorners { let d = (p * axis).sum(); boxMin = min(boxMin, d); boxMax = max(boxMax, d) }
+            if boxMax < quadMin || boxMin > quadMax { return false }
+        }
+        return true
+    }
 }
 
 extension GPUMesh {
-    static func fill(positions: [SIMD2<Float>], indices: [UInt32], colors: [PackedColor]?) -> GPUMesh {
-        GPUMesh(indices: indices, hasPerVertexColor: colors != nil) { mesh in
+    static func fill(positions: [SIMD2<Float>], indices: [UInt32], colors: [PackedColor]?,
+                     chunks: [MeshChunk] = []) -> GPUMesh {
+        GPUMesh(indices: indices, chunks: chunks, hasPerVertexColor: colors != nil) { mesh in
             mesh.vertexBuffer(positions)
             mesh.vertexArray.attribute(AttributeSlot.position, components: 2, stride: 8, offset: 0)
             if let colors {
@@ -63,8 +159,10 @@ extension GPUMesh {
         }
     }
 
-    static func line(_ tessellation: LineTessellation, colors: [PackedColor]?, widths: [Float]?) -> GPUMesh {
-        GPUMesh(indices: tessellation.indices, hasPerVertexColor: colors != nil, hasPerVertexWidth: widths != nil) { mesh in
+    static func line(_ tessellation: LineTessellation, colors: [PackedColor]?, widths: [Float]?,
+                     chunks: [MeshChunk] = []) -> GPUMesh {
+        GPUMesh(indices: tessellation.indices, chunks: chunks, hasPerVertexColor: colors != nil,
+                hasPerVertexWidth: widths != nil) { mesh in
             mesh.vertexBuffer(tessellation.vertices)
             let stride = MemoryLayout<LineVertex>.stride
             let array = mesh.vertexArray
@@ -89,7 +187,7 @@ extension GPUMesh {
     }
 
     static func extrusion(_ bucket: ExtrusionBucket) -> GPUMesh {
-        GPUMesh(indices: bucket.mesh.indices, hasPerVertexColor: bucket.colors != nil) { mesh in
+        GPUMesh(indices: bucket.mesh.indices, chunks: bucket.chunks, hasPerVertexColor: bucket.colors != nil) { mesh in
             mesh.vertexBuffer(bucket.mesh.vertices)
             let stride = MemoryLayout<ExtrusionVertex>.stride
             let array = mesh.vertexArray
@@ -113,7 +211,7 @@ extension GPUMesh {
 /// A tile's buckets in GPU buffers, per style layer index.
 final class GPUTile {
     enum Layer {
-        case fill(GPUMesh, outline: GPUMesh?)
+        case fill(GPUMesh)
         case line(GPUMesh)
         case extrusion(GPUMesh)
         case symbol(SymbolBucket)
@@ -128,12 +226,12 @@ final class GPUTile {
         layers = layout.buckets.map { bucket -> Layer? in
             switch bucket {
             case .fill(let fill):
-                let outline = fill.outline.indices.isEmpty ? nil
-                    : GPUMesh.line(fill.outline, colors: fill.outlineColors, widths: nil)
-                return .fill(.fill(positions: fill.positions, indices: fill.indices, colors: fill.colors),
-                             outline: outline)
+                let mesh = GPUMesh.fill(positions: fill.positions, indices: fill.indices, colors: fill.colors,
+                                        chunks: fill.chunks)
+                mesh.setLines(fill.outlineIndices, chunks: fill.outlineChunks)
+                return .fill(mesh)
             case .line(let line):
-                return .line(.line(line.tessellation, colors: line.colors, widths: line.widths))
+                return .line(.line(line.tessellation, colors: line.colors, widths: line.widths, chunks: line.chunks))
             case .extrusion(let extrusion):
                 return .extrusion(.extrusion(extrusion))
             case .symbol(let symbol):

@@ -268,6 +268,8 @@ public actor MapRenderer {
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT))
 
         let matrices = drawn.map { transform.tileMatrix(for: $0.layout.tile, extent: $0.layout.extent) }
+        let quad = transform.visibleGroundQuad
+        let cullers = drawn.map { ChunkCuller(transform: transform, tile: $0.layout.tile, extent: $0.layout.extent, quad: quad) }
         drawStencilMasks(drawn, matrices: matrices)
         let depthStep = 1.0 / Float(layerCount + 2)
         func depth(_ index: Int) -> Float { 1 - Float(index + 1) * depthStep }
@@ -283,7 +285,7 @@ public actor MapRenderer {
                 continue
             }
             glDepthRangef(depth(index), depth(index))
-            drawFills(layer, index, drawn, matrices, color: color, opacity: 1)
+            drawFills(layer, index, drawn, matrices, cullers, color: color, opacity: 1)
         }
         glEnable(GLenum(GL_BLEND))
         glDepthMask(GLboolean(GL_FALSE))
@@ -299,15 +301,15 @@ public actor MapRenderer {
                 drawBackground(layer, zoom: zoom)
             case .fill:
                 if opaqueFillColor(layer, zoom) == nil, let paint = layer.paint.fill {
-                    drawFills(layer, index, drawn, matrices, color: paint.fillColor.evaluate(zoom: zoom),
+                    drawFills(layer, index, drawn, matrices, cullers, color: paint.fillColor.evaluate(zoom: zoom),
                               opacity: Float(paint.fillOpacity.evaluate(zoom: zoom)))
                 }
-                drawFillOutlines(layer, index, drawn, matrices, transform)
+                drawFillOutlines(layer, index, drawn, matrices, cullers, transform)
             case .line:
-                drawLines(layer, index, drawn, matrices, transform)
+                drawLines(layer, index, drawn, matrices, cullers, transform)
             case .fillExtrusion:
                 glDepthRangef(0, depth(index))
-                drawExtrusions(layer, index, drawn, matrices, transform)
+                drawExtrusions(layer, index, drawn, matrices, cullers, transform)
             case .symbol:
                 break
             }
@@ -381,42 +383,52 @@ public actor MapRenderer {
     }
 
     private func drawFills(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
-                           color: Color, opacity: Float) {
+                           _ cullers: [ChunkCuller], color: Color, opacity: Float) {
         let program = programs.fill
         glUseProgram(program.name)
         glUniform1f(program.location("u_opacity"), opacity)
         let constant = color.premultiplied
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
-            guard index < tile.layers.count, case .fill(let mesh, _)? = tile.layers[index] else { continue }
+            guard index < tile.layers.count, case .fill(let mesh)? = tile.layers[index] else { continue }
             useTileStencil(tileIndex)
             setMatrix(program.location("u_matrix"), matrices[tileIndex])
             if !mesh.hasPerVertexColor {
                 glVertexAttrib4f(AttributeSlot.fillColor, constant.x, constant.y, constant.z, constant.w)
             }
-            mesh.draw()
-            drawCalls += 1
+            drawCalls += mesh.draw(cullers[tileIndex], margin: 0)
         }
     }
 
     private func drawFillOutlines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
-                                  _ transform: MapTransform) {
+                                  _ cullers: [ChunkCuller], _ transform: MapTransform) {
         let zoom = transform.camera.zoom
         guard let paint = layer.paint.fill else { return }
-        let color = (paint.fillOutlineColor ?? paint.fillColor).evaluate(zoom: zoom)
-        drawLineMeshes(index, drawn, matrices, transform, color: color,
-                       opacity: Float(paint.fillOpacity.evaluate(zoom: zoom)), width: 1, blur: 0, dashes: nil) { layer in
-            if case .fill(_, let outline?) = layer { return outline }
-            return nil
+        let opacity = Float(paint.fillOpacity.evaluate(zoom: zoom))
+        guard opacity > 0 else { return }
+        let program = programs.fillOutline
+        glUseProgram(program.name)
+        glUniform1f(program.location("u_opacity"), opacity)
+        glUniform2f(program.location("u_viewport"), Float(width), Float(height))
+        glLineWidth(2)
+        let color = (paint.fillOutlineColor ?? paint.fillColor).evaluate(zoom: zoom).premultiplied
+        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
+            guard index < tile.layers.count, case .fill(let mesh)? = tile.layers[index], mesh.hasLines else { continue }
+            useTileStencil(tileIndex)
+            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            if !mesh.hasPerVertexColor || paint.fillOutlineColor != nil {
+                glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
+            }
+            drawCalls += mesh.drawLines(cullers[tileIndex])
         }
     }
 
     private func drawLines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
-                           _ transform: MapTransform) {
+                           _ cullers: [ChunkCuller], _ transform: MapTransform) {
         let zoom = transform.camera.zoom
         guard let paint = layer.paint.line else { return }
         let width = Float(paint.lineWidth.evaluate(zoom: zoom))
         let dashes = paint.lineDasharray?.evaluate(zoom: zoom)
-        drawLineMeshes(index, drawn, matrices, transform, color: paint.lineColor.evaluate(zoom: zoom),
+        drawLineMeshes(index, drawn, matrices, cullers, transform, color: paint.lineColor.evaluate(zoom: zoom),
                        opacity: Float(paint.lineOpacity.evaluate(zoom: zoom)), width: width,
                        blur: Float(paint.lineBlur.evaluate(zoom: zoom)), dashes: dashes) { layer in
             if case .line(let mesh) = layer { return mesh }
@@ -424,33 +436,32 @@ public actor MapRenderer {
         }
     }
 
-    private func drawLineMeshes(_ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4], _ transform: MapTransform,
+    private func drawLineMeshes(_ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4], _ cullers: [ChunkCuller],
+                                _ transform: MapTransform,
                                 color: Color, opacity: Float, width: Float, blur: Float, dashes: [Double]?,
                                 mesh select: (GPUTile.Layer) -> GPUMesh?) {
         guard opacity > 0, width > 0 else { return }
-        let program = programs.line
-        glUseProgram(program.name)
+        let program = programs.useLineProgram(dashes: dashes, lineWidth: width)
         glUniform1f(program.location("u_opacity"), opacity)
         glUniform1f(program.location("u_blur"), blur)
-        programs.setDashes(dashes, lineWidth: width)
         let constant = color.premultiplied
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
             guard index < tile.layers.count, let layer = tile.layers[index], let mesh = select(layer) else { continue }
             useTileStencil(tileIndex)
             setMatrix(program.location("u_matrix"), matrices[tileIndex])
-            glUniform1f(program.location("u_units_per_pixel"),
-                        Float(transform.tileUnitsPerPixel(for: tile.layout.tile, extent: tile.layout.extent)))
+            let unitsPerPixel = Float(transform.tileUnitsPerPixel(for: tile.layout.tile, extent: tile.layout.extent))
+            glUniform1f(program.location("u_units_per_pixel"), unitsPerPixel)
             if !mesh.hasPerVertexColor {
                 glVertexAttrib4f(AttributeSlot.lineColor, constant.x, constant.y, constant.z, constant.w)
             }
             if !mesh.hasPerVertexWidth { glVertexAttrib1f(AttributeSlot.lineWidth, width) }
-            mesh.draw()
-            drawCalls += 1
+            // Far parts of a pitched view shrink; a width's worth of margin at the centre is enough.
+            drawCalls += mesh.draw(cullers[tileIndex], margin: (width + 2) * unitsPerPixel)
         }
     }
 
     private func drawExtrusions(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
-                                _ transform: MapTransform) {
+                                _ cullers: [ChunkCuller], _ transform: MapTransform) {
         let zoom = transform.camera.zoom
         guard let paint = layer.paint.fillExtrusion else { return }
         let opacity = Float(paint.fillExtrusionOpacity.evaluate(zoom: zoom))
@@ -472,36 +483,50 @@ public actor MapRenderer {
             return (tileIndex, mesh)
         }
         guard !meshes.isEmpty else { return }
-        // Depth first, then colour where the depth matches: each pixel shows the nearest wall or
-        // roof once, so translucent buildings do not show their own back faces.
+        // Tall buildings just beyond the far edge of a pitched view still rise into it.
+        let reach = Float(150 * transform.pixelsPerMeter * Double(heightFactor) * max(tan(pitch * .pi / 180), 1))
+        // Prisms are closed: back faces never show, and culling them halves the work.
+        glEnable(GLenum(GL_CULL_FACE))
+        glCullFace(GLenum(GL_BACK))
         glDisable(GLenum(GL_STENCIL_TEST))
         glDepthMask(GLboolean(GL_TRUE))
         glDepthFunc(GLenum(GL_LESS))
-        glColorMask(GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE))
-        for (tileIndex, mesh) in meshes {
-            setMatrix(program.location("u_matrix"), matrices[tileIndex])
-            mesh.draw()
-            drawCalls += 1
+        func drawAll(colored: Bool) {
+            for (tileIndex, mesh) in meshes {
+                let tile = drawn[tileIndex].layout
+                setMatrix(program.location("u_matrix"), matrices[tileIndex])
+                if colored && !mesh.hasPerVertexColor {
+                    glVertexAttrib4f(AttributeSlot.extrusionColor, color.x, color.y, color.z, color.w)
+                }
+                let margin = reach * Float(transform.tileUnitsPerPixel(for: tile.tile, extent: tile.extent))
+                drawCalls += mesh.draw(cullers[tileIndex], margin: margin)
+            }
         }
-        glColorMask(GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE))
+        if opacity >= 1 {
+            // Opaque: the depth test alone keeps the nearest surface.
+            glDisable(GLenum(GL_BLEND))
+            drawAll(colored: true)
+            glEnable(GLenum(GL_BLEND))
+        } else {
+            // Translucent: depth first, then colour where the depth matches, so each pixel shows
+            // the nearest wall or roof once, as MapLibre's offscreen pass does.
+            glColorMask(GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE))
+            drawAll(colored: false)
+            glColorMask(GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE))
+            glDepthFunc(GLenum(GL_EQUAL))
+            // Tiles repeat buildings that cross their edges; the stencil's top bit lets a pixel
+            // take colour once.
+            glEnable(GLenum(GL_STENCIL_TEST))
+            glStencilFunc(GLenum(GL_NOTEQUAL), 0x80, 0x80)
+            glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_REPLACE))
+            glStencilMask(0x80)
+            drawAll(colored: true)
+            glStencilMask(0)
+            glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_KEEP))
+        }
+        glDisable(GLenum(GL_CULL_FACE))
         glDepthMask(GLboolean(GL_FALSE))
         glDepthFunc(GLenum(GL_LEQUAL))
-        // Tiles repeat buildings that cross their edges; the stencil's top bit lets a pixel take
-        // colour once.
-        glEnable(GLenum(GL_STENCIL_TEST))
-        glStencilFunc(GLenum(GL_NOTEQUAL), 0x80, 0x80)
-        glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_REPLACE))
-        glStencilMask(0x80)
-        for (tileIndex, mesh) in meshes {
-            setMatrix(program.location("u_matrix"), matrices[tileIndex])
-            if !mesh.hasPerVertexColor {
-                glVertexAttrib4f(AttributeSlot.extrusionColor, color.x, color.y, color.z, color.w)
-            }
-            mesh.draw()
-            drawCalls += 1
-        }
-        glStencilMask(0)
-        glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_KEEP))
     }
 
     // MARK: Labels and screen text

@@ -3,7 +3,9 @@ import CGLES
 /// The four programs every map draws with, and the two quads they share.
 final class Programs {
     let fill: GLProgram
+    let fillOutline: GLProgram
     let line: GLProgram
+    let dashedLine: GLProgram
     let extrusion: GLProgram
     let text: GLProgram
     /// A tile's square, 0...4096, for stencil masks.
@@ -14,8 +16,13 @@ final class Programs {
 
     init() throws(GLSetupError) {
         fill = try GLProgram(vertex: "fill.vert", fragment: "fill.frag", attributes: ["a_pos", "a_color"])
-        line = try GLProgram(vertex: "line.vert", fragment: "line.frag",
-                             attributes: ["a_pos", "a_extrude", "a_edge", "a_distance", "a_color", "a_width"])
+        fillOutline = try GLProgram(vertex: "fill_outline.vert", fragment: "fill_outline.frag",
+                                    attributes: ["a_pos", "a_color"])
+        let lineAttributes = ["a_pos", "a_extrude", "a_edge", "a_distance", "a_color", "a_width"]
+        line = try GLProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes)
+        // Dashes cost a loop per fragment: only dashed layers pay for it.
+        dashedLine = try GLProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
+                                   defines: ["DASHED"])
         extrusion = try GLProgram(vertex: "extrusion.vert", fragment: "extrusion.frag",
                                   attributes: ["a_pos", "a_normal", "a_top", "a_heights", "a_color"])
         text = try GLProgram(vertex: "text.vert", fragment: "text.frag",
@@ -27,19 +34,26 @@ final class Programs {
                            indices: square, colors: nil)
     }
 
-    /// Sets the line program's dash uniforms; `dashes` are in line widths, as the style gives them.
-    func setDashes(_ dashes: [Double]?, lineWidth: Float) {
+    /// The line program for `dashes` (in line widths, as the style gives them), made current with
+    /// its dash uniforms set.
+    func useLineProgram(dashes: [Double]?, lineWidth: Float) -> GLProgram {
         let pattern = (dashes ?? []).prefix(8)
         let count = pattern.count >= 2 && pattern.reduce(0, +) > 0 ? pattern.count & ~1 : 0
+        guard count > 0 else {
+            glUseProgram(line.name)
+            return line
+        }
         var end: Float = 0
         for (i, length) in pattern.prefix(count).enumerated() {
             end += max(Float(length), 0) * max(lineWidth, 1)
             dashScratch[i] = end
         }
-        glUniform1i(line.location("u_dash_count"), GLint(count))
-        if count > 0 {
-            dashScratch.withUnsafeBufferPointer { glUniform1fv(line.location("u_dash_ends"), GLsizei(count), $0.baseAddress) }
+        glUseProgram(dashedLine.name)
+        glUniform1i(dashedLine.location("u_dash_count"), GLint(count))
+        dashScratch.withUnsafeBufferPointer {
+            glUniform1fv(dashedLine.location("u_dash_ends"), GLsizei(count), $0.baseAddress)
         }
+        return dashedLine
     }
 }
 

@@ -173,13 +173,11 @@ final class ScreenOverlays {
     }
 
     static func drawOutline(_ mesh: GPUMesh, matrix: Matrix4, color: Color, width: Float, programs: Programs) {
-        let program = programs.line
-        glUseProgram(program.name)
+        let program = programs.useLineProgram(dashes: nil, lineWidth: width)
         glUniformMatrix4fv(program.location("u_matrix"), 1, GLboolean(GL_FALSE), matrix.floats)
         glUniform1f(program.location("u_opacity"), 1)
         glUniform1f(program.location("u_blur"), 0)
         glUniform1f(program.location("u_units_per_pixel"), 1)
-        programs.setDashes(nil, lineWidth: width)
         let c = color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, width)
@@ -255,13 +253,11 @@ final class RouteOverlay {
         let matrix = transform.worldMatrix
             * Matrix4.translation(origin.x * transform.worldSize, origin.y * transform.worldSize, 0)
             * Matrix4.scale(scale, scale, 1)
-        let program = programs.line
-        glUseProgram(program.name)
+        let program = programs.useLineProgram(dashes: nil, lineWidth: 1)
         glUniformMatrix4fv(program.location("u_matrix"), 1, GLboolean(GL_FALSE), matrix.floats)
         glUniform1f(program.location("u_units_per_pixel"), Float(1 / scale))
         glUniform1f(program.location("u_opacity"), 1)
         glUniform1f(program.location("u_blur"), 0)
-        programs.setDashes(nil, lineWidth: 1)
         // A wider dark casing, then the bright route inside it.
         let widen = Float(min(max((transform.camera.zoom - 12) / 6, 0), 1))
         for (color, width) in [(Color(r: 0.05, g: 0.28, b: 0.62), 10 + 6 * widen), (Color(r: 0.25, g: 0.6, b: 1), 6 + 5 * widen)] {

@@ -9,10 +9,11 @@ final class GLProgram {
     private var uniformLocations: [String: GLint] = [:]
 
     /// Builds `vertex` and `fragment` (file names under shaders/) with the shared prelude.
-    init(vertex: String, fragment: String, attributes: [String]) throws(GLSetupError) {
-        let vertexShader = try Self.compile(GLenum(GL_VERTEX_SHADER), file: vertex)
+    /// `defines` become `#define NAME` lines before the shader text, for variants of one file.
+    init(vertex: String, fragment: String, attributes: [String], defines: [String] = []) throws(GLSetupError) {
+        let vertexShader = try Self.compile(GLenum(GL_VERTEX_SHADER), file: vertex, defines: defines)
         defer { glDeleteShader(vertexShader) }
-        let fragmentShader = try Self.compile(GLenum(GL_FRAGMENT_SHADER), file: fragment)
+        let fragmentShader = try Self.compile(GLenum(GL_FRAGMENT_SHADER), file: fragment, defines: defines)
         defer { glDeleteShader(fragmentShader) }
         name = glCreateProgram()
         glAttachShader(name, vertexShader)
@@ -40,15 +41,16 @@ final class GLProgram {
         return location
     }
 
-    static func source(of file: String) -> String? {
+    static func source(of file: String, defines: [String] = []) -> String? {
         guard let body = EmbeddedShaders.sources[file], let prelude = EmbeddedShaders.sources["prelude.glsl"] else {
             return nil
         }
-        return "#version 300 es\n" + prelude + "\n#line 1\n" + body
+        let definitions = defines.map { "#define \($0)\n" }.joined()
+        return "#version 300 es\n" + definitions + prelude + "\n#line 1\n" + body
     }
 
-    private static func compile(_ type: GLenum, file: String) throws(GLSetupError) -> GLuint {
-        guard let source = source(of: file) else { throw .glFailure("no shader named \(file) under shaders/") }
+    private static func compile(_ type: GLenum, file: String, defines: [String]) throws(GLSetupError) -> GLuint {
+        guard let source = source(of: file, defines: defines) else { throw .glFailure("no shader named \(file) under shaders/") }
         let shader = glCreateShader(type)
         source.withCString { pointer in
             var pointer: UnsafePointer<GLchar>? = pointer

@@ -14,14 +14,15 @@ extension Color {
     }
 }
 
-/// Polygons: triangles plus, for anti-aliasing, their rings as one-pixel lines.
+/// Polygons: triangles plus, for anti-aliasing, their rings as line pairs over the same vertices.
 struct FillBucket: Sendable {
     var positions: [SIMD2<Float>] = []
     var indices: [UInt32] = []
     /// Per-vertex colours when the colour or opacity depends on the feature.
     var colors: [PackedColor]?
-    var outline = LineTessellation()
-    var outlineColors: [PackedColor]?
+    var outlineIndices: [UInt32] = []
+    var chunks: [MeshChunk] = []
+    var outlineChunks: [MeshChunk] = []
 }
 
 /// Lines with joins and caps.
@@ -30,6 +31,7 @@ struct LineBucket: Sendable {
     var colors: [PackedColor]?
     /// Per-vertex widths in pixels when the width depends on the feature.
     var widths: [Float]?
+    var chunks: [MeshChunk] = []
 }
 
 /// Buildings as prisms: base and top height per vertex in metres.
@@ -37,6 +39,7 @@ struct ExtrusionBucket: Sendable {
     var mesh = ExtrusionMesh()
     var heights: [SIMD2<Float>] = []
     var colors: [PackedColor]?
+    var chunks: [MeshChunk] = []
 }
 
 /// Label candidates of one symbol layer; placed on the screen every frame.
@@ -80,4 +83,68 @@ struct TileLayout: Sendable {
     let tile: TileID
     let extent: Int
     var buckets: [LayerBucket?]
+}
+
+/// A run of a mesh's indices whose geometry lies in one cell of the tile. Views that show only
+/// part of a tile (overzoomed ones above all: a zoom 16 view sees a sixteenth of a zoom 14
+/// tile) draw only the chunks they see.
+struct MeshChunk: Sendable {
+    var indexStart: Int
+    var indexCount: Int
+    /// minX, minY, maxX, maxY of the chunk's vertex positions, tile units.
+    var bounds: SIMD4<Float>
+}
+
+/// Cuts a mesh into chunks while features are added in cell order.
+struct Chunker: Sendable {
+    /// Cells per tile side.
+    static let cellsPerSide = 8
+
+    private(set) var chunks: [MeshChunk] = []
+    private var cell = -1
+    private var start = 0
+    private var end = 0
+    private var bounds = SIMD4<Float>(.infinity, .infinity, -.infinity, -.infinity)
+
+    /// The cell of a feature: where the centre of its bounding box falls.
+    static func cell(of feature: VectorTileFeature, scale: Float) -> Int {
+        var minX = Int32.max, minY = Int32.max, maxX = Int32.min, maxY = Int32.min
+        for part in feature.geometry {
+            for point in part {
+                minX = min(minX, point.x); maxX = max(maxX, point.x)
+                minY = min(minY, point.y); maxY = max(maxY, point.y)
+            }
+        }
+        guard minX <= maxX else { return 0 }
+        let size = Float(4096) / Float(cellsPerSide)
+        let cx = Int(((Float(minX) + Float(maxX)) / 2 * scale / size).rounded(.down))
+        let cy = Int(((Float(minY) + Float(maxY)) / 2 * scale / size).rounded(.down))
+        return min(max(cy, 0), cellsPerSide - 1) * cellsPerSide + min(max(cx, 0), cellsPerSide - 1)
+    }
+
+    /// Records a feature of `cell` whose indices end at `indexEnd` and whose new vertices are `points`.
+    mutating func add(cell: Int, indexEnd: Int, points: some Sequence<SIMD2<Float>>) {
+        if cell != self.cell {
+            close()
+            self.cell = cell
+            start = end
+        }
+        for point in points {
+            bounds = SIMD4(min(bounds.x, point.x), min(bounds.y, point.y), max(bounds.z, point.x), max(bounds.w, point.y))
+        }
+        end = indexEnd
+    }
+
+    /// The chunks, the last one closed.
+    mutating func finish() -> [MeshChunk] {
+        close()
+        return chunks
+    }
+
+    private mutating func close() {
+        if end > start && bounds.x <= bounds.z {
+            chunks.append(MeshChunk(indexStart: start, indexCount: end - start, bounds: bounds))
+        }
+        bounds = SIMD4(.infinity, .infinity, -.infinity, -.infinity)
+    }
 }

@@ -21,9 +21,11 @@ struct TileLayoutBuilder: Sendable {
                   let sourceLayerName = layer.sourceLayer,
                   let sourceLayer = data.layer(named: sourceLayerName) else { continue }
             let scale = Float(4096) / Float(sourceLayer.extent)
-            let features = sourceLayer.features.filter { feature in
-                layer.filter?.matches(EvaluationContext(zoom: zoom, feature: feature)) ?? true
-            }
+            // In cell order, so each bucket's meshes cut into spatial chunks.
+            let features = sourceLayer.features
+                .filter { layer.filter?.matches(EvaluationContext(zoom: zoom, feature: $0)) ?? true }
+                .map { (Chunker.cell(of: $0, scale: scale), $0) }
+                .sorted { $0.0 < $1.0 }
             guard !features.isEmpty else { continue }
             switch layer.type {
             case .fill:
@@ -45,17 +47,16 @@ struct TileLayoutBuilder: Sendable {
 
     // MARK: Fills
 
-    private func fillBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], zoom: Double,
+    private func fillBucket(_ layer: StyleLayer, _ features: [(Int, VectorTileFeature)], zoom: Double,
                             scale: Float) -> FillBucket? {
         guard let paint = layer.paint.fill else { return nil }
         let perVertexColor = paint.fillColor.dependsOnFeature || paint.fillOpacity.dependsOnFeature
-        let outlineColor = paint.fillOutlineColor
-        let perVertexOutline = perVertexColor || (outlineColor?.dependsOnFeature ?? false)
         let antialias = paint.fillAntialias.evaluate(zoom: zoom)
         var bucket = FillBucket()
         if perVertexColor { bucket.colors = [] }
-        if antialias && perVertexOutline { bucket.outlineColors = [] }
-        for feature in features where feature.type == .polygon {
+        var chunker = Chunker(), outlineChunker = Chunker()
+        for (cell, feature) in features where feature.type == .polygon {
+            let firstVertex = bucket.positions.count
             let color = perVertexColor
                 ? paint.fillColor.evaluate(zoom: zoom, feature: feature)
                     .packed(opacity: Float(paint.fillOpacity.evaluate(zoom: zoom, feature: feature))) : 0
@@ -63,33 +64,34 @@ struct TileLayoutBuilder: Sendable {
                 let rings = polygon.map { ring in ring.map { SIMD2(Double($0.x), Double($0.y)) * Double(scale) } }
                 let indices = Triangulation.triangulate(rings)
                 guard !indices.isEmpty else { continue }
-                let base = UInt32(bucket.positions.count)
+                var base = UInt32(bucket.positions.count)
                 for ring in rings { for point in ring { bucket.positions.append(SIMD2(Float(point.x), Float(point.y))) } }
                 bucket.indices.append(contentsOf: indices.lazy.map { $0 + base })
-                if perVertexColor {
-                    bucket.colors?.append(contentsOf: repeatElement(color, count: bucket.positions.count - Int(base)))
-                }
                 guard antialias else { continue }
-                let before = bucket.outline.vertices.count
+                // Outlines reuse the fill's vertices as line pairs around each ring.
                 for ring in rings {
-                    bucket.outline.addLine(ring.map { SIMD2(Float($0.x), Float($0.y)) }, join: .miter, cap: .butt,
-                                           closed: true)
-                }
-                if perVertexOutline {
-                    let outline = outlineColor.map {
-                        $0.evaluate(zoom: zoom, feature: feature)
-                            .packed(opacity: Float(paint.fillOpacity.evaluate(zoom: zoom, feature: feature)))
-                    } ?? color
-                    bucket.outlineColors?.append(contentsOf: repeatElement(outline, count: bucket.outline.vertices.count - before))
+                    let count = UInt32(ring.count)
+                    for i in 0..<count {
+                        bucket.outlineIndices.append(base + i)
+                        bucket.outlineIndices.append(base + (i + 1) % count)
+                    }
+                    base += count
                 }
             }
+            if perVertexColor {
+                bucket.colors?.append(contentsOf: repeatElement(color, count: bucket.positions.count - firstVertex))
+            }
+            chunker.add(cell: cell, indexEnd: bucket.indices.count, points: bucket.positions[firstVertex...])
+            outlineChunker.add(cell: cell, indexEnd: bucket.outlineIndices.count, points: bucket.positions[firstVertex...])
         }
+        bucket.chunks = chunker.finish()
+        bucket.outlineChunks = outlineChunker.finish()
         return bucket.indices.isEmpty ? nil : bucket
     }
 
     // MARK: Lines
 
-    private func lineBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], zoom: Double,
+    private func lineBucket(_ layer: StyleLayer, _ features: [(Int, VectorTileFeature)], zoom: Double,
                             scale: Float) -> LineBucket? {
         guard let paint = layer.paint.line, let layout = layer.layout.line else { return nil }
         let perVertexColor = paint.lineColor.dependsOnFeature || paint.lineOpacity.dependsOnFeature
@@ -97,7 +99,8 @@ struct TileLayoutBuilder: Sendable {
         var bucket = LineBucket()
         if perVertexColor { bucket.colors = [] }
         if perVertexWidth { bucket.widths = [] }
-        for feature in features where feature.type == .lineString || feature.type == .polygon {
+        var chunker = Chunker()
+        for (cell, feature) in features where feature.type == .lineString || feature.type == .polygon {
             let join = layout.lineJoin.evaluate(zoom: zoom, feature: feature)
             let cap = layout.lineCap.evaluate(zoom: zoom)
             let miterLimit = Float(layout.lineMiterLimit.evaluate(zoom: zoom))
@@ -109,6 +112,8 @@ struct TileLayoutBuilder: Sendable {
                                             closed: feature.type == .polygon)
             }
             let added = bucket.tessellation.vertices.count - before
+            chunker.add(cell: cell, indexEnd: bucket.tessellation.indices.count,
+                        points: bucket.tessellation.vertices[before...].lazy.map(\.position))
             if perVertexColor {
                 let color = paint.lineColor.evaluate(zoom: zoom, feature: feature)
                     .packed(opacity: Float(paint.lineOpacity.evaluate(zoom: zoom, feature: feature)))
@@ -119,18 +124,20 @@ struct TileLayoutBuilder: Sendable {
                 bucket.widths?.append(contentsOf: repeatElement(width, count: added))
             }
         }
+        bucket.chunks = chunker.finish()
         return bucket.tessellation.indices.isEmpty ? nil : bucket
     }
 
     // MARK: Extrusions
 
-    private func extrusionBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], zoom: Double,
+    private func extrusionBucket(_ layer: StyleLayer, _ features: [(Int, VectorTileFeature)], zoom: Double,
                                  scale: Float) -> ExtrusionBucket? {
         guard let paint = layer.paint.fillExtrusion else { return nil }
         let perVertexColor = paint.fillExtrusionColor.dependsOnFeature
         var bucket = ExtrusionBucket()
         if perVertexColor { bucket.colors = [] }
-        for feature in features where feature.type == .polygon {
+        var chunker = Chunker()
+        for (cell, feature) in features where feature.type == .polygon {
             let height = Float(paint.fillExtrusionHeight.evaluate(zoom: zoom, feature: feature))
             let base = Float(paint.fillExtrusionBase.evaluate(zoom: zoom, feature: feature))
             let before = bucket.mesh.vertices.count
@@ -138,25 +145,28 @@ struct TileLayoutBuilder: Sendable {
                 bucket.mesh.addPolygon(polygon.map { ring in ring.map { SIMD2(Float($0.x), Float($0.y)) * scale } })
             }
             let added = bucket.mesh.vertices.count - before
+            chunker.add(cell: cell, indexEnd: bucket.mesh.indices.count,
+                        points: bucket.mesh.vertices[before...].lazy.map(\.position))
             bucket.heights.append(contentsOf: repeatElement(SIMD2(base, max(base, height)), count: added))
             if perVertexColor {
                 let color = paint.fillExtrusionColor.evaluate(zoom: zoom, feature: feature).packed()
                 bucket.colors?.append(contentsOf: repeatElement(color, count: added))
             }
         }
+        bucket.chunks = chunker.finish()
         return bucket.mesh.indices.isEmpty ? nil : bucket
     }
 
     // MARK: Labels
 
-    private func symbolBucket(_ layer: StyleLayer, _ features: [VectorTileFeature], tile: TileID, layerIndex: Int,
+    private func symbolBucket(_ layer: StyleLayer, _ features: [(Int, VectorTileFeature)], tile: TileID, layerIndex: Int,
                               zoom: Double, scale: Float) -> SymbolBucket? {
         guard let layout = layer.layout.symbol, let paint = layer.paint.symbol else { return nil }
         let textField = layout.textField
         var bucket = SymbolBucket()
         // Spacing is given in pixels at the tile's own zoom: 4096 units span 512 pixels.
         let unitsPerPixel = Float(4096) / Float(MapTransform.tileSize)
-        for (featureIndex, feature) in features.enumerated() {
+        for (featureIndex, (_, feature)) in features.enumerated() {
             let text = textField.evaluate(zoom: zoom, feature: feature).trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty else { continue }
             let font = fonts.resolve(layout.textFont.evaluate(zoom: zoom, feature: feature))
