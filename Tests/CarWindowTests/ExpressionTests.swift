@@ -215,6 +215,26 @@ struct ExpressionTests {
         #expect(try evaluate(mismatched, zoom: 5) == .null)
     }
 
+    /// Expected pixels come from MapLibre Native (the mapli oracle, EGL_PLATFORM=surfaceless):
+    /// a background layer with each colour expression, rendered 512 px wide over a bbox
+    /// 360 / 2^z degrees wide so the camera zoom is exactly z, centre pixel read with Pillow.
+    @Test func colourInterpolationMatchesMapLibreNative() throws {
+        let cases: [(expression: String, zoom: Double, rgba: [Int])] = [
+            (##"["interpolate", ["linear"], ["zoom"], 0, "rgba(255,0,0,1)", 10, "rgba(0,0,255,0)"]"##, 5, [255, 0, 0, 128]),
+            (##"["interpolate", ["exponential", 1.5], ["zoom"], 10, "#000000", 14, "#ffffff"]"##, 12, [78, 78, 78, 255]),
+            (##"["interpolate", ["linear"], ["zoom"], 0, "#000000", 10, "#ffffff"]"##, 5, [128, 128, 128, 255]),
+        ]
+        for (expression, zoom, rgba) in cases {
+            guard case .color(let color) = try evaluate(expression, zoom: zoom) else {
+                Issue.record("\(expression) is not a colour")
+                continue
+            }
+            let ours = [color.r, color.g, color.b, color.a].map { Int(($0 * 255).rounded()) }
+            // Renders differ by up to 2/255 between runs, so allow that much.
+            #expect(zip(ours, rgba).allSatisfy { abs($0 - $1) <= 2 }, "\(expression) at z\(zoom): \(ours) vs \(rgba)")
+        }
+    }
+
     // MARK: Compile errors
 
     @Test func malformedExpressionsNameTheirPath() throws {
