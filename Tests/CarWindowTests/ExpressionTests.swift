@@ -235,6 +235,16 @@ struct ExpressionTests {
         }
     }
 
+    /// The JSON depth limit also bounds expression recursion; the deepest legal nesting must
+    /// compile and evaluate on a test worker thread without exhausting its stack.
+    @Test func deepestNestingEvaluates() throws {
+        let depth = JSONParser.maximumDepth - 1
+        let text = String(repeating: #"["!", "#, count: depth) + "true" + String(repeating: "]", count: depth)
+        #expect(try evaluate(text) == .bool(depth % 2 == 0))
+        let sums = String(repeating: #"["+", 1, "#, count: depth) + "0" + String(repeating: "]", count: depth)
+        #expect(try evaluate(sums) == .number(Double(depth)))
+    }
+
     // MARK: Compile errors
 
     @Test func malformedExpressionsNameTheirPath() throws {
