@@ -58,6 +58,10 @@ public struct Expression: Sendable {
     }
 }
 
+/// Another name for ``Expression`` for files that also import Foundation, whose own
+/// `Expression` type would otherwise make the bare name ambiguous.
+public typealias StyleExpression = Expression
+
 /// Why evaluation failed; carried only to unwind, the message helps when debugging.
 struct EvaluationFailure: Error {
     let message: String
