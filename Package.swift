@@ -48,7 +48,7 @@ let package = Package(
             dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
-        .testTarget(name: "CarWindowTests", dependencies: ["CarWindow"], exclude: ["Fixtures"],
+        .testTarget(name: "CarWindowTests", dependencies: ["CarWindow"], exclude: ["Fixtures", "Golden"],
                     swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

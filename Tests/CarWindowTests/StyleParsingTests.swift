@@ -340,24 +340,12 @@ struct StyleParsingTests {
     /// Fuzzing produces thousands of warnings; they are counted, not printed.
     static let silent = Logger(label: "carwindow.style.fuzz") { _ in SwiftLogNoOpLogHandler() }
 
-    /// SplitMix64, so every run mutates the same way and a failure can be replayed by seed.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func byteMutationsNeverCrash() {
         let original = Array(Self.openMapTilesStyle.utf8)
         let interesting = Array("{}[]\",:0-.e\\u".utf8) + [0x00, 0xFF, 0xC3, 0x7F]
         var outcomes = (loaded: 0, failed: 0)
         for seed in 0..<4000 {
-            var random = SeededGenerator(state: UInt64(seed))
+            var random = SplitMix64(seed: UInt64(seed))
             var bytes = original
             for _ in 0..<Int.random(in: 1...8, using: &random) {
                 let position = Int.random(in: 0..<bytes.count, using: &random)
@@ -398,7 +386,7 @@ struct StyleParsingTests {
         ]
         var outcomes = (loaded: 0, failed: 0)
         for seed in 0..<3000 {
-            var random = SeededGenerator(state: UInt64(seed) &* 7919)
+            var random = SplitMix64(seed: UInt64(seed) &* 7919)
             var document = original
             for _ in 0..<Int.random(in: 1...3, using: &random) {
                 document = Self.mutate(document, depth: 0, using: &random, replacements: replacements)
@@ -426,7 +414,7 @@ struct StyleParsingTests {
         #expect(outcomes.loaded > 100 && outcomes.failed > 100, "\(outcomes)")
     }
 
-    static func mutate(_ value: JSONValue, depth: Int, using random: inout SeededGenerator,
+    static func mutate(_ value: JSONValue, depth: Int, using random: inout SplitMix64,
                        replacements: [JSONValue]) -> JSONValue {
         let stopHere = Int.random(in: 0..<6, using: &random) == 0 || depth > 8
         switch value {

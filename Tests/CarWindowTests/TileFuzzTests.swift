@@ -2,22 +2,6 @@ import Foundation
 import Testing
 @testable import CarWindow
 
-/// SplitMix64: a tiny deterministic generator, so every run mutates the same bytes and a failure
-/// can be reproduced from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Damaged input must end in a typed error or a (possibly odd) tile, never in a crash or a hang.
 /// Typed throws make the error type a compile-time fact; these tests make sure that nothing traps
 /// on the way (bounds, arithmetic overflow, allocation sizes).

@@ -4,8 +4,12 @@ import Foundation
 /// Draws what sits on the screen rather than on the map: the vehicle marker, the zoom and
 /// recenter buttons and the attribution.
 final class ScreenOverlays {
-    static let buttonSize = 48.0
     static let margin = 14.0
+
+    /// Buttons grow with the screen: 36 px on small clusters, 64 px on tall screens.
+    static func buttonSize(height: Int) -> Double {
+        min(max(Double(height) * 0.1, 36), 64)
+    }
     static let attributionSize: Float = 11
     static let attributionPadding = 4.0
 
@@ -30,7 +34,7 @@ final class ScreenOverlays {
     /// Where the controls sit for a viewport: a column at the right edge, zoom in and out above
     /// recenter, vertically centred.
     static func controlLayout(width: Int, height: Int) -> [MapControl] {
-        let size = buttonSize, gap = 8.0, groupGap = 20.0
+        let size = buttonSize(height: height), gap = size / 6, groupGap = size / 2.4
         let total = size * 3 + gap + groupGap
         let x = Double(width) - margin - size
         var y = max(margin, (Double(height) - total) / 2)
@@ -49,11 +53,11 @@ final class ScreenOverlays {
             var iconPositions: [SIMD2<Float>] = [], iconIndices: [UInt32] = []
             var outline = LineTessellation()
             for control in Self.controlLayout(width: width, height: height) {
-                let ring = Self.roundedRect(control.rect, radius: 12)
+                let ring = Self.roundedRect(control.rect, radius: control.rect.width / 4)
                 Self.appendFan(ring, positions: &positions, indices: &indices)
                 outline.addLine(ring, join: .miter, cap: .butt, closed: true)
                 if control.kind == .recenter {
-                    Self.appendFan(Self.arrow(center: control.rect.center, size: 24, angle: 0),
+                    Self.appendFan(Self.arrow(center: control.rect.center, size: Float(control.rect.width / 2), angle: 0),
                                    positions: &iconPositions, indices: &iconIndices, marker: true)
                 }
             }
@@ -78,7 +82,8 @@ final class ScreenOverlays {
             let text = control.kind == .zoomIn ? plus : control.kind == .zoomOut ? minus : nil
             guard let text else { continue }
             let center = control.rect.center
-            placer.addScreenText(text, at: SIMD2(Float(center.x), Float(center.y)), size: 30, fill: ink,
+            placer.addScreenText(text, at: SIMD2(Float(center.x), Float(center.y)), size: Float(control.rect.width * 0.62),
+                                 fill: ink,
                                  halo: .transparent, haloWidth: 0)
         }
     }

@@ -1,0 +1,43 @@
+import Foundation
+@testable import CarWindow
+
+/// Paths of the package's own files, found from this source file (tests never read ../shared).
+enum TestPaths {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let assets = packageRoot.appendingPathComponent("assets")
+    static let tiles = assets.appendingPathComponent("helsinki.pmtiles")
+    static let fonts = assets.appendingPathComponent("fonts")
+    static func style(_ name: String) -> URL { assets.appendingPathComponent("styles/\(name).json") }
+    static let golden = packageRoot.appendingPathComponent("Tests/CarWindowTests/Golden")
+}
+
+/// Central Helsinki, inside the bundled data.
+let helsinki = GeoCoordinate(latitude: 60.1699, longitude: 24.9415)
+
+/// A renderer over the bundled data on a fresh context; the caller shuts the context down.
+func makeRenderer(style: String = "day", width: Int = 400, height: Int = 240,
+                  camera: Camera = Camera(center: helsinki, zoom: 16)) async throws -> (RenderContext, MapRenderer) {
+    let context = try await RenderContext()
+    let renderer = try await MapRenderer(
+        context: context, width: width, height: height, style: try Style(contentsOf: TestPaths.style(style)),
+        tiles: try openTileSource(at: TestPaths.tiles), fonts: try FontLibrary(directory: TestPaths.fonts),
+        camera: camera)
+    return (context, renderer)
+}
+
+/// SplitMix64: a tiny deterministic generator, so every run mutates the same bytes and a failure
+/// can be reproduced from its seed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
