@@ -100,7 +100,10 @@ struct TriangulationTally {
     /// Expected counts come from shapely 2 (GEOS) on the same polygons as decoded by
     /// mapbox_vector_tile 2.2.0: `decode(data, default_options={"y_coord_down": True})`, each
     /// Polygon/MultiPolygon part checked with `Polygon(rings[0], rings[1:]).is_valid`
-    /// (/tmp/mlref/bin/python): 787 valid, 10 invalid.
+    /// (/tmp/mlref/bin/python): 787 valid, 10 invalid. One of those invalid ones is building 271 of
+    /// 14/9327/4742, a lone ring of negative area that mapbox_vector_tile keeps as an exterior
+    /// while our decoder, following the specification, drops it (VectorTileDecodingTests lists
+    /// that difference): 787 valid and 9 invalid here.
     @Test func fixtureTilesTriangulateExactly() throws {
         let tiles = ["9326/4741", "9326/4742", "9327/4741", "9327/4742"]
         var tally = TriangulationTally()
@@ -118,7 +121,7 @@ struct TriangulationTally {
         }
         #expect(tally.failures.isEmpty, "\(tally.failures.joined(separator: "\n"))")
         #expect(tally.valid == 787)
-        #expect(tally.invalid == 10)
+        #expect(tally.invalid == 9)
     }
 
     @Test func squareWithHole() {

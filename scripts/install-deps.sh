@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages CarWindow builds, runs and tests with, when they are missing.
+# Usage: scripts/install-deps.sh [--tests]   (--tests adds the shader validator)
+set -euo pipefail
+
+packages=(
+    pkg-config
+    libegl-dev libgles-dev libgbm-dev      # EGL, OpenGL ES 3, GBM
+    libegl-mesa0 libgl1-mesa-dri           # Mesa's EGL and drivers: llvmpipe when there is no GPU
+    libfreetype-dev zlib1g-dev libsqlite3-dev libpng-dev
+)
+if [[ "${1:-}" == "--tests" ]]; then
+    packages+=(glslang-tools)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "Installing missing Debian packages: ${missing[*]}"
+if [[ $(id -u) -eq 0 ]]; then
+    sudo=()
+elif command -v sudo >/dev/null; then
+    sudo=(sudo)
+else
+    echo "error: these packages are missing and neither root nor sudo is available: ${missing[*]}" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

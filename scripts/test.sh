@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, checks the shaders, builds with warnings as
+# errors (Package.swift sets them for our targets) and runs every test on llvmpipe or a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --tests
+scripts/check-shaders.sh
+swift build --build-tests
+swift test "$@"
