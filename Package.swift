@@ -48,6 +48,13 @@ let package = Package(
             dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
+        // Figures for people, not tests: `swift run -c release carwindow-bench`.
+        .executableTarget(
+            name: "carwindow-bench",
+            dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "benchmarks/carwindow-bench",
+            swiftSettings: strict
+        ),
         .testTarget(name: "CarWindowTests", dependencies: ["CarWindow"], exclude: ["Fixtures", "Golden"],
                     swiftSettings: strict),
     ],

@@ -70,6 +70,8 @@ struct SymbolLayerPaint {
     var padding: Float
     var allowOverlap: Bool
     var isLine: Bool
+    /// Screen pixels that must separate two labels with the same text.
+    var repeatDistance: Float
 }
 
 /// Places labels on the screen each frame: projects anchors, lays line labels along their
@@ -87,6 +89,9 @@ struct LabelPlacer {
     private var glyphBoxes: [SIMD4<Float>] = []
     private var glyphPlacements: [(position: SIMD2<Float>, angle: Float)] = []
     private var screenPath: [SIMD2<Float>] = []
+    private var screenScales: [Float] = []
+    /// Where labels were placed this frame, by text, to keep repeats of a name apart.
+    private var placedTexts: [(textKey: Int, position: SIMD2<Float>)] = []
 
     mutating func begin(width: Int, height: Int) {
         vertices.removeAll(keepingCapacity: true)
@@ -94,6 +99,16 @@ struct LabelPlacer {
         grid.reset(width: width, height: height)
         swap(&placedBefore, &placedNow)
         placedNow.removeAll(keepingCapacity: true)
+        placedTexts.removeAll(keepingCapacity: true)
+    }
+
+    private func repeatsNearby(_ textKey: Int, at position: SIMD2<Float>, within distance: Float) -> Bool {
+        let limit = distance * distance
+        for placed in placedTexts where placed.textKey == textKey {
+            let d = placed.position - position
+            if (d * d).sum() < limit { return true }
+        }
+        return false
     }
 
     /// Reserves a screen area no label may cover (controls, attribution).
@@ -101,9 +116,10 @@ struct LabelPlacer {
         grid.insert(SIMD4(Float(rect.x), Float(rect.y), Float(rect.x + rect.width), Float(rect.y + rect.height)))
     }
 
-    /// Places one symbol layer of one tile; `project` maps tile units to screen pixels.
+    /// Places one symbol layer of one tile; `project` maps tile units to screen pixels (x, y)
+    /// and the perspective scale there (z: 1 at the centre of the view, smaller farther away).
     mutating func place(_ bucket: SymbolBucket, paint: SymbolLayerPaint, zoomAboveTile: Double, width: Int,
-                        height: Int, project: (SIMD2<Float>) -> SIMD2<Float>?) {
+                        height: Int, project: (SIMD2<Float>) -> SIMD3<Float>?) {
         for pass in 0..<2 {
             for label in bucket.labels where placedBefore.contains(label.key) == (pass == 0) {
                 guard !placedNow.contains(label.key) else { continue }
@@ -134,8 +150,10 @@ struct LabelPlacer {
     // MARK: Points
 
     private mutating func placePoint(_ label: LabelCandidate, at point: SIMD2<Float>, paint: SymbolLayerPaint,
-                                     width: Int, height: Int, project: (SIMD2<Float>) -> SIMD2<Float>?) -> Bool {
-        guard let anchor = project(point) else { return false }
+                                     width: Int, height: Int, project: (SIMD2<Float>) -> SIMD3<Float>?) -> Bool {
+        guard let projected = project(point) else { return false }
+        let anchor = SIMD2(projected.x, projected.y)
+        if repeatsNearby(label.textKey, at: anchor, within: paint.repeatDistance) { return false }
         let scale = paint.size / GlyphAtlas.baseSize
         let origin = anchor + label.text.origin * scale
         let box = SIMD4(origin.x - paint.padding, origin.y - paint.padding,
@@ -146,6 +164,7 @@ struct LabelPlacer {
         guard box.x >= 0, box.y >= 0, box.z <= Float(width), box.w <= Float(height) else { return false }
         if !paint.allowOverlap && grid.collides(box) { return false }
         grid.insert(box)
+        placedTexts.append((label.textKey, anchor))
         let fill = (label.fillColor ?? paint.fill).packed(opacity: paint.opacity)
         let halo = (label.haloColor ?? paint.halo).packed(opacity: paint.opacity)
         for glyph in label.text.glyphs {
@@ -159,13 +178,15 @@ struct LabelPlacer {
 
     private mutating func placeAlongLine(_ label: LabelCandidate, path: [SIMD2<Float>], distance: Float,
                                          paint: SymbolLayerPaint, width: Int, height: Int,
-                                         project: (SIMD2<Float>) -> SIMD2<Float>?) -> Bool {
+                                         project: (SIMD2<Float>) -> SIMD3<Float>?) -> Bool {
         // Project the path once; labels are short and so are the paths of one tile's roads.
         screenPath.removeAll(keepingCapacity: true)
+        screenScales.removeAll(keepingCapacity: true)
         var anchorIndex = 0, anchorT: Float = 0, walked: Float = 0
         for i in path.indices {
             guard let point = project(path[i]) else { return false }
-            screenPath.append(point)
+            screenPath.append(SIMD2(point.x, point.y))
+            screenScales.append(point.z)
             if i > 0 {
                 let segment = (path[i] - path[i - 1])
                 let length = (segment * segment).sum().squareRoot()
@@ -177,10 +198,13 @@ struct LabelPlacer {
             }
         }
         guard screenPath.count >= 2 else { return false }
-        let scale = paint.size / GlyphAtlas.baseSize
-        let halfLength = label.text.width * scale / 2
         let anchor = screenPath[anchorIndex] + (screenPath[anchorIndex + 1] - screenPath[anchorIndex]) * anchorT
         guard anchor.x >= 0, anchor.y >= 0, anchor.x <= Float(width), anchor.y <= Float(height) else { return false }
+        if repeatsNearby(label.textKey, at: anchor, within: paint.repeatDistance) { return false }
+        // Line labels lie on the map, as MapLibre's pitch-aligned ones do: smaller farther away.
+        let perspective = min(max(screenScales[anchorIndex], 0.5), 1.5)
+        let scale = paint.size / GlyphAtlas.baseSize * perspective
+        let halfLength = label.text.width * scale / 2
 
         // Read left to right: if the line runs leftwards at the label, walk it the other way.
         guard let start = pointAlong(from: anchorIndex, t: anchorT, offset: -halfLength),
@@ -215,6 +239,7 @@ struct LabelPlacer {
             glyphPlacements.append((p, angle))
         }
         for box in glyphBoxes { grid.insert(box) }
+        placedTexts.append((label.textKey, anchor))
         let fill = (label.fillColor ?? paint.fill).packed(opacity: paint.opacity)
         let halo = (label.haloColor ?? paint.halo).packed(opacity: paint.opacity)
         for (glyph, placement) in zip(label.text.glyphs, glyphPlacements) {

@@ -274,28 +274,43 @@ public actor MapRenderer {
         let depthStep = 1.0 / Float(layerCount + 2)
         func depth(_ index: Int) -> Float { 1 - Float(index + 1) * depthStep }
 
-        // Opaque fills front to back with depth writes, so llvmpipe's early depth test skips
-        // the hidden pixels of every layer below.
+        // Opaque fills and buildings front to back with depth writes, so llvmpipe's early depth
+        // test skips the hidden pixels of every layer below them (under buildings, most of a
+        // pitched view).
         glEnable(GLenum(GL_DEPTH_TEST))
         glDepthFunc(GLenum(GL_LESS))
         glDisable(GLenum(GL_BLEND))
+        var opaqueTop = -1
+        var drawnInOpaquePass = Set<Int>()
         for index in stride(from: layerCount - 1, through: firstLayer, by: -1) {
             let layer = layers[index]
-            guard layer.type == .fill, layer.isVisible(atZoom: zoom), let color = opaqueFillColor(layer, zoom) else {
+            guard layer.isVisible(atZoom: zoom) else { continue }
+            if layer.type == .fill, let color = opaqueFillColor(layer, zoom) {
+                glDepthRangef(depth(index), depth(index))
+                drawFills(layer, index, drawn, matrices, cullers, color: color, opacity: 1)
+            } else if layer.type == .fillExtrusion, isOpaqueExtrusion(layer, zoom) {
+                // Buildings span their own depth range in front of every layer below.
+                glDepthRangef(0, depth(index))
+                drawExtrusions(layer, index, drawn, matrices, cullers, transform)
+                glDepthMask(GLboolean(GL_TRUE))
+                glDepthFunc(GLenum(GL_LESS))
+            } else {
                 continue
             }
-            glDepthRangef(depth(index), depth(index))
-            drawFills(layer, index, drawn, matrices, cullers, color: color, opacity: 1)
+            opaqueTop = max(opaqueTop, index)
+            drawnInOpaquePass.insert(index)
         }
         glEnable(GLenum(GL_BLEND))
         glDepthMask(GLboolean(GL_FALSE))
         glDepthFunc(GLenum(GL_LEQUAL))
 
-        // Everything else bottom to top.
-        for index in firstLayer..<layerCount {
+        // Everything else bottom to top. Above the top opaque layer nothing can hide a
+        // fragment, so the depth test is skipped there.
+        for index in firstLayer..<layerCount where !drawnInOpaquePass.contains(index) || layers[index].type == .fill {
             let layer = layers[index]
             guard layer.isVisible(atZoom: zoom) else { continue }
             glDepthRangef(depth(index), depth(index))
+            if index > opaqueTop { glDisable(GLenum(GL_DEPTH_TEST)) } else { glEnable(GLenum(GL_DEPTH_TEST)) }
             switch layer.type {
             case .background:
                 drawBackground(layer, zoom: zoom)
@@ -327,6 +342,13 @@ public actor MapRenderer {
         }
         drawScreenText()
         return labels
+    }
+
+    /// Whether an extrusion layer hides what lies behind its buildings completely.
+    private func isOpaqueExtrusion(_ layer: StyleLayer, _ zoom: Double) -> Bool {
+        guard let paint = layer.paint.fillExtrusion else { return false }
+        return paint.fillExtrusionOpacity.evaluate(zoom: zoom) >= 1 && !paint.fillExtrusionColor.dependsOnFeature
+            && paint.fillExtrusionColor.evaluate(zoom: zoom).a >= 1
     }
 
     /// The colour of a fill layer that covers what lies below completely, or nil if it blends.
@@ -488,6 +510,7 @@ public actor MapRenderer {
         // Prisms are closed: back faces never show, and culling them halves the work.
         glEnable(GLenum(GL_CULL_FACE))
         glCullFace(GLenum(GL_BACK))
+        glEnable(GLenum(GL_DEPTH_TEST))
         glDisable(GLenum(GL_STENCIL_TEST))
         glDepthMask(GLboolean(GL_TRUE))
         glDepthFunc(GLenum(GL_LESS))
@@ -503,10 +526,9 @@ public actor MapRenderer {
             }
         }
         if opacity >= 1 {
-            // Opaque: the depth test alone keeps the nearest surface.
-            glDisable(GLenum(GL_BLEND))
+            // Opaque (drawn in the opaque pass, blending off): the depth test alone keeps the
+            // nearest surface.
             drawAll(colored: true)
-            glEnable(GLenum(GL_BLEND))
         } else {
             // Translucent: depth first, then colour where the depth matches, so each pixel shows
             // the nearest wall or roof once, as MapLibre's offscreen pass does.
@@ -525,6 +547,7 @@ public actor MapRenderer {
             glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_KEEP))
         }
         glDisable(GLenum(GL_CULL_FACE))
+        glEnable(GLenum(GL_STENCIL_TEST))
         glDepthMask(GLboolean(GL_FALSE))
         glDepthFunc(GLenum(GL_LEQUAL))
     }
@@ -549,13 +572,15 @@ public actor MapRenderer {
                 guard index < tile.layers.count, case .symbol(let bucket)? = tile.layers[index] else { continue }
                 let matrix = matrices[tileIndex]
                 let width = Double(self.width), height = Double(self.height)
+                let centreDepth = transform.cameraToCenterDistance
                 let before = labelPlacer.vertices.count
                 let zoomAboveTile = zoom - Double(tile.layout.tile.z)
                 labelPlacer.place(bucket, paint: paint, zoomAboveTile: zoomAboveTile, width: self.width,
                                   height: self.height) { point in
                     let clip = matrix.transform(SIMD4(Double(point.x), Double(point.y), 0, 1))
                     guard clip.w > 1e-9 else { return nil }
-                    return SIMD2(Float((clip.x / clip.w + 1) / 2 * width), Float((clip.y / clip.w + 1) / 2 * height))
+                    return SIMD3(Float((clip.x / clip.w + 1) / 2 * width), Float((clip.y / clip.w + 1) / 2 * height),
+                                 Float(centreDepth / clip.w))
                 }
                 placedLabels += (labelPlacer.vertices.count - before) > 0 ? 1 : 0
             }
@@ -579,7 +604,8 @@ public actor MapRenderer {
             maxAngle: Float(layout.textMaxAngle.evaluate(zoom: zoom)),
             padding: Float(layout.textPadding.evaluate(zoom: zoom)),
             allowOverlap: layout.textAllowOverlap.evaluate(zoom: zoom),
-            isLine: layout.symbolPlacement.evaluate(zoom: zoom) != .point)
+            isLine: layout.symbolPlacement.evaluate(zoom: zoom) != .point,
+            repeatDistance: Float(layout.symbolSpacing.evaluate(zoom: zoom)) * 0.6)
     }
 
     /// Draws every glyph quad gathered this frame (labels, attribution, control icons) at once.

@@ -64,6 +64,8 @@ struct LabelCandidate: Sendable {
     var text: ShapedText
     /// Identifies the label across frames and tiles for stable placement.
     var key: Int
+    /// Equal for labels of one layer with the same text, so repeats can be kept apart.
+    var textKey: Int
     /// Feature-dependent paint, when the style has it; otherwise the layer's values apply.
     var fillColor: Color?
     var haloColor: Color?

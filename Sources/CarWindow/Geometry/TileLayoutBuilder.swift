@@ -185,6 +185,7 @@ struct TileLayoutBuilder: Sendable {
             var hasher = Hasher()
             hasher.combine(layerIndex)
             hasher.combine(text)
+            let textKey = hasher.finalize()
             if isLine {
                 let spacing = max(Float(layout.symbolSpacing.evaluate(zoom: zoom)), 1) * unitsPerPixel
                 // Overzoomed tiles are drawn up to this many levels above their own zoom.
@@ -201,13 +202,15 @@ struct TileLayoutBuilder: Sendable {
                         let step = spacing / Float(1 << level)
                         var distance = level == 0 ? min(step / 2, length / 2) : step / 2
                         while distance < length {
+                            defer { distance += level == 0 ? step : 2 * step }
+                            // Anchors in the tile's buffer belong to the neighbouring tile.
+                            guard Self.isInsideTile(Self.point(along: path, at: distance)) else { continue }
                             var keyHasher = hasher
                             keyHasher.combine(Int(distance / 16))
                             keyHasher.combine(path.first.map { Int($0.x) / 16 } ?? 0)
                             bucket.labels.append(LabelCandidate(
                                 anchor: .line(path: pathIndex, distance: distance, level: level), text: shaped,
-                                key: keyHasher.finalize(), fillColor: fill, haloColor: halo))
-                            distance += level == 0 ? step : 2 * step
+                                key: keyHasher.finalize(), textKey: textKey, fillColor: fill, haloColor: halo))
                         }
                     }
                 }
@@ -220,9 +223,10 @@ struct TileLayoutBuilder: Sendable {
                 } else {
                     continue
                 }
+                guard Self.isInsideTile(point) else { continue }
                 hasher.combine(featureIndex)
                 bucket.labels.append(LabelCandidate(anchor: .point(point), text: shaped, key: hasher.finalize(),
-                                                    fillColor: fill, haloColor: halo))
+                                                    textKey: textKey, fillColor: fill, haloColor: halo))
             }
         }
         return bucket.labels.isEmpty ? nil : bucket
@@ -230,6 +234,22 @@ struct TileLayoutBuilder: Sendable {
 
     /// How many zoom levels past its own an overzoomed tile gets extra line-label anchors for.
     static let overzoomLevels = 4
+
+    static func isInsideTile(_ point: SIMD2<Float>) -> Bool {
+        point.x >= 0 && point.y >= 0 && point.x < 4096 && point.y < 4096
+    }
+
+    /// The point `distance` tile units along `path` (its end when the path is shorter).
+    static func point(along path: [SIMD2<Float>], at distance: Float) -> SIMD2<Float> {
+        var remaining = distance
+        for i in path.indices.dropFirst() {
+            let d = path[i] - path[i - 1]
+            let length = (d * d).sum().squareRoot()
+            if remaining <= length, length > 0 { return path[i - 1] + d * (remaining / length) }
+            remaining -= length
+        }
+        return path.last ?? .zero
+    }
 
     static func length(of path: [SIMD2<Float>]) -> Float {
         var total: Float = 0
