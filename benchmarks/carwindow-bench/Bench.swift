@@ -69,10 +69,13 @@ struct Bench: AsyncParsableCommand {
         results["render"] = renderResults
         printTable(table)
 
-        // Visual agreement.
+        // Visual agreement. MapLibre draws fill-extrusion walls even when looking straight down;
+        // CarWindow draws buildings flat there, as a navigation map should. So pitch-0 views are
+        // also compared with MapLibre given the same style minus its extrusion layers, and both
+        // figures are reported.
         if let peer {
-            var ssimTable: [[String]] = [["view", "SSIM"]]
-            var values: [Double] = []
+            var ssimTable: [[String]] = [["view", "SSIM", "SSIM, MapLibre flat buildings at pitch 0"]]
+            var raw: [Double] = [], matched: [Double] = []
             var ssimResults: [[String: Any]] = []
             for view in AgreementView.all {
                 let renderer = try await makeRenderer(context: context, root: root, style: view.style, width: 800, height: 480,
@@ -81,16 +84,27 @@ struct Bench: AsyncParsableCommand {
                 _ = await renderer.renderWhenLoaded()
                 let ours = await renderer.readPixels()
                 try ours.writePNG(to: out.appendingPathComponent("\(view.name)-carwindow.png"))
-                let theirs = try peer.render(view, style: root.appendingPathComponent("assets/styles/\(view.style).json"))
+                let styleURL = root.appendingPathComponent("assets/styles/\(view.style).json")
+                let theirs = try peer.render(view, style: styleURL, suffix: "maplibre")
                 let ssim = ours.structuralSimilarity(to: theirs) ?? 0
-                values.append(ssim)
-                ssimResults.append(["view": view.name, "ssim": ssim])
-                ssimTable.append([view.name, String(format: "%.4f", ssim)])
+                var flatSSIM = ssim
+                if view.camera.pitch == 0 {
+                    let flatStyle = try withoutExtrusions(styleURL, in: out)
+                    let flatTheirs = try peer.render(view, style: flatStyle, suffix: "maplibre-flat")
+                    flatSSIM = ours.structuralSimilarity(to: flatTheirs) ?? 0
+                }
+                raw.append(ssim)
+                matched.append(flatSSIM)
+                ssimResults.append(["view": view.name, "ssim": ssim, "ssim_flat_buildings_at_pitch_0": flatSSIM])
+                ssimTable.append([view.name, String(format: "%.4f", ssim),
+                                  view.camera.pitch == 0 ? String(format: "%.4f", flatSSIM) : "(same)"])
             }
-            let mean = values.reduce(0, +) / Double(max(values.count, 1))
-            ssimTable.append(["mean", String(format: "%.4f", mean)])
+            let rawMean = raw.reduce(0, +) / Double(max(raw.count, 1))
+            let matchedMean = matched.reduce(0, +) / Double(max(matched.count, 1))
+            ssimTable.append(["mean", String(format: "%.4f", rawMean), String(format: "%.4f", matchedMean)])
             results["ssim"] = ssimResults
-            results["ssim_mean"] = mean
+            results["ssim_mean"] = rawMean
+            results["ssim_mean_flat_buildings_at_pitch_0"] = matchedMean
             printTable(ssimTable)
         }
         await context.shutdown()
@@ -115,6 +129,23 @@ struct Bench: AsyncParsableCommand {
             tiles: try openTileSource(at: root.appendingPathComponent("assets/helsinki.pmtiles")),
             fonts: try FontLibrary(directory: root.appendingPathComponent("assets/fonts")), camera: camera)
     }
+}
+
+/// A copy of the style with its fill-extrusion layers hidden.
+func withoutExtrusions(_ style: URL, in folder: URL) throws -> URL {
+    guard var json = try JSONSerialization.jsonObject(with: Data(contentsOf: style)) as? [String: Any],
+          let layers = json["layers"] as? [[String: Any]] else { throw ValidationError("cannot read \(style.path)") }
+    json["layers"] = layers.map { layer -> [String: Any] in
+        guard layer["type"] as? String == "fill-extrusion" else { return layer }
+        var hidden = layer
+        var layout = layer["layout"] as? [String: Any] ?? [:]
+        layout["visibility"] = "none"
+        hidden["layout"] = layout
+        return hidden
+    }
+    let file = folder.appendingPathComponent(style.deletingPathExtension().lastPathComponent + "-flat-buildings.json")
+    try JSONSerialization.data(withJSONObject: json).write(to: file)
+    return file
 }
 
 /// Mean and percentiles of milliseconds.
@@ -189,14 +220,15 @@ struct MapLibrePeer {
         return lines.map { Timing(total: $0["ms_per_frame"] as? Double ?? 0, png: $0["ms_png"] as? Double) }
     }
 
-    func render(_ view: AgreementView, style: URL) throws -> RGBAImage {
-        let folder = out.appendingPathComponent("maplibre-views")
+    func render(_ view: AgreementView, style: URL, suffix: String) throws -> RGBAImage {
+        let folder = out.appendingPathComponent(suffix + "-views")
         _ = try run(views: [viewJSON(name: view.name, camera: view.camera, width: 800, height: 480)], style: style,
                     folder: folder)
         let file = folder.appendingPathComponent("\(view.name).png")
         let image = try RGBAImage(contentsOfPNG: file)
-        try? FileManager.default.removeItem(at: out.appendingPathComponent("\(view.name)-maplibre.png"))
-        try FileManager.default.copyItem(at: file, to: out.appendingPathComponent("\(view.name)-maplibre.png"))
+        let copy = out.appendingPathComponent("\(view.name)-\(suffix).png")
+        try? FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: file, to: copy)
         return image
     }
 

@@ -289,6 +289,7 @@ public actor MapRenderer {
                 glDepthRangef(depth(index), depth(index))
                 drawFills(layer, index, drawn, matrices, cullers, color: color, opacity: 1)
             } else if layer.type == .fillExtrusion, isOpaqueExtrusion(layer, zoom) {
+                if hasFlatStandIn(for: index, transform: transform) { continue }
                 // Buildings span their own depth range in front of every layer below.
                 glDepthRangef(0, depth(index))
                 drawExtrusions(layer, index, drawn, matrices, cullers, transform)
@@ -323,6 +324,7 @@ public actor MapRenderer {
             case .line:
                 drawLines(layer, index, drawn, matrices, cullers, transform)
             case .fillExtrusion:
+                if hasFlatStandIn(for: index, transform: transform) { continue }
                 glDepthRangef(0, depth(index))
                 drawExtrusions(layer, index, drawn, matrices, cullers, transform)
             case .symbol:
@@ -342,6 +344,19 @@ public actor MapRenderer {
         }
         drawScreenText()
         return labels
+    }
+
+    /// Looking straight down, buildings are flat. A style that pairs its extrusion layer with a
+    /// flat fill of the same source layer below it then shows that fill alone, outlines and all;
+    /// a style with only the extrusion gets flat roofs from it.
+    private func hasFlatStandIn(for index: Int, transform: MapTransform) -> Bool {
+        guard transform.camera.pitch == 0 else { return false }
+        let sourceLayer = style.layers[index].sourceLayer
+        for below in style.layers[..<index] where below.type == .fill && below.sourceLayer == sourceLayer
+            && below.isVisible(atZoom: transform.camera.zoom) {
+            return true
+        }
+        return false
     }
 
     /// Whether an extrusion layer hides what lies behind its buildings completely.
@@ -496,9 +511,13 @@ public actor MapRenderer {
         glUseProgram(program.name)
         glUniform1f(program.location("u_opacity"), opacity)
         glUniform1f(program.location("u_height_factor"), heightFactor)
-        // Light from the upper left of the screen, turning with the map as MapLibre's "viewport" light.
-        let lightAngle = (transform.camera.bearing - 135) * .pi / 180
-        glUniform3f(program.location("u_light_direction"), Float(sin(lightAngle)), Float(-cos(lightAngle)), 0)
+        // MapLibre's default light: radial 1.15, azimuth 210° (plus its 90° offset), polar 30°,
+        // fixed to the viewport so it turns with the bearing. Our wall normals face the other
+        // way round in this frame, hence the extra half turn (checked against MapLibre renders).
+        let azimuth = (210 + 90 + 180 + transform.camera.bearing) * .pi / 180, polar = 30 * Double.pi / 180
+        let light = SIMD3(cos(azimuth) * sin(polar), sin(azimuth) * sin(polar), cos(polar)) * 1.15
+        glUniform3f(program.location("u_light_position"), Float(light.x), Float(light.y), Float(light.z))
+        glUniform1f(program.location("u_light_intensity"), 0.5)
         let color = paint.fillExtrusionColor.evaluate(zoom: zoom).premultiplied
         let meshes = drawn.enumerated().compactMap { (tileIndex, tile) -> (Int, GPUMesh)? in
             guard index < tile.layers.count, case .extrusion(let mesh)? = tile.layers[index] else { return nil }
