@@ -110,6 +110,13 @@ import Testing
         await context.shutdown()
     }
 
+    @Test func glWorkRunsOnTheRenderThread() async throws {
+        let (context, renderer) = try await makeRenderer()
+        #expect(await renderer.isOnRenderThread())
+        #expect(!context.thread.isCurrent)
+        await context.shutdown()
+    }
+
     @Test func theContextReportsItsPlatform() async throws {
         let context = try await RenderContext()
         #expect(!context.info.renderer.isEmpty)

@@ -171,6 +171,9 @@ public actor MapRenderer {
                            labels: labels, drawCalls: drawCalls)
     }
 
+    /// Whether this renderer's methods run on its context's render thread (they always should).
+    func isOnRenderThread() -> Bool { context.thread.isCurrent }
+
     /// Waits until the GPU has finished the frame (for timing; readback waits by itself).
     public func finish() { glFinish() }
 

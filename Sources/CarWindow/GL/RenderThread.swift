@@ -15,9 +15,11 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
     private var running: [UnownedJob] = []
     private var stopping = false
     private var threadID: pthread_t?
+    private let name: String
 
     /// Starts the thread. It runs until ``stop()`` is called and its queue is empty.
     public init(name: String = "carwindow.render") {
+        self.name = name
         // The thread keeps its executor alive until `stop()`: jobs may still be queued.
         let thread = Thread { self.runLoop() }
         thread.name = name
@@ -61,6 +63,8 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
     }
 
     private func runLoop() {
+        // Linux keeps 15 characters of a thread's name; enough for profilers to tell it apart.
+        _ = pthread_setname_np(pthread_self(), String(name.prefix(15)))
         condition.lock()
         threadID = pthread_self()
         condition.broadcast()
