@@ -63,8 +63,9 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
     }
 
     private func runLoop() {
-        // Linux keeps 15 characters of a thread's name; enough for profilers to tell it apart.
-        _ = pthread_setname_np(pthread_self(), String(name.prefix(15)))
+        // Set from the thread itself so the system name (what profilers show) changes too;
+        // Linux keeps 15 characters.
+        Thread.current.name = String(name.prefix(15))
         condition.lock()
         threadID = pthread_self()
         condition.broadcast()
