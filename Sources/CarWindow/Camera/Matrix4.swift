@@ -106,9 +106,6 @@ struct Matrix4: Equatable {
         return r
     }
 
-    /// The matrix as 16 floats for glUniformMatrix4fv.
-    var floats: [Float] { array.map(Float.init) }
-
     /// Writes the matrix as floats into `buffer`, which must hold 16, without allocating.
     func write(into buffer: UnsafeMutablePointer<Float>) {
         withUnsafeBytes(of: m) { raw in

@@ -126,22 +126,25 @@ struct ChunkCuller {
     }
 
     /// Whether the box, grown by `margin` tile units, may show: a separating-axis test against
-    /// the view's ground quadrilateral.
+    /// the view's ground quadrilateral. Runs per chunk per frame, so it allocates nothing.
     func sees(_ box: SIMD4<Float>, margin: Float) -> Bool {
         let b = box + SIMD4(-margin, -margin, margin, margin)
         if b.z < bounds.x || b.x > bounds.z || b.w < bounds.y || b.y > bounds.w { return false }
-        let quad = [corners.0, corners.1, corners.2, corners.3]
-        let boxCorners = [SIMD2(b.x, b.y), SIMD2(b.z, b.y), SIMD2(b.z, b.w), SIMD2(b.x, b.w)]
-        for i in 0..<4 {
-            let edge = quad[(i + 1) % 4] - quad[i]
-            let axis = SIMD2(-edge.y, edge.x)
-            var quadMin = Float.infinity, quadMax = -Float.infinity
-            var boxMin = Float.infinity, boxMax = -Float.infinity
-            for p in quad { let d = (p * axis).sum(); quadMin = min(quadMin, d); quadMax = max(quadMax, d) }
-            for p in boxCorners { let d = (p * axis).sum(); boxMin = min(boxMin, d); boxMax = max(boxMax, d) }
-            if boxMax < quadMin || boxMin > quadMax { return false }
-        }
-        return true
+        let quad = corners
+        return separates(quad.0, quad.1, b) && separates(quad.1, quad.2, b) && separates(quad.2, quad.3, b)
+            && separates(quad.3, quad.0, b)
+    }
+
+    /// False when the edge a -> b of the quad is a separating axis between quad and box.
+    private func separates(_ a: SIMD2<Float>, _ b: SIMD2<Float>, _ box: SIMD4<Float>) -> Bool {
+        let axis = SIMD2(a.y - b.y, b.x - a.x)
+        func project(_ p: SIMD2<Float>) -> Float { (p * axis).sum() }
+        let q = (project(corners.0), project(corners.1), project(corners.2), project(corners.3))
+        let quadMin = min(min(q.0, q.1), min(q.2, q.3)), quadMax = max(max(q.0, q.1), max(q.2, q.3))
+        let c = (project(SIMD2(box.x, box.y)), project(SIMD2(box.z, box.y)), project(SIMD2(box.z, box.w)),
+                 project(SIMD2(box.x, box.w)))
+        let boxMin = min(min(c.0, c.1), min(c.2, c.3)), boxMax = max(max(c.0, c.1), max(c.2, c.3))
+        return !(boxMax < quadMin || boxMin > quadMax)
     }
 }
 

@@ -70,7 +70,11 @@ public actor MapRenderer {
     /// How many GPU tiles stay resident; older ones are released.
     private let gpuTileCapacity = 96
     private var drawCalls = 0
-    private var matrixScratch = [Float](repeating: 0, count: 16)
+    // Per-frame lists, kept between frames so drawing reuses their storage.
+    private var frameTiles: [GPUTile] = []
+    private var frameMatrices: [Matrix4] = []
+    private var frameCullers: [ChunkCuller] = []
+    private var drawnInOpaquePass: [Bool] = []
 
     /// Makes a renderer drawing `style` over `tiles` at `width` x `height`.
     public init(context: RenderContext, width: Int, height: Int, style: Style, tiles source: any TileSource,
@@ -196,7 +200,10 @@ public actor MapRenderer {
     /// The GPU tiles to draw: each covering tile if ready, else its nearest ready ancestor.
     private func resolveTiles(_ transform: MapTransform, tileArrived: (@Sendable () -> Void)?) -> ([GPUTile], Int) {
         let zoom = tiles.dataZoom(for: transform.camera.zoom)
-        var drawn: [GPUTile] = []
+        var drawn = frameTiles
+        frameTiles = []
+        drawn.removeAll(keepingCapacity: true)
+        defer { frameTiles = drawn }
         var loading = 0
         for tile in transform.coveringTiles(zoom: zoom) {
             if let gpu = gpuTile(tile) {
@@ -270,9 +277,15 @@ public actor MapRenderer {
         glStencilMask(0xFF)
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT))
 
-        let matrices = drawn.map { transform.tileMatrix(for: $0.layout.tile, extent: $0.layout.extent) }
         let quad = transform.visibleGroundQuad
-        let cullers = drawn.map { ChunkCuller(transform: transform, tile: $0.layout.tile, extent: $0.layout.extent, quad: quad) }
+        frameMatrices.removeAll(keepingCapacity: true)
+        frameCullers.removeAll(keepingCapacity: true)
+        for tile in drawn {
+            frameMatrices.append(transform.tileMatrix(for: tile.layout.tile, extent: tile.layout.extent))
+            frameCullers.append(ChunkCuller(transform: transform, tile: tile.layout.tile, extent: tile.layout.extent,
+                                            quad: quad))
+        }
+        let matrices = frameMatrices, cullers = frameCullers
         drawStencilMasks(drawn, matrices: matrices)
         let depthStep = 1.0 / Float(layerCount + 2)
         func depth(_ index: Int) -> Float { 1 - Float(index + 1) * depthStep }
@@ -284,7 +297,8 @@ public actor MapRenderer {
         glDepthFunc(GLenum(GL_LESS))
         glDisable(GLenum(GL_BLEND))
         var opaqueTop = -1
-        var drawnInOpaquePass = Set<Int>()
+        drawnInOpaquePass.removeAll(keepingCapacity: true)
+        drawnInOpaquePass.append(contentsOf: repeatElement(false, count: layerCount))
         for index in stride(from: layerCount - 1, through: firstLayer, by: -1) {
             let layer = layers[index]
             guard layer.isVisible(atZoom: zoom) else { continue }
@@ -302,7 +316,7 @@ public actor MapRenderer {
                 continue
             }
             opaqueTop = max(opaqueTop, index)
-            drawnInOpaquePass.insert(index)
+            drawnInOpaquePass[index] = true
         }
         glEnable(GLenum(GL_BLEND))
         glDepthMask(GLboolean(GL_FALSE))
@@ -310,7 +324,7 @@ public actor MapRenderer {
 
         // Everything else bottom to top. Above the top opaque layer nothing can hide a
         // fragment, so the depth test is skipped there.
-        for index in firstLayer..<layerCount where !drawnInOpaquePass.contains(index) || layers[index].type == .fill {
+        for index in firstLayer..<layerCount where !drawnInOpaquePass[index] || layers[index].type == .fill {
             let layer = layers[index]
             guard layer.isVisible(atZoom: zoom) else { continue }
             glDepthRangef(depth(index), depth(index))
@@ -377,10 +391,7 @@ public actor MapRenderer {
     }
 
     private func setMatrix(_ location: GLint, _ matrix: Matrix4) {
-        matrixScratch.withUnsafeMutableBufferPointer { buffer in
-            matrix.write(into: buffer.baseAddress!)
-            glUniformMatrix4fv(location, 1, GLboolean(GL_FALSE), buffer.baseAddress)
-        }
+        programs.setMatrix(location, matrix)
     }
 
     private func useTileStencil(_ index: Int) {

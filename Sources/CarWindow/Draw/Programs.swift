@@ -13,6 +13,7 @@ final class Programs {
     /// The whole viewport in clip space, for background layers.
     let screenQuad: GPUMesh
     private var dashScratch = [Float](repeating: 0, count: 8)
+    private var matrixScratch = [Float](repeating: 0, count: 16)
 
     init() throws(GLSetupError) {
         fill = try GLProgram(vertex: "fill.vert", fragment: "fill.frag", attributes: ["a_pos", "a_color"])
@@ -32,6 +33,15 @@ final class Programs {
                          indices: square, colors: nil)
         screenQuad = .fill(positions: [SIMD2(-1, -1), SIMD2(1, -1), SIMD2(1, 1), SIMD2(-1, 1)],
                            indices: square, colors: nil)
+    }
+
+    /// Sets a mat4 uniform of the current program without allocating.
+    func setMatrix(_ location: GLint, _ matrix: Matrix4) {
+        matrixScratch.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            matrix.write(into: base)
+            glUniformMatrix4fv(location, 1, GLboolean(GL_FALSE), base)
+        }
     }
 
     /// The line program for `dashes` (in line widths, as the style gives them), made current with

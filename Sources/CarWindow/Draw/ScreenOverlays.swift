@@ -170,7 +170,7 @@ final class ScreenOverlays {
     static func drawFill(_ mesh: GPUMesh, matrix: Matrix4, color: Color, programs: Programs) {
         let program = programs.fill
         glUseProgram(program.name)
-        glUniformMatrix4fv(program.location("u_matrix"), 1, GLboolean(GL_FALSE), matrix.floats)
+        programs.setMatrix(program.location("u_matrix"), matrix)
         glUniform1f(program.location("u_opacity"), 1)
         let c = color.premultiplied
         glVertexAttrib4f(AttributeSlot.fillColor, c.x, c.y, c.z, c.w)
@@ -179,7 +179,7 @@ final class ScreenOverlays {
 
     static func drawOutline(_ mesh: GPUMesh, matrix: Matrix4, color: Color, width: Float, programs: Programs) {
         let program = programs.useLineProgram(dashes: nil, lineWidth: width)
-        glUniformMatrix4fv(program.location("u_matrix"), 1, GLboolean(GL_FALSE), matrix.floats)
+        programs.setMatrix(program.location("u_matrix"), matrix)
         glUniform1f(program.location("u_opacity"), 1)
         glUniform1f(program.location("u_blur"), 0)
         glUniform1f(program.location("u_units_per_pixel"), 1)
@@ -259,7 +259,7 @@ final class RouteOverlay {
             * Matrix4.translation(origin.x * transform.worldSize, origin.y * transform.worldSize, 0)
             * Matrix4.scale(scale, scale, 1)
         let program = programs.useLineProgram(dashes: nil, lineWidth: 1)
-        glUniformMatrix4fv(program.location("u_matrix"), 1, GLboolean(GL_FALSE), matrix.floats)
+        programs.setMatrix(program.location("u_matrix"), matrix)
         glUniform1f(program.location("u_units_per_pixel"), Float(1 / scale))
         glUniform1f(program.location("u_opacity"), 1)
         glUniform1f(program.location("u_blur"), 0)
