@@ -9,13 +9,13 @@ in vec2 v_edge;
 in float v_half_width;
 in float v_distance;
 in vec4 v_color;
+in float v_pixel;
 out vec4 fragColor;
 
 void main() {
     float distance_from_centre = length(v_edge);
-    // fwidth gives the screen-space size of a unit here, so the edge stays one pixel soft at
-    // any pitch.
-    float softness = max(fwidth(distance_from_centre), 1e-4) + u_blur;
+    // One screen pixel of softness at any pitch: v_pixel is the size of a screen pixel here.
+    float softness = v_pixel + u_blur;
     float alpha = clamp((v_half_width - distance_from_centre) / softness + 0.5, 0.0, 1.0);
 #ifdef DASHED
     float period = u_dash_ends[u_dash_count - 1];

@@ -4,6 +4,9 @@
 uniform mat4 u_matrix;
 uniform float u_units_per_pixel;
 uniform float u_opacity;
+// Clip-space w at the centre of the view (1 for screen-space drawing): w / u_centre_w is how
+// many of our pixel units one screen pixel spans here.
+uniform float u_centre_w;
 
 in vec2 a_pos;
 in vec2 a_extrude;
@@ -16,6 +19,7 @@ out vec2 v_edge;
 out float v_half_width;
 out float v_distance;
 out vec4 v_color;
+out float v_pixel;
 
 void main() {
     // Half a pixel more on each side leaves room for the anti-aliased edge.
@@ -26,4 +30,5 @@ void main() {
     v_distance = a_distance / u_units_per_pixel;
     v_color = a_color * u_opacity;
     gl_Position = u_matrix * vec4(a_pos + a_extrude * outset * u_units_per_pixel, 0.0, 1.0);
+    v_pixel = gl_Position.w / u_centre_w;
 }

@@ -495,6 +495,7 @@ public actor MapRenderer {
         let program = programs.useLineProgram(dashes: dashes, lineWidth: width)
         glUniform1f(program.location("u_opacity"), opacity)
         glUniform1f(program.location("u_blur"), blur)
+        glUniform1f(program.location("u_centre_w"), Float(transform.cameraToCenterDistance))
         let constant = color.premultiplied
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
             guard index < tile.layers.count, let layer = tile.layers[index], let mesh = select(layer) else { continue }

@@ -183,6 +183,7 @@ final class ScreenOverlays {
         glUniform1f(program.location("u_opacity"), 1)
         glUniform1f(program.location("u_blur"), 0)
         glUniform1f(program.location("u_units_per_pixel"), 1)
+        glUniform1f(program.location("u_centre_w"), 1)
         let c = color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, width)
@@ -261,6 +262,7 @@ final class RouteOverlay {
         let program = programs.useLineProgram(dashes: nil, lineWidth: 1)
         programs.setMatrix(program.location("u_matrix"), matrix)
         glUniform1f(program.location("u_units_per_pixel"), Float(1 / scale))
+        glUniform1f(program.location("u_centre_w"), Float(transform.cameraToCenterDistance))
         glUniform1f(program.location("u_opacity"), 1)
         glUniform1f(program.location("u_blur"), 0)
         // A wider dark casing, then the bright route inside it.
