@@ -26,6 +26,8 @@ let package = Package(
         system("CZlib", pkgConfig: "zlib", apt: ["zlib1g-dev"]),
         system("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
         system("CPNG", pkgConfig: "libpng", apt: ["libpng-dev"]),
+        system("COpenH264", pkgConfig: "openh264", apt: ["libopenh264-dev"]),
+        system("CVA", pkgConfig: "libva-drm", apt: ["libva-dev"]),
 
         // Turns the GLSL files under shaders/ into Swift string constants at build time,
         // so the library carries its shaders and needs no files at run time.
@@ -37,7 +39,7 @@ let package = Package(
         .target(
             name: "CarWindow",
             dependencies: [
-                "CEGL", "CGLES", "CGBM", "CFreeType", "CZlib", "CSQLite", "CPNG",
+                "CEGL", "CGLES", "CGBM", "CFreeType", "CZlib", "CSQLite", "CPNG", "COpenH264", "CVA",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict,

@@ -1,0 +1,2 @@
+#include <stdbool.h>
+#include <wels/codec_api.h>
