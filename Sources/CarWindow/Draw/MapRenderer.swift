@@ -192,8 +192,41 @@ public actor MapRenderer {
         return RGBAImage(width: width, height: height, pixels: pixels)
     }
 
-    /// The colour texture the frame is drawn into, for later stages on the render thread.
-    var colorTexture: GLuint { target.color.name }
+    // MARK: NV12
+
+    /// Converts the last frame to NV12 on the GPU and starts reading it back into `slot` (0 or
+    /// 1) without waiting: collect it with ``collectNV12(slot:into:)`` after drawing the next
+    /// frame, so the copy overlaps that work.
+    public func convertToNV12(fullRange: Bool = false, slot: Int) throws(MapRenderError) {
+        guard width % 2 == 0, height % 2 == 0 else {
+            throw .invalidSize(width: width, height: height, reason: "NV12 needs even sides")
+        }
+        let converter: NV12Converter
+        if let existing = resources.nv12 {
+            converter = existing
+        } else {
+            do { converter = try NV12Converter() } catch { throw .gl(error) }
+            resources.nv12 = converter
+        }
+        converter.convert(source: target.color.name, width: width, height: height, fullRange: fullRange, slot: slot & 1)
+    }
+
+    /// The NV12 frame whose readback was started in `slot`, copied into `frame`'s storage (which
+    /// must have this renderer's size); nil if nothing was started there.
+    public func collectNV12(slot: Int, into frame: consuming NV12Frame) -> NV12Frame? {
+        guard let converter = resources.nv12, converter.collect(slot: slot & 1, into: &frame) else { return nil }
+        return frame
+    }
+
+    /// Draws nothing new: converts the last frame and waits for its NV12 bytes.
+    public func readNV12(fullRange: Bool = false) throws(MapRenderError) -> NV12Frame {
+        try convertToNV12(fullRange: fullRange, slot: 0)
+        let frame = NV12Frame(width: width, height: height, fullRange: fullRange)
+        guard let filled = collectNV12(slot: 0, into: frame) else {
+            throw .gl(.glFailure("NV12 readback could not be mapped"))
+        }
+        return filled
+    }
 
     // MARK: Tiles
 
@@ -687,6 +720,8 @@ final class MapResources {
     let atlasTexture = GLTexture()
     let screen = ScreenOverlays()
     let route = RouteOverlay()
+    /// Made on first use: only streaming maps need it.
+    var nv12: NV12Converter?
 
     init(target: GLRenderTarget, programs: Programs) {
         self.target = target
