@@ -1,0 +1,101 @@
+import Foundation
+
+/// Timings of one run of ``EncodePipeline``.
+public struct PipelineReport: Sendable {
+    public var frames = 0
+    public var bytes = 0
+    public var keyframes = 0
+    /// Wall time of the whole run, seconds.
+    public var seconds = 0.0
+    /// Milliseconds per frame on the render thread: draw, convert, start the readback.
+    public var renderMilliseconds: [Double] = []
+    /// Milliseconds per frame in the encoder.
+    public var encodeMilliseconds: [Double] = []
+    /// Milliseconds from setting a frame's camera to its access unit being ready.
+    public var latencyMilliseconds: [Double] = []
+    /// Bytes of each access unit, in order.
+    public var accessUnitBytes: [Int] = []
+
+    public var framesPerSecond: Double { seconds > 0 ? Double(frames) / seconds : 0 }
+}
+
+/// Render -> NV12 -> encode, pipelined: while the encoder thread encodes frame N, the render
+/// thread draws frame N+1 and the readback of N+1 overlaps the collection of N.
+///
+/// ```
+/// render thread:  draw N | convert N, read N -> PBO[N%2] | draw N+1 | ... | collect N from PBO
+/// encode thread:                                   encode N-1     |       encode N
+/// ```
+public struct EncodePipeline: Sendable {
+    public let renderer: MapRenderer
+    public let encoder: EncoderStage
+
+    public init(renderer: MapRenderer, encoder: EncoderStage) {
+        self.renderer = renderer
+        self.encoder = encoder
+    }
+
+    /// Encodes one frame per camera at the encoder's frame rate (presentation times advance by
+    /// 1/fps); `forceIDR` frames are asked to be IDR pictures. `output` gets each access unit in
+    /// order. Tiles are loaded before the first frame so timings are steady-state ones.
+    public func run(cameras: [Camera], overlays: MapOverlays? = nil, forceIDR: Set<Int> = [],
+                    output: @Sendable (AccessUnit) throws -> Void) async throws -> PipelineReport {
+        var report = PipelineReport()
+        guard let first = cameras.first else { return report }
+        if let overlays { await renderer.setOverlays(overlays) }
+        // Every tenth camera, and the last, is enough to load the tiles along a path.
+        for index in Array(stride(from: 0, to: cameras.count, by: 10)) + [cameras.count - 1] {
+            await renderer.setCamera(cameras[index])
+            _ = await renderer.renderWhenLoaded()
+        }
+        await renderer.setCamera(first)
+        let fps = encoder.settings.framesPerSecond
+        let width = await renderer.width, height = await renderer.height
+        let fullRange = encoder.settings.fullRange
+        var spare: [NV12Frame] = [NV12Frame(width: width, height: height, fullRange: fullRange),
+                                  NV12Frame(width: width, height: height, fullRange: fullRange)]
+        var startTimes = [UInt64](repeating: 0, count: cameras.count)
+        var inflight: Task<(AccessUnit, NV12Frame, Double), Error>?
+        let runStart = DispatchTime.now().uptimeNanoseconds
+
+        func finish(_ task: Task<(AccessUnit, NV12Frame, Double), Error>) async throws {
+            let (unit, frame, encodeMilliseconds) = try await task.value
+            let now = DispatchTime.now().uptimeNanoseconds
+            report.latencyMilliseconds.append(Double(now - startTimes[unit.frameNumber]) / 1e6)
+            report.encodeMilliseconds.append(encodeMilliseconds)
+            report.accessUnitBytes.append(unit.data.count)
+            report.bytes += unit.data.count
+            report.frames += 1
+            if unit.isKeyframe { report.keyframes += 1 }
+            spare.append(frame)
+            try output(unit)
+        }
+
+        for index in 0...cameras.count {
+            if index < cameras.count {
+                startTimes[index] = DispatchTime.now().uptimeNanoseconds
+                await renderer.setCamera(cameras[index])
+                await renderer.renderFrame()
+                try await renderer.convertToNV12(fullRange: fullRange, slot: index & 1)
+                report.renderMilliseconds.append(Double(DispatchTime.now().uptimeNanoseconds - startTimes[index]) / 1e6)
+            }
+            guard index > 0 else { continue }
+            let previous = index - 1
+            guard let frame = await renderer.collectNV12(slot: previous & 1, into: spare.removeLast()) else {
+                throw EncoderError.frameMismatch("the NV12 readback of frame \(previous) was not available")
+            }
+            if let inflight { try await finish(inflight) }
+            let encoder = self.encoder
+            let idr = forceIDR.contains(previous)
+            inflight = Task {
+                let start = DispatchTime.now().uptimeNanoseconds
+                var (unit, returned) = try await encoder.encode(frame, presentationTime: Double(previous) / fps, forceIDR: idr)
+                unit.frameNumber = previous
+                return (unit, returned, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+            }
+        }
+        if let inflight { try await finish(inflight) }
+        report.seconds = Double(DispatchTime.now().uptimeNanoseconds - runStart) / 1e9
+        return report
+    }
+}
