@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages CarWindow builds, runs and tests with, when they are missing.
-# Usage: scripts/install-deps.sh [--tests]   (--tests adds the shader validator)
+# Usage: scripts/install-deps.sh [--tests]   (--tests adds the shader validator and ffmpeg)
 set -euo pipefail
 
 packages=(
@@ -8,9 +8,10 @@ packages=(
     libegl-dev libgles-dev libgbm-dev      # EGL, OpenGL ES 3, GBM
     libegl-mesa0 libgl1-mesa-dri           # Mesa's EGL and drivers: llvmpipe when there is no GPU
     libfreetype-dev zlib1g-dev libsqlite3-dev libpng-dev
+    libopenh264-dev libva-dev              # H.264: OpenH264 (BSD) in software, VA-API in hardware
 )
 if [[ "${1:-}" == "--tests" ]]; then
-    packages+=(glslang-tools)
+    packages+=(glslang-tools ffmpeg)       # shader validator; the independent decoder of our streams
 fi
 
 missing=()

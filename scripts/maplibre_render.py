@@ -152,6 +152,42 @@ def png_encode_ms(png, repeats):
     return (time.perf_counter() - start) / repeats * 1000
 
 
+def pipe_to_x264(pool, views, out_dir, output, bitrate, fps):
+    """What a user would build today: MapLibre Native -> PNG -> ffmpeg libx264, one frame per view.
+
+    The first view is rendered once before timing (tile and glyph loading). ffmpeg runs as a
+    separate process, so encoding overlaps rendering as in a pipelined system. The PNGs are kept
+    in memory and written to out_dir after timing, for quality measurements.
+    """
+    import subprocess
+
+    def render(v):
+        return pool.render("style", lon=v["lon"], lat=v["lat"], zoom=v["zoom"], width=v["width"],
+                           height=v["height"], bearing=v["bearing"], pitch=v["pitch"])
+
+    render(views[0])
+    bufsize = max(int(bitrate / fps), 1000)
+    command = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "image2pipe", "-c:v", "png",
+               "-framerate", str(fps), "-i", "-", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency",
+               "-profile:v", "baseline", "-pix_fmt", "yuv420p", "-b:v", str(bitrate), "-maxrate", str(bitrate),
+               "-bufsize", str(bufsize), "-threads", "1", "-f", "h264", output]
+    pngs = []
+    start = time.perf_counter()
+    encoder = subprocess.Popen(command, stdin=subprocess.PIPE)
+    for v in views:
+        png = render(v)
+        encoder.stdin.write(png)
+        pngs.append(png)
+    encoder.stdin.close()
+    if encoder.wait() != 0:
+        fail("ffmpeg libx264 failed; Debian's ffmpeg has libx264")
+    seconds = time.perf_counter() - start
+    for v, png in zip(views, pngs):
+        (out_dir / f"{v['name']}.png").write_bytes(png)
+    print(json.dumps({"frames": len(views), "seconds": round(seconds, 4), "fps": round(len(views) / seconds, 3)}),
+          flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--style", required=True, help="MapLibre style JSON")
@@ -161,6 +197,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="timed frames per view (default 1)")
     ap.add_argument("--glyphs", default=os.environ.get("CARWINDOW_GLYPHS"),
                     help="glyph PBF folder (default: $CARWINDOW_GLYPHS)")
+    ap.add_argument("--pipe-h264", metavar="OUT.h264",
+                    help="the peer pipeline: render the views in order as one stream, pipe the PNGs into "
+                         "ffmpeg libx264 (ultrafast, zerolatency) and write OUT.h264; prints frames, seconds, fps")
+    ap.add_argument("--bitrate", type=int, default=600000, help="bits per second for --pipe-h264")
+    ap.add_argument("--fps", type=float, default=15, help="frames per second for --pipe-h264")
     a = ap.parse_args()
 
     if not 1 <= a.repeat <= MAX_REPEAT:
@@ -205,6 +246,9 @@ def main():
         style_path.write_text(json.dumps(style))
         pool = mapli.RenderPool(workers=1)
         pool.register_style("style", path=str(style_path))
+        if a.pipe_h264:
+            pipe_to_x264(pool, views, out_dir, a.pipe_h264, a.bitrate, a.fps)
+            return
         for v in views:
             def render():
                 return pool.render("style", lon=v["lon"], lat=v["lat"], zoom=v["zoom"],

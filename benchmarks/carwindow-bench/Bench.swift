@@ -14,6 +14,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Python with mapli and pmtiles installed, for the MapLibre Native side.") var python = "python3"
     @Option(help: "Where results (JSON, PNGs) go.") var outDir = "benchmarks/results"
     @Option(help: "Sizes to measure.") var sizes = "800x480,1280x720,1920x1080"
+    @Option(help: "Sections to run: render, encode (comma-separated).") var only = "render,encode"
 
     func run() async throws {
         let root = packageRoot()
@@ -26,15 +27,23 @@ struct Bench: AsyncParsableCommand {
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; \(context.info)")
         var results: [String: Any] = ["gl": context.info.description, "cores": ProcessInfo.processInfo.activeProcessorCount]
 
+        let sections = Set(only.split(separator: ",").map(String.init))
+        if sections.contains("encode") {
+            results["encode"] = try await EncodeBenchmark(context: context, root: root, out: out, peer: peer,
+                                                          quick: quick, sizes: try parsedSizes()).run()
+        }
+        guard sections.contains("render") else {
+            await context.shutdown()
+            try writeResults(results, to: out)
+            return
+        }
+
         // Render time along a pitched path.
         var table: [[String]] = [["size", "CarWindow ms/frame (p50, p99)", "MapLibre Native ms/frame", "ratio"]]
         var renderResults: [[String: Any]] = []
-        for size in sizes.split(separator: ",") {
-            let parts = size.split(separator: "x").compactMap { Int($0) }
-            guard parts.count == 2 else { throw ValidationError("bad size \(size)") }
-            let (width, height) = (parts[0], parts[1])
+        for (width, height) in try parsedSizes() {
             let path = CameraPath.helsinki(frames: frames)
-            let renderer = try await makeRenderer(context: context, root: root, style: "day", width: width, height: height,
+            let renderer = try await Self.makeRenderer(context: context, root: root, style: "day", width: width, height: height,
                                                   camera: path[0])
             await renderer.setOverlays(MapOverlays(showsControls: false))
             for camera in path { await renderer.setCamera(camera); _ = await renderer.renderWhenLoaded() }
@@ -78,7 +87,7 @@ struct Bench: AsyncParsableCommand {
             var raw: [Double] = [], matched: [Double] = []
             var ssimResults: [[String: Any]] = []
             for view in AgreementView.all {
-                let renderer = try await makeRenderer(context: context, root: root, style: view.style, width: 800, height: 480,
+                let renderer = try await Self.makeRenderer(context: context, root: root, style: view.style, width: 800, height: 480,
                                                       camera: view.camera)
                 await renderer.setOverlays(MapOverlays(showsControls: false))
                 _ = await renderer.renderWhenLoaded()
@@ -108,9 +117,21 @@ struct Bench: AsyncParsableCommand {
             printTable(ssimTable)
         }
         await context.shutdown()
+        try writeResults(results, to: out)
+    }
+
+    private func parsedSizes() throws -> [(Int, Int)] {
+        try sizes.split(separator: ",").map { size in
+            let parts = size.split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2 else { throw ValidationError("bad size \(size)") }
+            return (parts[0], parts[1])
+        }
+    }
+
+    private func writeResults(_ results: [String: Any], to out: URL) throws {
         let json = try JSONSerialization.data(withJSONObject: results, options: [.prettyPrinted, .sortedKeys])
-        try json.write(to: out.appendingPathComponent("render.json"))
-        print("results: \(out.appendingPathComponent("render.json").path)")
+        try json.write(to: out.appendingPathComponent("results.json"))
+        print("results: \(out.appendingPathComponent("results.json").path)")
     }
 
     private func packageRoot() -> URL {
@@ -121,7 +142,7 @@ struct Bench: AsyncParsableCommand {
         return directory
     }
 
-    private func makeRenderer(context: RenderContext, root: URL, style: String, width: Int, height: Int,
+    static func makeRenderer(context: RenderContext, root: URL, style: String, width: Int, height: Int,
                               camera: Camera) async throws -> MapRenderer {
         try await MapRenderer(
             context: context, width: width, height: height,
@@ -212,6 +233,19 @@ struct MapLibrePeer {
 
     struct Timing { var total: Double; var png: Double? }
 
+    /// MapLibre Native -> PNG -> ffmpeg libx264 along `path`; returns frames per second and the
+    /// folder holding the stream (peer.h264) and the rendered PNGs.
+    func pipeToX264(_ path: [Camera], width: Int, height: Int, bitrate: Int, fps: Double, style: URL) throws -> (fps: Double, folder: URL) {
+        let folder = out.appendingPathComponent("peer-\(width)x\(height)")
+        let views = path.enumerated().map { index, camera in
+            viewJSON(name: String(format: "frame-%04d", index), camera: camera, width: width, height: height)
+        }
+        let lines = try run(views: views, style: style, folder: folder,
+                            extra: ["--pipe-h264", folder.appendingPathComponent("peer.h264").path,
+                                    "--bitrate", String(bitrate), "--fps", String(fps)])
+        return (lines.first?["fps"] as? Double ?? 0, folder)
+    }
+
     func timePath(_ path: [Camera], width: Int, height: Int, style: URL) throws -> [Timing] {
         let views = path.enumerated().map { index, camera in
             viewJSON(name: String(format: "path-%03d", index), camera: camera, width: width, height: height)
@@ -237,7 +271,7 @@ struct MapLibrePeer {
          "bearing": camera.bearing, "pitch": camera.pitch, "width": width, "height": height]
     }
 
-    private func run(views: [[String: Any]], style: URL, folder: URL) throws -> [[String: Any]] {
+    private func run(views: [[String: Any]], style: URL, folder: URL, extra: [String] = []) throws -> [[String: Any]] {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let viewsFile = folder.appendingPathComponent("views.json")
         try JSONSerialization.data(withJSONObject: views).write(to: viewsFile)
@@ -245,7 +279,7 @@ struct MapLibrePeer {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [python, root.appendingPathComponent("scripts/maplibre_render.py").path,
                              "--style", style.path, "--tiles", root.appendingPathComponent("assets/helsinki.pmtiles").path,
-                             "--views", viewsFile.path, "--out-dir", folder.path, "--glyphs", glyphs, "--repeat", "1"]
+                             "--views", viewsFile.path, "--out-dir", folder.path, "--glyphs", glyphs, "--repeat", "1"] + extra
         var environment = ProcessInfo.processInfo.environment
         environment["EGL_PLATFORM"] = environment["EGL_PLATFORM"] ?? "surfaceless"
         process.environment = environment
