@@ -138,10 +138,11 @@ enum FFmpeg {
     /// Decodes an Annex-B stream into one luma plane per frame, failing on any decode error.
     static func decodeLuma(_ stream: [UInt8], width: Int, height: Int) throws -> [[UInt8]] {
         let (data, _) = try run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-xerror", "-f", "h264", "-i", "IN",
-                                 "-f", "rawvideo", "-pix_fmt", "gray", "-"], input: stream)
-        let bytes = [UInt8](data), size = width * height
-        guard bytes.count % size == 0 else { throw Failure(description: "decoded \(bytes.count) bytes, not whole \(width)x\(height) frames") }
-        return stride(from: 0, to: bytes.count, by: size).map { Array(bytes[$0..<($0 + size)]) }
+                                 "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"], input: stream)
+        // yuv420p keeps the samples as coded; "gray" would stretch limited range to full range.
+        let bytes = [UInt8](data), size = width * height, frameSize = size * 3 / 2
+        guard bytes.count % frameSize == 0 else { throw Failure(description: "decoded \(bytes.count) bytes, not whole \(width)x\(height) frames") }
+        return stride(from: 0, to: bytes.count, by: frameSize).map { Array(bytes[$0..<($0 + size)]) }
     }
 
     /// ffprobe's stream fields (profile, width, height, has_b_frames, ...).

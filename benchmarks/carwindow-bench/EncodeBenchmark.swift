@@ -166,11 +166,12 @@ func decodeLuma(_ stream: [UInt8], width: Int, height: Int) throws -> [[UInt8]] 
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "h264", "-i", input.path,
-                         "-f", "rawvideo", "-pix_fmt", "gray", output.path]
+                         "-f", "rawvideo", "-pix_fmt", "yuv420p", output.path]
     try process.run()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else { throw ValidationError("ffmpeg could not decode the stream") }
+    // yuv420p keeps the samples as coded; "gray" would stretch limited range to full range.
     let bytes = try [UInt8](Data(contentsOf: output))
-    let size = width * height
-    return stride(from: 0, to: bytes.count - size + 1, by: size).map { Array(bytes[$0..<($0 + size)]) }
+    let size = width * height, frameSize = size * 3 / 2
+    return stride(from: 0, to: bytes.count - frameSize + 1, by: frameSize).map { Array(bytes[$0..<($0 + size)]) }
 }

@@ -43,38 +43,38 @@ final class TileLayoutStore: Sendable {
         }
     }
 
-    /// Starts loading `tile` unless it is cached or loading; `loaded` runs when it is ready.
+    /// Starts loading `tile` unless it is cached or already loading; `loaded` runs when a load
+    /// this call started is ready. Frames ask every frame until the tile arrives; only the
+    /// first ask starts work.
     func request(_ tile: TileID, loaded: @escaping @Sendable () -> Void) {
-        let task = loadingTask(tile)
-        if let task {
-            Task {
-                _ = await task.value
-                loaded()
-            }
+        guard let load = loadingTask(tile), load.isNew else { return }
+        Task {
+            _ = await load.task.value
+            loaded()
         }
     }
 
     /// The layout of `tile`, loading it if needed.
     func layout(_ tile: TileID) async -> TileLayout {
         if let cached = cachedLayout(tile) { return cached }
-        guard let task = loadingTask(tile) else {
+        guard let task = loadingTask(tile)?.task else {
             return cachedLayout(tile) ?? TileLayout(tile: tile, extent: 4096, buckets: [])
         }
         return await task.value
     }
 
-    /// The running or new load of `tile`, or nil when it is already cached.
-    private func loadingTask(_ tile: TileID) -> Task<TileLayout, Never>? {
+    /// The running or new load of `tile` and whether it is new, or nil when it is cached.
+    private func loadingTask(_ tile: TileID) -> (task: Task<TileLayout, Never>, isNew: Bool)? {
         state.withLock { state in
             if state.layouts[tile] != nil { return nil }
-            if let task = state.loading[tile] { return task }
+            if let task = state.loading[tile] { return (task, false) }
             let task = Task.detached(priority: .userInitiated) { [self] in
                 let layout = self.build(tile)
                 self.store(layout)
                 return layout
             }
             state.loading[tile] = task
-            return task
+            return (task, true)
         }
     }
 
