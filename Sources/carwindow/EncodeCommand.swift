@@ -43,8 +43,10 @@ struct EncodeCommand: AsyncParsableCommand {
         print(setup.context.info)
         let stage = try await EncoderStage(settings: settings, choice: choice)
         print("encoder: \(stage.backend), \(width)x\(height) at \(fps) fps, \(bitrate) bit/s \(rate)")
-        FileManager.default.createFile(atPath: out, contents: nil)
-        guard let file = FileHandle(forWritingAtPath: out) else { throw ValidationError("cannot write \(out)") }
+        guard FileManager.default.createFile(atPath: out, contents: nil),
+              let file = FileHandle(forWritingAtPath: out) else {
+            throw ValidationError("cannot write \(out): check that its folder exists and is writable")
+        }
         let writer = AnnexBWriter(file: file)
         let vehicle = VehicleMarker(coordinate: path[0].center, heading: path[0].bearing)
         let report = try await EncodePipeline(renderer: setup.renderer, encoder: stage).run(
