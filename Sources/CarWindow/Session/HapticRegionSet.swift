@@ -18,6 +18,7 @@ public struct HapticRegion: Sendable, Hashable, CustomStringConvertible {
         self.rect = rect
     }
 
+    /// The id and rect, for warnings and test failures.
     public var description: String { "#\(id) \(rect)" }
 }
 

@@ -173,6 +173,7 @@ public enum TouchEventRejection: Error, Sendable, Equatable, CustomStringConvert
     /// A coordinate that is NaN or infinite.
     case nonFiniteCoordinate(touchID: Int)
 
+    /// What was wrong, for the log: the rule broken and that the event was ignored.
     public var description: String {
         switch self {
         case .malformed(let detail):
