@@ -33,8 +33,18 @@ public struct RTPPacketizer: Sendable {
     /// The sequence number the next packet will carry; wraps from 65535 to 0.
     public private(set) var nextSequenceNumber: UInt16
 
-    /// A packetizer with random SSRC and initial sequence number.
-    public init(payloadType: UInt8 = RTPPacketizer.defaultPayloadType, mtu: Int = RTPPacketizer.defaultMTU) throws(SinkError) {
+    /// Payload type 96, MTU 1400, random SSRC and initial sequence number: what head units and
+    /// the SDP of ``RTPUDPSink`` expect.
+    public init() {
+        var generator = SystemRandomNumberGenerator()
+        payloadType = Self.defaultPayloadType
+        mtu = Self.defaultMTU
+        ssrc = UInt32.random(in: .min ... .max, using: &generator)
+        nextSequenceNumber = UInt16.random(in: .min ... .max, using: &generator)
+    }
+
+    /// A packetizer with random SSRC and initial sequence number and the given MTU.
+    public init(payloadType: UInt8 = RTPPacketizer.defaultPayloadType, mtu: Int) throws(SinkError) {
         var generator = SystemRandomNumberGenerator()
         try self.init(payloadType: payloadType, mtu: mtu, using: &generator)
     }

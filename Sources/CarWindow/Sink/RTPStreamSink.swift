@@ -21,21 +21,17 @@ public final class RTPStreamSink: VideoSink {
     ///
     /// `write` gets every packet of one access unit in one call, so a transport that sends one
     /// message per call keeps pictures whole.
-    public init(packetizer: RTPPacketizer, write: @escaping Writer) {
+    public init(packetizer: RTPPacketizer = RTPPacketizer(), write: @escaping Writer) {
         self.packetizer = packetizer
         self.writer = write
         self.onClose = nil
     }
 
-    /// A sink with payload type 96, random SSRC and sequence start, and the given MTU.
-    ///
-    /// Over a stream the MTU only bounds how much is lost with one packet; up to 65535 is allowed.
-    public convenience init(mtu: Int = RTPPacketizer.defaultMTU, write: @escaping Writer) throws(SinkError) {
-        self.init(packetizer: try RTPPacketizer(mtu: mtu), write: write)
-    }
-
     /// A sink connected over TCP to `host:port` (a name, an IPv4 or IPv6 address).
-    public convenience init(connectingTo host: String, port: Int, packetizer: RTPPacketizer) throws(SinkError) {
+    ///
+    /// Over a stream the packetizer's MTU only bounds how much one packet holds; anything up to
+    /// 65535 (the RFC 4571 length limit) is allowed.
+    public convenience init(connectingTo host: String, port: Int, packetizer: RTPPacketizer = RTPPacketizer()) throws(SinkError) {
         let connection = try TCPConnection(host: host, port: port)
         self.init(packetizer: packetizer, write: { bytes in try connection.send(bytes) }, onClose: { connection.close() })
     }

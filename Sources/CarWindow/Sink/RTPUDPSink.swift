@@ -7,8 +7,9 @@ import Glibc
 /// Meant for desktop testing and receivers on a LAN: UDP has no flow control, so the sink
 /// sends as fast as it is called and a lost packet costs the rest of the picture.
 public final class RTPUDPSink: VideoSink {
-    /// Where packets go, as given.
+    /// Where packets go, as given (a name, an IPv4 or an IPv6 address).
     public let host: String
+    /// The receiver's UDP port.
     public let port: Int
     /// The payload type of every packet; ``writeSDP(to:)`` announces the same.
     public var payloadType: UInt8 { packetizer.payloadType }
@@ -19,7 +20,7 @@ public final class RTPUDPSink: VideoSink {
 
     /// Resolves `host` (a name, an IPv4 or an IPv6 address) and opens a UDP socket for its first
     /// address; `packetizer` sets payload type, MTU, SSRC and sequence numbers.
-    public init(host: String, port: Int, packetizer: RTPPacketizer) throws(SinkError) {
+    public init(host: String, port: Int, packetizer: RTPPacketizer = RTPPacketizer()) throws(SinkError) {
         guard (1...65_535).contains(port) else { throw .invalidConfiguration("UDP port \(port) must be in 1...65535") }
         let addresses: [SocketAddress]
         do {
@@ -46,11 +47,6 @@ public final class RTPUDPSink: VideoSink {
         self.packetizer = packetizer
         self.socket = socket
         self.destination = address
-    }
-
-    /// A sink with a random SSRC and sequence start, payload type 96 and the given MTU.
-    public convenience init(host: String, port: Int, mtu: Int = RTPPacketizer.defaultMTU) throws(SinkError) {
-        try self.init(host: host, port: port, packetizer: try RTPPacketizer(mtu: mtu))
     }
 
     deinit { socket?.close() }

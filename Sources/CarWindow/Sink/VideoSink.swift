@@ -34,6 +34,7 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
     /// The access unit cannot be sent (no NAL unit, presentation time not finite).
     case invalidAccessUnit(frameNumber: Int, reason: String)
 
+    /// One sentence: what failed, the error number's name, and what to do.
     public var description: String {
         switch self {
         case .cannotOpenFile(let path, let error):
