@@ -341,7 +341,7 @@ import Testing
     /// ffmpeg encodes a test pattern, the stream is cut into access units and sent through the
     /// UDP sink over loopback, and ffmpeg decodes it from the SDP; every picture must arrive and
     /// match what ffmpeg decodes from the file directly.
-    @Test(.timeLimit(.minutes(1))) func ffmpegDecodesEveryPictureSentOverUDP() throws {
+    @Test(.timeLimit(.minutes(1))) func ffmpegDecodesEveryX264PictureSentOverUDP() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("source.h264")
@@ -353,20 +353,47 @@ import Testing
         let units = try H264AccessUnits.split([UInt8](Data(contentsOf: source)), framesPerSecond: 15)
         #expect(units.count == 30)
         #expect(units.first?.isKeyframe == true)
+        try Self.expectFFmpegDecodesOverUDP(units, width: 320, height: 240, in: directory)
+    }
 
+    /// The project's own encoder, access units as it makes them (IDRs with SPS and PPS at frames
+    /// 0 and 15), straight into the UDP sink.
+    @Test(.timeLimit(.minutes(1))) func ffmpegDecodesEveryOpenH264PictureSentOverUDP() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let encoder = try OpenH264Encoder(settings: EncoderSettings(width: 320, height: 240))
+        var frame = NV12Frame(width: 320, height: 240)
+        var units: [AccessUnit] = []
+        for index in 0..<30 {
+            // A diagonal ramp moving 3 pixels a frame: motion for P slices, detail for FU-A-sized IDRs.
+            for row in 0..<frame.codedHeight {
+                for column in 0..<frame.codedWidth {
+                    frame.luma[row * frame.codedWidth + column] = UInt8(16 + (row + column + 3 * index) % 220)
+                }
+            }
+            units.append(try encoder.encode(frame, presentationTime: Double(index) / 15, forceIDR: index == 15))
+        }
+        #expect(units.filter(\.isKeyframe).map(\.frameNumber) == [0, 15])
+        #expect(units.contains { $0.data.count > 1400 }, "some access unit needs FU-A")
+        try Self.expectFFmpegDecodesOverUDP(units, width: 320, height: 240, in: directory)
+    }
+
+    /// Sends `units` through an ``RTPUDPSink`` to ffmpeg reading the sink's SDP and expects every
+    /// picture decoded, identical to ffmpeg's decoding of the same units from a file.
+    static func expectFFmpegDecodesOverUDP(_ units: [AccessUnit], width: Int, height: Int, in directory: URL) throws {
         let port = try FreePorts.udpPair()
         let sink = try RTPUDPSink(host: "127.0.0.1", port: port)
         defer { sink.close() }
         let sdp = directory.appendingPathComponent("stream.sdp")
         try sink.writeSDP(to: sdp)
         let received = directory.appendingPathComponent("received.yuv")
+        // One decoding thread: frame threading would hold pictures back until more input came.
         let receiver = try ChildProcess.start([
             "ffmpeg", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file,udp,rtp",
-            "-reorder_queue_size", "0", "-threads", "1", "-i", sdp.path, "-frames:v", "30",
+            "-reorder_queue_size", "0", "-threads", "1", "-i", sdp.path, "-frames:v", String(units.count),
             "-f", "rawvideo", "-pix_fmt", "yuv420p", "-y", received.path,
         ], in: directory)
         defer { receiver.terminateIfRunning() }
-        // One decoding thread: frame threading would hold pictures back until more input came.
         // ffmpeg is listening once the port can no longer be bound here.
         let deadline = Date().addingTimeInterval(10)
         while FreePorts.isUDPPortFree(port), Date() < deadline { usleep(20_000) }
@@ -378,12 +405,16 @@ import Testing
         }
         // ffmpeg's H.264 parser hands a picture on only when the next access unit begins, which a
         // live stream always has; here an access unit delimiter (type 9, primary_pic_type 7) closes the last one.
-        try sink.write(AccessUnit(data: [0, 0, 0, 1, 0x09, 0xF0], isKeyframe: false, presentationTime: 2, frameNumber: 30))
+        try sink.write(AccessUnit(data: [0, 0, 0, 1, 0x09, 0xF0], isKeyframe: false,
+                                  presentationTime: Double(units.count) / 15, frameNumber: units.count))
         let finished = receiver.wait(seconds: 20)
-        #expect(finished, "ffmpeg did not stop after 30 pictures: \(receiver.stderr())")
-        let frameSize = 320 * 240 * 3 / 2
+        #expect(finished, "ffmpeg did not stop after \(units.count) pictures: \(receiver.stderr())")
+        let frameSize = width * height * 3 / 2
         let rtpFrames = [UInt8]((try? Data(contentsOf: received)) ?? Data())
-        #expect(rtpFrames.count == 30 * frameSize, "\(rtpFrames.count / frameSize) pictures decoded; \(receiver.stderr())")
+        #expect(rtpFrames.count == units.count * frameSize,
+                "\(rtpFrames.count / frameSize) of \(units.count) pictures decoded; \(receiver.stderr())")
+        let source = directory.appendingPathComponent("sent.h264")
+        try Data(units.flatMap { $0.data }).write(to: source)
         let direct = directory.appendingPathComponent("direct.yuv")
         try ChildProcess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "h264", "-i", source.path,
                               "-f", "rawvideo", "-pix_fmt", "yuv420p", "-y", direct.path])
