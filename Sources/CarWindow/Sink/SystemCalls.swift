@@ -1,0 +1,198 @@
+import Glibc
+
+/// A POSIX error number with its symbolic name, so sink errors can say `ENOENT` rather than `2`.
+///
+/// Kept as a value of its own (in the manner of swift-system's `Errno`) so every system call of
+/// the sinks fails the same typed way.
+public struct Errno: Error, Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// The value of `errno` after the failing call.
+    public var rawValue: Int32
+
+    /// Wraps a raw error number.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// The error of the call that just failed; read before any other call can overwrite it.
+    static var current: Errno { Errno(rawValue: errno) }
+
+    /// The symbolic name (`ENOENT`), or `errno N` for numbers this table does not know.
+    public var name: String {
+        switch rawValue {
+        case EPERM: "EPERM"
+        case ENOENT: "ENOENT"
+        case EINTR: "EINTR"
+        case EIO: "EIO"
+        case EBADF: "EBADF"
+        case EAGAIN: "EAGAIN"
+        case ENOMEM: "ENOMEM"
+        case EACCES: "EACCES"
+        case EEXIST: "EEXIST"
+        case ENOTDIR: "ENOTDIR"
+        case EISDIR: "EISDIR"
+        case EINVAL: "EINVAL"
+        case EMFILE: "EMFILE"
+        case ENFILE: "ENFILE"
+        case EFBIG: "EFBIG"
+        case ENOSPC: "ENOSPC"
+        case EROFS: "EROFS"
+        case EPIPE: "EPIPE"
+        case ENAMETOOLONG: "ENAMETOOLONG"
+        case ELOOP: "ELOOP"
+        case EMSGSIZE: "EMSGSIZE"
+        case EAFNOSUPPORT: "EAFNOSUPPORT"
+        case EADDRNOTAVAIL: "EADDRNOTAVAIL"
+        case ENETDOWN: "ENETDOWN"
+        case ENETUNREACH: "ENETUNREACH"
+        case ECONNRESET: "ECONNRESET"
+        case ENOBUFS: "ENOBUFS"
+        case ENOTCONN: "ENOTCONN"
+        case ETIMEDOUT: "ETIMEDOUT"
+        case ECONNREFUSED: "ECONNREFUSED"
+        case EHOSTUNREACH: "EHOSTUNREACH"
+        case EDQUOT: "EDQUOT"
+        default: "errno \(rawValue)"
+        }
+    }
+
+    /// `ENOENT (No such file or directory)`: the name for searching, the text for reading.
+    public var description: String {
+        guard let text = strerror(rawValue) else { return name }
+        return "\(name) (\(String(cString: text)))"
+    }
+}
+
+/// An open file or socket; a thin typed layer over the system calls the sinks need.
+///
+/// Not a resource owner: whoever opened it calls `close()` exactly once.
+struct FileDescriptor {
+    let rawValue: Int32
+
+    /// Opens a file for writing, creating it with mode 0644 when it is missing.
+    static func openForWriting(path: String, truncate: Bool) throws(Errno) -> FileDescriptor {
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)
+        return FileDescriptor(rawValue: try retryingInterrupts { open(path, flags, mode_t(0o644)) })
+    }
+
+    /// A new socket; `SOCK_CLOEXEC` so child processes (encoders, ffmpeg) never inherit it.
+    static func socket(family: Int32, type: Int32, protocol: Int32) throws(Errno) -> FileDescriptor {
+        let socketType = type | Int32(SOCK_CLOEXEC.rawValue)
+        return FileDescriptor(rawValue: try retryingInterrupts { Glibc.socket(family, socketType, `protocol`) })
+    }
+
+    /// Writes every byte, looping over short writes (pipes, sockets and full disks return them).
+    func writeAll(_ bytes: [UInt8]) throws(Errno) {
+        try transferAll(bytes) { pointer, count in write(rawValue, pointer, count) }
+    }
+
+    /// Sends every byte on a connected stream socket without raising SIGPIPE when the peer left.
+    func sendAll(_ bytes: [UInt8]) throws(Errno) {
+        try transferAll(bytes) { pointer, count in Glibc.send(rawValue, pointer, count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Calls `transfer` until every byte went out; it returns what it took or -1 with `errno` set.
+    private func transferAll(_ bytes: [UInt8], _ transfer: (UnsafeRawPointer?, Int) -> Int) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count {
+            let (taken, failure) = bytes.withUnsafeBytes { buffer -> (Int, Errno?) in
+                while true {
+                    let result = transfer(buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                    if result >= 0 { return (result, nil) }
+                    let error = Errno.current
+                    if error.rawValue != EINTR { return (result, error) }
+                }
+            }
+            if let failure { throw failure }
+            // write(2) returning 0 for a non-empty buffer would loop forever; treat it as an I/O error.
+            guard taken > 0 else { throw Errno(rawValue: EIO) }
+            offset += taken
+        }
+    }
+
+    /// Sends one datagram to `address`; datagrams are never split, so a short send is an error.
+    func sendDatagram(_ bytes: [UInt8], to address: SocketAddress) throws(Errno) {
+        let (sent, failure) = bytes.withUnsafeBytes { buffer -> (Int, Errno?) in
+            address.withSockaddr { pointer, length in
+                while true {
+                    let result = sendto(rawValue, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), pointer, length)
+                    if result >= 0 { return (result, nil) }
+                    let error = Errno.current
+                    if error.rawValue != EINTR { return (result, error) }
+                }
+            }
+        }
+        if let failure { throw failure }
+        guard sent == bytes.count else { throw Errno(rawValue: EMSGSIZE) }
+    }
+
+    /// Connects a socket to `address`.
+    func connect(to address: SocketAddress) throws(Errno) {
+        // connect(2) interrupted by a signal keeps connecting in the background, so it is not retried.
+        let result = address.withSockaddr { pointer, length in Glibc.connect(rawValue, pointer, length) }
+        if result == -1 { throw Errno.current }
+    }
+
+    /// Closes the descriptor; errors are ignored because the descriptor is gone either way on Linux.
+    func close() {
+        _ = Glibc.close(rawValue)
+    }
+}
+
+/// Calls `body` again while it fails with `EINTR`, and turns -1 into a typed error.
+@inline(__always)
+private func retryingInterrupts<Result: BinaryInteger>(_ body: () -> Result) throws(Errno) -> Result {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let error = Errno.current
+        if error.rawValue != EINTR { throw error }
+    }
+}
+
+/// One resolved socket address (IPv4 or IPv6), copied out of getaddrinfo's list so it can outlive it.
+struct SocketAddress {
+    var family: Int32
+    var storage: sockaddr_storage
+    var length: socklen_t
+
+    /// The failure of a name lookup, with getaddrinfo's own words.
+    struct ResolutionFailure: Error {
+        var message: String
+    }
+
+    /// Every address of `host` for the given socket type, in the resolver's order of preference.
+    static func resolve(host: String, port: Int, socketType: Int32) throws(ResolutionFailure) -> [SocketAddress] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = socketType
+        hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0 else {
+            let reason = gai_strerror(status).map { String(cString: $0) } ?? "error \(status)"
+            if status == EAI_SYSTEM { throw ResolutionFailure(message: "\(reason): \(Errno.current)") }
+            throw ResolutionFailure(message: reason)
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [SocketAddress] = []
+        var entry = list
+        while let current = entry {
+            if let address = current.pointee.ai_addr, Int(current.pointee.ai_addrlen) <= MemoryLayout<sockaddr_storage>.size {
+                var storage = sockaddr_storage()
+                withUnsafeMutableBytes(of: &storage) { destination in
+                    destination.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(current.pointee.ai_addrlen)))
+                }
+                addresses.append(SocketAddress(family: current.pointee.ai_family, storage: storage,
+                                               length: current.pointee.ai_addrlen))
+            }
+            entry = current.pointee.ai_next
+        }
+        guard !addresses.isEmpty else { throw ResolutionFailure(message: "no IPv4 or IPv6 address") }
+        return addresses
+    }
+
+    /// Lends the address as the `sockaddr` pointer the socket calls take.
+    func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+        withUnsafePointer(to: storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in body(address, length) }
+        }
+    }
+}
