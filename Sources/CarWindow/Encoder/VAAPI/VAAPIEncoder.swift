@@ -305,8 +305,12 @@ public final class VAAPIEncoder: VideoEncoder {
 
     private func codePicture(_ picture: LowDelayGOP.Picture) throws(VAStatusError) {
         try VAStatusError.check(vaBeginPicture(display, contextID, inputSurface), "vaBeginPicture")
-        if picture.isIDR || rateControlChanged {
+        // A sequence buffer starts a new sequence on some drivers, so it goes with IDRs only;
+        // bitrate and frame-rate changes travel in misc buffers on any picture.
+        if picture.isIDR {
             try addBuffer(VAEncSequenceParameterBufferType, sequenceParameters(), "sequence parameters")
+        }
+        if picture.isIDR || rateControlChanged {
             try addRawBuffer(VAEncMiscParameterBufferType, rateControl.rateControlBuffer, "rate-control parameters")
             try addRawBuffer(VAEncMiscParameterBufferType, rateControl.frameRateBuffer, "frame-rate parameters")
             try addRawBuffer(VAEncMiscParameterBufferType, rateControl.hrdBuffer, "HRD parameters")
