@@ -323,7 +323,7 @@ public final class VAAPIEncoder: VideoEncoder {
         try addBuffer(VAEncPictureParameterBufferType, pictureParameters(picture), "picture parameters")
         if writtenHeaders.contains(.slice) {
             let slice = headers.sliceHeader(for: picture)
-            try addPackedHeader(VAEncPackedHeaderSlice, bytes: slice.bytes, bitLength: slice.bitLength)
+            try addPackedHeader(VAEncPackedHeaderSlice, bytes: slice.bytes, bitLength: slice.bitLength, escaped: false)
         }
         try addBuffer(VAEncSliceParameterBufferType, sliceParameters(picture), "slice parameters")
         let rendered = vaRenderPicture(display, contextID, &pictureBuffers, Int32(pictureBuffers.count))
@@ -389,12 +389,14 @@ public final class VAAPIEncoder: VideoEncoder {
         pictureBuffers.append(id)
     }
 
-    private func addPackedHeader(_ type: VAEncPackedHeaderType, bytes: [UInt8], bitLength: Int) throws(VAStatusError) {
+    /// `escaped`: whether `bytes` already carry emulation-prevention bytes (our SPS and PPS do;
+    /// a packed slice header does not, and the driver escapes it with the slice data).
+    private func addPackedHeader(_ type: VAEncPackedHeaderType, bytes: [UInt8], bitLength: Int,
+                                 escaped: Bool = true) throws(VAStatusError) {
         var parameters = VAEncPackedHeaderParameterBuffer()
         parameters.type = type.rawValue
         parameters.bit_length = UInt32(bitLength)
-        // The header writer escapes emulation-prevention bytes itself.
-        parameters.has_emulation_bytes = 1
+        parameters.has_emulation_bytes = escaped ? 1 : 0
         try addBuffer(VAEncPackedHeaderParameterBufferType, parameters, "packed header parameters")
         try addRawBuffer(VAEncPackedHeaderDataBufferType, bytes, "packed header data")
     }

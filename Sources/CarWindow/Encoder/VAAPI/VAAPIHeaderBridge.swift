@@ -13,19 +13,20 @@ struct VAAPIHeaderBridge {
     init(settings: EncoderSettings) {
         sequence = SequenceParameterSet.forSize(width: settings.width, height: settings.height,
                                                 fps: settings.framesPerSecond, fullRange: settings.fullRange, level: nil)
-        picture = PictureParameterSet()
-        sequenceNAL = sequence.write()
-        pictureNAL = picture.write()
+        picture = PictureParameterSet.baseline()
+        sequenceNAL = NALUnit.startCode + sequence.write()
+        pictureNAL = NALUnit.startCode + picture.write()
     }
 
-    var levelIdc: UInt8 { sequence.levelIdc }
-    var log2MaxFrameNum: Int { sequence.log2MaxFrameNumMinus4 + 4 }
+    var levelIdc: UInt8 { UInt8(clamping: sequence.levelIDC) }
+    var log2MaxFrameNum: Int { sequence.frameNumBits }
 
     /// The slice header NAL prefix for a packed slice header, with its exact length in bits
     /// (the header does not end on a byte boundary; the driver appends the slice data).
     func sliceHeader(for picture: LowDelayGOP.Picture) -> (bytes: [UInt8], bitLength: Int) {
-        SliceHeader(sequence: sequence, picture: self.picture, isIDR: picture.isIDR,
-                    sliceType: picture.isIDR ? .i : .p, frameNum: picture.frameNum, idrPicId: picture.idrPicId,
-                    overridesReferenceCount: !picture.isIDR).write()
+        let header = picture.isIDR
+            ? SliceHeader.idr(idrPicID: picture.idrPicId)
+            : SliceHeader.p(frameNum: picture.frameNum, picturesSinceIDR: picture.pictureOrderCount / 2)
+        return header.packedHeader(sps: sequence, pps: self.picture)
     }
 }
