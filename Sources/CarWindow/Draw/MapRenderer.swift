@@ -66,6 +66,8 @@ public actor MapRenderer {
     private var frameCounter: UInt64 = 0
     private var labelPlacer = LabelPlacer()
     private var atlasGeneration = -1
+    /// An encoder surface imported for zero copy.
+    private var importedPlanes: (planes: DMABufPlanes, luma: DMABufTexture, chroma: DMABufTexture)?
     private let logger = Logger(label: "carwindow.render")
     /// How many GPU tiles stay resident; older ones are released.
     private let gpuTileCapacity = 96
@@ -216,6 +218,46 @@ public actor MapRenderer {
     public func collectNV12(slot: Int, into frame: consuming NV12Frame) -> NV12Frame? {
         guard let converter = resources.nv12, converter.collect(slot: slot & 1, into: &frame) else { return nil }
         return frame
+    }
+
+    /// Zero copy, for GL on GBM with a VA-API encoder: converts the last frame straight into the
+    /// encoder's input surface, given as the dma-buf planes it exported. Nothing crosses to the
+    /// CPU; the planes are imported once and reused while they stay the same.
+    public func convertToNV12(into planes: DMABufPlanes, fullRange: Bool = false) throws(MapRenderError) {
+        if importedPlanes?.planes != planes {
+            releaseImportedPlanes()
+            do {
+                let luma = try DMABufImport.importPlane(planes.luma, display: context.display.raw)
+                let chroma = try DMABufImport.importPlane(planes.chroma, display: context.display.raw)
+                importedPlanes = (planes, luma, chroma)
+            } catch {
+                throw .gl(.glFailure("cannot import the encoder's surface: \(error)"))
+            }
+        }
+        guard let imported = importedPlanes else { return }
+        let converter: NV12Converter
+        if let existing = resources.nv12 {
+            converter = existing
+        } else {
+            do { converter = try NV12Converter() } catch { throw .gl(error) }
+            resources.nv12 = converter
+        }
+        do {
+            try converter.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
+                                  intoLuma: imported.luma.texture, chroma: imported.chroma.texture)
+        } catch {
+            throw .gl(error)
+        }
+    }
+
+    private func releaseImportedPlanes() {
+        guard let imported = importedPlanes else { return }
+        for plane in [imported.luma, imported.chroma] {
+            var texture = plane.texture
+            glDeleteTextures(1, &texture)
+            DMABufImport.destroy(plane.image, display: context.display.raw)
+        }
+        importedPlanes = nil
     }
 
     /// Draws nothing new: converts the last frame and waits for its NV12 bytes.

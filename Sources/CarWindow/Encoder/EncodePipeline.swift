@@ -49,6 +49,9 @@ public struct EncodePipeline: Sendable {
             _ = await renderer.renderWhenLoaded()
         }
         await renderer.setCamera(first)
+        if renderer.context.info.platform == .gbm, let planes = await encoder.exportedSurface() {
+            return try await runWithoutCopies(cameras: cameras, planes: planes, forceIDR: forceIDR, output: output)
+        }
         let fps = encoder.settings.framesPerSecond
         let width = await renderer.width, height = await renderer.height
         let fullRange = encoder.settings.fullRange
@@ -95,6 +98,36 @@ public struct EncodePipeline: Sendable {
             }
         }
         if let inflight { try await finish(inflight) }
+        report.seconds = Double(DispatchTime.now().uptimeNanoseconds - runStart) / 1e9
+        return report
+    }
+
+    /// Zero copy (GL on GBM, VA-API): each frame is converted straight into the encoder's input
+    /// surface and encoded from there. One surface, so frames go one after another.
+    private func runWithoutCopies(cameras: [Camera], planes: DMABufPlanes, forceIDR: Set<Int>,
+                                  output: @Sendable (AccessUnit) throws -> Void) async throws -> PipelineReport {
+        var report = PipelineReport()
+        let fps = encoder.settings.framesPerSecond, fullRange = encoder.settings.fullRange
+        let runStart = DispatchTime.now().uptimeNanoseconds
+        for (index, camera) in cameras.enumerated() {
+            let start = DispatchTime.now().uptimeNanoseconds
+            await renderer.setCamera(camera)
+            await renderer.renderFrame()
+            try await renderer.convertToNV12(into: planes, fullRange: fullRange)
+            let drawn = DispatchTime.now().uptimeNanoseconds
+            var unit = try await encoder.encodeExportedSurface(presentationTime: Double(index) / fps,
+                                                               forceIDR: forceIDR.contains(index) || index == 0)
+            unit.frameNumber = index
+            let done = DispatchTime.now().uptimeNanoseconds
+            report.renderMilliseconds.append(Double(drawn - start) / 1e6)
+            report.encodeMilliseconds.append(Double(done - drawn) / 1e6)
+            report.latencyMilliseconds.append(Double(done - start) / 1e6)
+            report.accessUnitBytes.append(unit.data.count)
+            report.bytes += unit.data.count
+            report.frames += 1
+            if unit.isKeyframe { report.keyframes += 1 }
+            try output(unit)
+        }
         report.seconds = Double(DispatchTime.now().uptimeNanoseconds - runStart) / 1e9
         return report
     }

@@ -47,6 +47,7 @@ public actor EncoderStage {
     private let encoder: any VideoEncoder
     public nonisolated let backend: EncoderBackend
     public nonisolated let settings: EncoderSettings
+    private var exported: DMABufPlanes?
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
 
@@ -80,6 +81,23 @@ public actor EncoderStage {
     public func encode(_ frame: NV12Frame, presentationTime: Double,
                        forceIDR: Bool) throws(EncoderError) -> (AccessUnit, NV12Frame) {
         (try encoder.encode(frame, presentationTime: presentationTime, forceIDR: forceIDR), frame)
+    }
+
+    /// The encoder's input surface as dma-buf planes, for drawing into it without copies; nil
+    /// unless the backend is VA-API and the driver exports surfaces.
+    public func exportedSurface() -> DMABufPlanes? {
+        if let exported { return exported }
+        guard let vaapi = encoder as? VAAPIEncoder else { return nil }
+        exported = try? vaapi.exportInputSurfaceForGL()
+        return exported
+    }
+
+    /// Encodes what was drawn into ``exportedSurface()``.
+    public func encodeExportedSurface(presentationTime: Double, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
+        guard let vaapi = encoder as? VAAPIEncoder else {
+            throw .backendUnavailable(encoder.backend, "only the VA-API backend encodes an exported surface")
+        }
+        return try vaapi.encodeExportedSurface(presentationTime: presentationTime, forceIDR: forceIDR)
     }
 
     public func setBitrate(_ bitsPerSecond: Int) throws(EncoderError) { try encoder.setBitrate(bitsPerSecond) }

@@ -1,3 +1,4 @@
+import CEGL
 import CGLES
 import Logging
 
@@ -14,6 +15,8 @@ public actor RenderContext {
     public nonisolated let thread: RenderThread
     /// What the platform chain chose.
     public nonisolated let info: GLInfo
+    /// The EGL display, for importing an encoder's dma-bufs (zero copy).
+    nonisolated let display: EGLDisplayHandle
 
     let egl: HeadlessEGL
     let logger = Logger(label: "carwindow.gl")
@@ -48,6 +51,7 @@ public actor RenderContext {
         self.egl = egl
         self.thread = thread
         self.info = info
+        display = EGLDisplayHandle(raw: egl.display)
     }
 
     /// Releases the context from the render thread and lets the thread end. GL objects that
@@ -59,6 +63,12 @@ public actor RenderContext {
         egl.releaseCurrent()
         thread.stop()
     }
+}
+
+/// An EGL display pointer that may be passed between the actors of one render thread.
+struct EGLDisplayHandle: @unchecked Sendable {
+    // Only used on the render thread; the pointer itself is an immutable handle.
+    let raw: EGLDisplay
 }
 
 extension RenderThread {

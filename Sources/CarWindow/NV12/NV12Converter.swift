@@ -19,6 +19,9 @@ final class NV12Converter {
     private var pending: [Bool] = [false, false]
     private let lumaProgram: GLProgram
     private let chromaProgram: GLProgram
+    /// Made on first zero-copy use.
+    private var planePrograms: (luma: GLProgram, chroma: GLProgram)?
+    private var planeFramebuffers: (luma: GLuint, chroma: GLuint, textures: SIMD2<UInt32>)?
     private let emptyVertexArray = GLVertexArray()
     private var fullRange = false
 
@@ -32,6 +35,74 @@ final class NV12Converter {
     deinit {
         glDeleteFramebuffers(2, framebuffers)
         glDeleteBuffers(2, pixelBuffers)
+        if let planeFramebuffers {
+            let names = [planeFramebuffers.luma, planeFramebuffers.chroma]
+            glDeleteFramebuffers(2, names)
+        }
+    }
+
+    /// Zero copy: writes the planes straight into `luma` (R8, coded size) and `chroma` (GR88,
+    /// half the coded size), textures that alias an encoder's input surface through dma-buf
+    /// import. Nothing is read back; glFlush hands the work to the GPU and the encoder's access
+    /// to the shared buffers waits for it (implicit dma-buf fences).
+    func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, intoLuma luma: GLuint,
+                 chroma: GLuint) throws(GLSetupError) {
+        let programs: (luma: GLProgram, chroma: GLProgram)
+        if let existing = planePrograms {
+            programs = existing
+        } else {
+            programs = (try GLProgram(vertex: "fullscreen.vert", fragment: "nv12_luma_plane.frag", attributes: []),
+                        try GLProgram(vertex: "fullscreen.vert", fragment: "nv12_chroma_plane.frag", attributes: []))
+            planePrograms = programs
+        }
+        if planeFramebuffers?.textures != SIMD2(luma, chroma) {
+            var names: [GLuint] = [0, 0]
+            if let old = planeFramebuffers { names = [old.luma, old.chroma] } else { glGenFramebuffers(2, &names) }
+            for (framebuffer, texture) in zip(names, [luma, chroma]) {
+                glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
+                glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), texture, 0)
+                guard glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER)) == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
+                    throw .glFailure("an imported encoder surface plane cannot be rendered to")
+                }
+            }
+            planeFramebuffers = (names[0], names[1], SIMD2(luma, chroma))
+        }
+        guard let framebuffers = planeFramebuffers else { return }
+        let codedWidth = NV12Frame.align16(width), codedHeight = NV12Frame.align16(height)
+        prepare(source: source)
+        setUniforms(programs.luma, width: width, height: height, fullRange: fullRange)
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffers.luma)
+        glViewport(0, 0, GLsizei(codedWidth), GLsizei(codedHeight))
+        glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+        setUniforms(programs.chroma, width: width, height: height, fullRange: fullRange)
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffers.chroma)
+        glViewport(0, 0, GLsizei(codedWidth / 2), GLsizei(codedHeight / 2))
+        glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+        glBindVertexArray(0)
+        glFlush()
+    }
+
+    private func prepare(source: GLuint) {
+        glDisable(GLenum(GL_BLEND))
+        glDisable(GLenum(GL_DEPTH_TEST))
+        glDisable(GLenum(GL_STENCIL_TEST))
+        glDisable(GLenum(GL_CULL_FACE))
+        glActiveTexture(GLenum(GL_TEXTURE0))
+        glBindTexture(GLenum(GL_TEXTURE_2D), source)
+        glBindVertexArray(emptyVertexArray.name)
+    }
+
+    /// BT.601: Y' = 0.299 R + 0.587 G + 0.114 B; limited range scales luma by 219/255 and
+    /// chroma by 224/255 and lifts luma by 16/255. Sets whichever of the uniforms `program` has.
+    private func setUniforms(_ program: GLProgram, width: Int, height: Int, fullRange: Bool) {
+        let lumaScale: Float = fullRange ? 1 : 219 / 255, chromaScale: Float = fullRange ? 1 : 224 / 255
+        glUseProgram(program.name)
+        glUniform1i(program.location("u_source"), 0)
+        glUniform2i(program.location("u_visible_size"), GLint(width), GLint(height))
+        glUniform3f(program.location("u_luma"), 0.299 * lumaScale, 0.587 * lumaScale, 0.114 * lumaScale)
+        glUniform1f(program.location("u_luma_offset"), fullRange ? 0 : 16 / 255)
+        glUniform3f(program.location("u_cb"), -0.168736 * chromaScale, -0.331264 * chromaScale, 0.5 * chromaScale)
+        glUniform3f(program.location("u_cr"), 0.5 * chromaScale, -0.418688 * chromaScale, -0.081312 * chromaScale)
     }
 
     /// Bytes of one NV12 frame at the coded size.
@@ -65,30 +136,12 @@ final class NV12Converter {
     /// reading the result into readback `slot` (0 or 1).
     func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, slot: Int) {
         configure(width: width, height: height, fullRange: fullRange)
-        glDisable(GLenum(GL_BLEND))
-        glDisable(GLenum(GL_DEPTH_TEST))
-        glDisable(GLenum(GL_STENCIL_TEST))
-        glDisable(GLenum(GL_CULL_FACE))
-        glActiveTexture(GLenum(GL_TEXTURE0))
-        glBindTexture(GLenum(GL_TEXTURE_2D), source)
-        glBindVertexArray(emptyVertexArray.name)
-        // BT.601: Y' = 0.299 R + 0.587 G + 0.114 B; limited range scales by 219/255 (chroma
-        // 224/255) and lifts luma by 16/255.
-        let lumaScale: Float = fullRange ? 1 : 219 / 255, chromaScale: Float = fullRange ? 1 : 224 / 255
-        glUseProgram(lumaProgram.name)
-        glUniform1i(lumaProgram.location("u_source"), 0)
-        glUniform2i(lumaProgram.location("u_visible_size"), GLint(width), GLint(height))
-        glUniform3f(lumaProgram.location("u_luma"), 0.299 * lumaScale, 0.587 * lumaScale, 0.114 * lumaScale)
-        glUniform1f(lumaProgram.location("u_luma_offset"), fullRange ? 0 : 16 / 255)
+        prepare(source: source)
+        setUniforms(lumaProgram, width: width, height: height, fullRange: fullRange)
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffers[0])
         glViewport(0, 0, GLsizei(codedWidth / 4), GLsizei(codedHeight))
         glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-
-        glUseProgram(chromaProgram.name)
-        glUniform1i(chromaProgram.location("u_source"), 0)
-        glUniform2i(chromaProgram.location("u_visible_size"), GLint(width), GLint(height))
-        glUniform3f(chromaProgram.location("u_cb"), -0.168736 * chromaScale, -0.331264 * chromaScale, 0.5 * chromaScale)
-        glUniform3f(chromaProgram.location("u_cr"), 0.5 * chromaScale, -0.418688 * chromaScale, -0.081312 * chromaScale)
+        setUniforms(chromaProgram, width: width, height: height, fullRange: fullRange)
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffers[1])
         glViewport(0, 0, GLsizei(codedWidth / 4), GLsizei(codedHeight / 2))
         glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
