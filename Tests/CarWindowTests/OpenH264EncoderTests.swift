@@ -38,11 +38,11 @@ struct OpenH264EncoderTests {
         let keyframes = units.filter(\.isKeyframe)
         #expect(keyframes.count == 3)
         for unit in keyframes {
-            let types = H264NALScan.types(in: unit.data).filter { $0 != 6 }
+            let types = NALUnit.types(in: unit.data).filter { $0 != 6 }
             #expect(Array(types.prefix(3)) == [7, 8, 5], "frame \(unit.frameNumber) NAL types \(types)")
         }
         for unit in units where !unit.isKeyframe {
-            #expect(!H264NALScan.types(in: unit.data).contains(7))
+            #expect(!NALUnit.types(in: unit.data).contains(7))
         }
     }
 
@@ -57,7 +57,7 @@ struct OpenH264EncoderTests {
             units.append(try encoder.encode(frame, presentationTime: Double(index) / 15, forceIDR: index == 17))
         }
         #expect(units[17].isKeyframe)
-        #expect(H264NALScan.types(in: units[17].data).contains(5))
+        #expect(NALUnit.types(in: units[17].data).contains(5))
         #expect(units.filter(\.isKeyframe).map(\.frameNumber) == [0, 17])
 
         let tail = try TemporaryStream(units[17...].flatMap(\.data))

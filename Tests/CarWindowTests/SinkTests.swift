@@ -435,7 +435,7 @@ extension SinkTests {
             var units: [AccessUnit] = []
             var pending: [UInt8] = []
             var hasIDR = false
-            for range in AnnexB.nalUnitRanges(in: stream) {
+            for range in NALUnit.ranges(in: stream) {
                 let type = stream[range.lowerBound] & 0x1F
                 pending += [0, 0, 0, 1] + stream[range]
                 if type == 5 { hasIDR = true }

@@ -203,7 +203,7 @@ struct VAAPIEncoderTests {
         let count = try VACodedSegments.append(from: UnsafeRawPointer(segments), into: &output, limit: 100)
         #expect(count == 3)
         #expect(output == [0xaa] + payloads.joined())
-        #expect(AnnexBNALScan.nalUnitTypes(in: output) == [7, 5])
+        #expect(NALUnit.types(in: output) == [7, 5])
 
         #expect(throws: CodedSegmentError.tooLarge(limit: 8)) {
             var bytes: [UInt8] = []
@@ -424,7 +424,7 @@ struct VAAPIEncoderTests {
                                           presentationTime: Double(index) / 15, forceIDR: index == 7)
             if unit.isKeyframe {
                 keyframes.append(index)
-                #expect(Array(AnnexBNALScan.nalUnitTypes(in: unit.data).prefix(2)) == [7, 8])
+                #expect(Array(NALUnit.types(in: unit.data).prefix(2)) == [7, 8])
             }
             stream += unit.data
         }

@@ -180,7 +180,7 @@ public final class OpenH264Encoder: VideoEncoder {
         }
 
         var data = collectNALUnits()
-        let types = H264NALScan.types(in: data)
+        let types = NALUnit.types(in: data)
         let isKeyframe = types.contains(5)
         if forceIDR, !isKeyframe { throw .idrNotProduced(frameNumber: frameNumber) }
         if isKeyframe {
@@ -307,24 +307,5 @@ public final class OpenH264Encoder: VideoEncoder {
         case cmUnsupportedData.rawValue: "cmUnsupportedData: the input format is not supported"
         default: "unknown OpenH264 result"
         }
-    }
-}
-
-/// Finds NAL unit types in an Annex-B byte stream.
-enum H264NALScan {
-    /// The `nal_unit_type` of every NAL unit after a 3- or 4-byte start code, in order.
-    static func types(in annexB: [UInt8]) -> [UInt8] {
-        var types: [UInt8] = []
-        var index = 0
-        let count = annexB.count
-        while index + 3 < count {
-            if annexB[index] == 0, annexB[index + 1] == 0, annexB[index + 2] == 1 {
-                types.append(annexB[index + 3] & 0x1F)
-                index += 3
-            } else {
-                index += 1
-            }
-        }
-        return types
     }
 }

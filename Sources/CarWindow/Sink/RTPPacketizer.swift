@@ -94,7 +94,7 @@ public struct RTPPacketizer: Sendable {
             throw .invalidAccessUnit(frameNumber: unit.frameNumber,
                                      reason: "presentation time \(unit.presentationTime) is not finite")
         }
-        let nalUnits = AnnexB.nalUnitRanges(in: unit.data)
+        let nalUnits = NALUnit.ranges(in: unit.data)
         guard let lastNAL = nalUnits.last else {
             throw .invalidAccessUnit(frameNumber: unit.frameNumber, reason: "no NAL unit after an Annex-B start code")
         }
@@ -144,36 +144,5 @@ public struct RTPPacketizer: Sendable {
         for shift in stride(from: 24, through: 0, by: -8) { packet.append(UInt8(truncatingIfNeeded: timestamp >> shift)) }
         for shift in stride(from: 24, through: 0, by: -8) { packet.append(UInt8(truncatingIfNeeded: ssrc >> shift)) }
         nextSequenceNumber &+= 1
-    }
-}
-
-/// Finding NAL units in an Annex-B byte stream.
-enum AnnexB {
-    /// The byte ranges of the NAL units in `data`, start codes and trailing zero bytes removed
-    /// (a four-byte start code is a zero byte plus a three-byte one; RFC 6184 sends neither).
-    static func nalUnitRanges(in data: [UInt8]) -> [Range<Int>] {
-        var ranges: [Range<Int>] = []
-        var nalStart: Int?
-        var index = 0
-        let count = data.count
-        func finish(at end: Int) {
-            guard let start = nalStart else { return }
-            var last = end
-            while last > start, data[last - 1] == 0 { last -= 1 }
-            if last > start { ranges.append(start..<last) }
-        }
-        while index + 2 < count {
-            if data[index + 2] > 1 {
-                index += 3
-            } else if data[index] == 0, data[index + 1] == 0, data[index + 2] == 1 {
-                finish(at: index)
-                index += 3
-                nalStart = index
-            } else {
-                index += 1
-            }
-        }
-        finish(at: count)
-        return ranges
     }
 }

@@ -140,7 +140,10 @@ enum NALUnit {
         var index = 0
         let count = annexB.count
         while index + 2 < count {
-            if annexB[index] == 0 && annexB[index + 1] == 0 && annexB[index + 2] == 1 {
+            if annexB[index + 2] > 1 {
+                // No start code can end at index + 2, nor begin before it: skip ahead.
+                index += 3
+            } else if annexB[index] == 0 && annexB[index + 1] == 0 && annexB[index + 2] == 1 {
                 if let start = unitStart { ranges.append(start..<trimZeros(annexB, start, index)) }
                 index += 3
                 unitStart = index
@@ -150,6 +153,11 @@ enum NALUnit {
         }
         if let start = unitStart, start < count { ranges.append(start..<trimZeros(annexB, start, count)) }
         return ranges.filter { !$0.isEmpty }
+    }
+
+    /// The `nal_unit_type` of every NAL unit of an Annex-B stream, in order.
+    static func types(in annexB: [UInt8]) -> [UInt8] {
+        ranges(in: annexB).map { annexB[$0.lowerBound] & 0x1F }
     }
 
     /// Annex-B: a start code before every unit.

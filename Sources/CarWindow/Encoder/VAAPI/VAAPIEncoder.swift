@@ -282,20 +282,20 @@ public final class VAAPIEncoder: VideoEncoder {
             gop.restartAfterFailure()
             throw error
         }
-        let types = AnnexBNALScan.nalUnitTypes(in: data)
-        guard types.contains(AnnexBNALScan.idrSlice) || types.contains(AnnexBNALScan.nonIDRSlice) else {
+        let types = NALUnit.types(in: data)
+        guard types.contains(NALUnitType.idrSlice.rawValue) || types.contains(NALUnitType.slice.rawValue) else {
             gop.restartAfterFailure()
             throw .frameSkipped(frameNumber: frameNumber)
         }
-        let isKeyframe = types.contains(AnnexBNALScan.idrSlice)
+        let isKeyframe = types.contains(NALUnitType.idrSlice.rawValue)
         if picture.isIDR {
             guard isKeyframe else {
                 gop.restartAfterFailure()
                 throw .idrNotProduced(frameNumber: frameNumber)
             }
-            guard let sps = types.firstIndex(of: AnnexBNALScan.sequenceParameterSet),
-                  let idr = types.firstIndex(of: AnnexBNALScan.idrSlice), sps < idr,
-                  types.contains(AnnexBNALScan.pictureParameterSet) else {
+            guard let sps = types.firstIndex(of: NALUnitType.sequenceParameterSet.rawValue),
+                  let idr = types.firstIndex(of: NALUnitType.idrSlice.rawValue), sps < idr,
+                  types.contains(NALUnitType.pictureParameterSet.rawValue) else {
                 gop.restartAfterFailure()
                 throw .encodeFailed(.vaapi, "\(capabilities.driverVendor) wrote an IDR without SPS and PPS in front (NAL types \(types)); this driver cannot be used, choose the openh264 backend")
             }

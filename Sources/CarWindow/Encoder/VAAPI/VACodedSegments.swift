@@ -53,26 +53,3 @@ enum VACodedSegments {
         return count
     }
 }
-
-/// Reads NAL unit types out of an Annex-B byte stream, to check what a driver produced.
-enum AnnexBNALScan {
-    /// The `nal_unit_type` of every NAL unit after a 3- or 4-byte start code, in order.
-    static func nalUnitTypes(in bytes: [UInt8]) -> [UInt8] {
-        var types: [UInt8] = []
-        var index = 0
-        while index + 3 < bytes.count {
-            if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
-                types.append(bytes[index + 3] & 0x1f)
-                index += 3
-            } else {
-                index += 1
-            }
-        }
-        return types
-    }
-
-    static let sequenceParameterSet: UInt8 = 7
-    static let pictureParameterSet: UInt8 = 8
-    static let idrSlice: UInt8 = 5
-    static let nonIDRSlice: UInt8 = 1
-}
