@@ -93,6 +93,9 @@ struct LabelPlacer {
     /// Where labels were placed this frame, by text, to keep repeats of a name apart.
     private var placedTexts: [(textKey: Int, position: SIMD2<Float>)] = []
 
+    /// Labels placed since ``begin(width:height:)``.
+    var placedCount: Int { placedNow.count }
+
     mutating func begin(width: Int, height: Int) {
         vertices.removeAll(keepingCapacity: true)
         indices.removeAll(keepingCapacity: true)

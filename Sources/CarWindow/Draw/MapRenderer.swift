@@ -671,7 +671,6 @@ public actor MapRenderer {
         }
         let attribution = screen.attributionBox(width: width, height: height)
         labelPlacer.block(attribution)
-        var placedLabels = 0
         // Top layers place first, as MapLibre does: place names win over street names.
         for index in style.layers.indices.reversed() {
             let layer = style.layers[index]
@@ -682,7 +681,6 @@ public actor MapRenderer {
                 let matrix = matrices[tileIndex]
                 let width = Double(self.width), height = Double(self.height)
                 let centreDepth = transform.cameraToCenterDistance
-                let before = labelPlacer.vertices.count
                 let zoomAboveTile = zoom - Double(tile.layout.tile.z)
                 labelPlacer.place(bucket, paint: paint, zoomAboveTile: zoomAboveTile, width: self.width,
                                   height: self.height) { point in
@@ -691,7 +689,6 @@ public actor MapRenderer {
                     return SIMD3(Float((clip.x / clip.w + 1) / 2 * width), Float((clip.y / clip.w + 1) / 2 * height),
                                  Float(centreDepth / clip.w))
                 }
-                placedLabels += (labelPlacer.vertices.count - before) > 0 ? 1 : 0
             }
         }
         let dark = style.isDark(atZoom: zoom)
@@ -699,7 +696,7 @@ public actor MapRenderer {
         if overlays.showsControls {
             screen.appendControlLabels(to: &labelPlacer, width: width, height: height, dark: dark)
         }
-        return placedLabels
+        return labelPlacer.placedCount
     }
 
     private func symbolPaint(_ layer: StyleLayer, zoom: Double) -> SymbolLayerPaint? {
