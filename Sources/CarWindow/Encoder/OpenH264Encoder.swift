@@ -13,8 +13,9 @@ private let openH264TraceCallback: @convention(c) (UnsafeMutableRawPointer?, Int
     if level <= Int32(WELS_LOG_ERROR) {
         openH264Logger.error("\(text)")
     } else {
-        // OpenH264's warnings are advice about settings chosen on purpose (frame skipping off).
-        openH264Logger.info("\(text)")
+        // OpenH264's warnings are advice about settings chosen on purpose (frame skipping off),
+        // repeated for every encoder: debug level keeps them out of users' logs.
+        openH264Logger.debug("\(text)")
     }
 }
 
