@@ -203,14 +203,7 @@ public actor MapRenderer {
         guard width % 2 == 0, height % 2 == 0 else {
             throw .invalidSize(width: width, height: height, reason: "NV12 needs even sides")
         }
-        let converter: NV12Converter
-        if let existing = resources.nv12 {
-            converter = existing
-        } else {
-            do { converter = try NV12Converter() } catch { throw .gl(error) }
-            resources.nv12 = converter
-        }
-        converter.convert(source: target.color.name, width: width, height: height, fullRange: fullRange, slot: slot & 1)
+        try nv12Converter().convert(source: target.color.name, width: width, height: height, fullRange: fullRange, slot: slot & 1)
     }
 
     /// The NV12 frame whose readback was started in `slot`, copied into `frame`'s storage (which
@@ -235,16 +228,22 @@ public actor MapRenderer {
             }
         }
         guard let imported = importedPlanes else { return }
-        let converter: NV12Converter
-        if let existing = resources.nv12 {
-            converter = existing
-        } else {
-            do { converter = try NV12Converter() } catch { throw .gl(error) }
-            resources.nv12 = converter
-        }
+        let converter = try nv12Converter()
         do {
             try converter.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
                                   intoLuma: imported.luma.texture, chroma: imported.chroma.texture)
+        } catch {
+            throw .gl(error)
+        }
+    }
+
+    /// The converter, made on first use: only streaming maps need it.
+    private func nv12Converter() throws(MapRenderError) -> NV12Converter {
+        if let existing = resources.nv12 { return existing }
+        do {
+            let converter = try NV12Converter()
+            resources.nv12 = converter
+            return converter
         } catch {
             throw .gl(error)
         }
