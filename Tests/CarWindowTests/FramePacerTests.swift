@@ -33,9 +33,12 @@ import Testing
         #expect(gaps.allSatisfy { abs($0 - 1.0 / 30) < 0.002 }, "uneven gaps \(gaps)")
     }
 
-    @Test func rateBelowFifteenIsRaisedToFifteen() {
-        #expect(FramePacer.Configuration(framesPerSecond: 5).framesPerSecond == 15)
+    @Test func headUnitRateIsNeverExceededAndNonsenseFallsBackToFifteen() {
+        // A head unit that asks for 5 fps gets 5: its limit wins over the 15 fps default.
+        #expect(FramePacer.Configuration(framesPerSecond: 5).framesPerSecond == 5)
+        #expect(FramePacer.Configuration(framesPerSecond: 0.2).framesPerSecond == 1)
         #expect(FramePacer.Configuration(framesPerSecond: .nan).framesPerSecond == 15)
+        #expect(FramePacer.Configuration(framesPerSecond: -3).framesPerSecond == 15)
     }
 
     @Test func staticMapOnlySendsKeepAlivesUnderOneSecondApart() {

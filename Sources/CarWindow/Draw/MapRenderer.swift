@@ -124,6 +124,21 @@ public actor MapRenderer {
         gpuTiles.removeAll()
     }
 
+    /// Replaces the style once the tiles the current view needs are laid out for it; frames
+    /// drawn meanwhile keep the old style, so a switch (day to night while streaming) never
+    /// shows a half-empty map.
+    public func switchStyle(to style: Style) async {
+        let store = TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom))
+        let transform = self.transform
+        for tile in transform.coveringTiles(zoom: store.dataZoom(for: transform.camera.zoom)) {
+            _ = await store.layout(tile)
+        }
+        self.style = style
+        tiles = store
+        gpuTiles.removeAll()
+    }
+
     /// Sets the camera for the next frame.
     public func setCamera(_ camera: Camera) { self.camera = camera }
 

@@ -81,8 +81,7 @@ final class TileLayoutStore: Sendable {
     private func build(_ tile: TileID) -> TileLayout {
         let empty = TileLayout(tile: tile, extent: 4096, buckets: [])
         do {
-            guard let data = try source.data(for: tile) else { return empty }
-            let decoded = try VectorTile(decoding: data)
+            guard let decoded = try source.decodedTile(for: tile) else { return empty }
             return builder.layout(tile, decoded)
         } catch {
             logger.warning("tile \(tile) of \(source.name) is skipped: \(error)")

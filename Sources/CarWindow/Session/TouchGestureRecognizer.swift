@@ -147,6 +147,10 @@ public struct GestureRecognizer: Sendable {
     /// Whether a tap is being held back for the double-tap window.
     public var hasPendingTap: Bool { pendingTap != nil }
 
+    /// Whether pan or pinch movement is waiting for the next ``frameTick(elapsedMilliseconds:)``:
+    /// a session that is idle draws a frame for it.
+    public var hasUnreportedMotion: Bool { unreportedTranslation != .zero || hasUnreportedPinch }
+
     /// Decodes an `OnTouchEvent`'s JSON parameters and handles the event; JSON that does not
     /// decode is ignored like any other invalid event.
     public mutating func handle(json: Data) -> [Gesture] {

@@ -13,6 +13,18 @@ public protocol VideoSink: AnyObject {
     func write(_ unit: AccessUnit) throws(SinkError)
     /// Releases the file or socket; later writes throw ``SinkError/closed(_:)``. Calling it twice is harmless.
     func close()
+    /// A stream is about to begin at `stream`'s size; its first access unit is an IDR. A
+    /// head-unit link starts its video service here; files and RTP need nothing (the default).
+    /// Throwing refuses the stream: the session reports the error and does not stream.
+    func streamWillStart(_ stream: StreamResolution) throws(SinkError)
+    /// The stream paused or ended (suspension, a resize, a stop); a later
+    /// ``streamWillStart(_:)`` may follow. The default does nothing.
+    func streamDidStop()
+}
+
+extension VideoSink {
+    public func streamWillStart(_ stream: StreamResolution) throws(SinkError) {}
+    public func streamDidStop() {}
 }
 
 /// Why a sink could not take an access unit, each case saying what failed and what to do.

@@ -13,10 +13,18 @@ public protocol TileSource: Sendable {
     /// The uncompressed Mapbox Vector Tile bytes of `tile`, or nil when the source has no such tile
     /// (including tiles outside the grid). Throws only when the source itself is damaged.
     func data(for tile: TileID) throws(TileSourceError) -> Data?
+    /// The decoded tile, or nil when the source has no such tile. Renderers call this, so a
+    /// source that keeps decoded tiles (``SharedTileCache``) serves every map that shares it.
+    func decodedTile(for tile: TileID) throws(TileSourceError) -> VectorTile?
 }
 
 extension TileSource {
     /// The decoded tile, or nil when the source has no such tile.
+    public func decodedTile(for tile: TileID) throws(TileSourceError) -> VectorTile? {
+        try vectorTile(for: tile)
+    }
+
+    /// The decoded tile, decoded afresh, or nil when the source has no such tile.
     public func vectorTile(for tile: TileID) throws(TileSourceError) -> VectorTile? {
         guard let bytes = try data(for: tile) else { return nil }
         do {

@@ -1,0 +1,166 @@
+import Foundation
+
+/// The frame loop: one task per stream that asks the pacer what to do, does it, and sleeps on
+/// the wake signal in between. Engine calls run on the actor between its awaits.
+extension ProjectionSession {
+    /// What an access unit carries, for the recorded.
+    enum PictureKind {
+        case rendered
+        case refinement
+        case keepAlive
+    }
+
+    /// Failures in a row after which the stream is given up.
+    static let failureLimit = 10
+
+    func runFrameLoop() async {
+        while !Task.isCancelled {
+            guard state == .streaming else {
+                // Suspended: nothing is sent, not even keep-alives, until resume or stop.
+                await wake.wait(until: nil)
+                continue
+            }
+            if tilesArrived.take() {
+                if pendingChangeSince == nil { pendingChangeSince = SessionClock.now }
+                pacer.markChanged()
+            }
+            let now = SessionClock.now
+            let action = pacer.nextAction(at: now)
+            switch action {
+            case .render:
+                tickGestures(at: now)
+                await renderAndSend(at: now)
+            case .refine:
+                await resendLastPicture(as: .refinement)
+            case .keepAlive:
+                await resendLastPicture(as: .keepAlive)
+            case .wait(let until):
+                var deadline = until
+                if recognizer.hasPendingTap {
+                    // Wake when the double-tap window of a held-back tap closes, to deliver it.
+                    deadline = min(deadline, now + configuration.gestures.doubleTapMaximumInterval / 1000 + 0.01)
+                }
+                await wake.wait(until: deadline)
+                if recognizer.hasPendingTap { tickGestures(at: SessionClock.now) }
+            }
+            if consecutiveFailures >= Self.failureLimit {
+                emit(.warning("\(consecutiveFailures) frames in a row failed; the stream stops"))
+                Task { await self.stop() }
+                return
+            }
+        }
+    }
+
+    /// Draws the current view and sends it.
+    func renderAndSend(at now: Double) async {
+        guard let renderer, let settings = encoderSettings, let stream else { return }
+        if let animation {
+            cameraOnScreen = animation.camera(at: now)
+            if animation.isFinished(at: now) {
+                self.animation = nil
+            } else {
+                // Keep frames coming at the paced rate until the animation ends.
+                pacer.markChanged()
+            }
+        }
+        let changeSince = pendingChangeSince ?? now
+        pendingChangeSince = nil
+        let target = takeSpareFrame(width: stream.encodedSize.width, height: stream.encodedSize.height,
+                                    fullRange: settings.fullRange)
+        let start = SessionClock.now
+        let drawn = await renderer.drawStreamFrame(camera: cameraOnScreen, overlays: overlays,
+                                                   fullRange: settings.fullRange, into: target,
+                                                   tileArrived: tileArrivedHandler)
+        record(&recorded.renderMilliseconds, (SessionClock.now - start) * 1000)
+        guard let frame = drawn.frame else {
+            consecutiveFailures += 1
+            emit(.error(.renderer(drawn.error?.description ?? "the frame could not be drawn")))
+            return
+        }
+        if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: stream.scale) {
+            emit(.hapticRegions(regions))
+        }
+        // The picture on screen until now becomes the spare the next frame draws into.
+        if let previous = lastFrame { spareFrame = previous }
+        lastFrame = nil
+        await encodeAndSend(frame, as: .rendered, changeSince: changeSince)
+    }
+
+    /// Encodes the last picture again: it sharpens a still map and keeps the head unit showing it.
+    func resendLastPicture(as kind: PictureKind) async {
+        guard let frame = lastFrame else {
+            // Nothing drawn yet (the first frame failed): draw instead.
+            pacer.markChanged()
+            return
+        }
+        lastFrame = nil
+        await encodeAndSend(frame, as: kind, changeSince: nil)
+    }
+
+    func encodeAndSend(_ frame: NV12Frame, as kind: PictureKind, changeSince: Double?) async {
+        guard let encoder, let origin = statisticsOrigin else {
+            lastFrame = frame
+            return
+        }
+        let forceIDR = needsIDR
+        let start = SessionClock.now
+        let unit: AccessUnit
+        do {
+            let (encoded, returned) = try await encoder.encode(frame, presentationTime: start - origin, forceIDR: forceIDR)
+            lastFrame = returned
+            unit = encoded
+        } catch {
+            // The encoder keeps the frame only on success; draw afresh next time.
+            consecutiveFailures += 1
+            needsIDR = true
+            pacer.markChanged()
+            emit(.error(.encoder(error)))
+            return
+        }
+        record(&recorded.encodeMilliseconds, (SessionClock.now - start) * 1000)
+        // A suspend, resize or stop that came while encoding wins: the unit is not sent.
+        guard state == .streaming, let sink, !Task.isCancelled else { return }
+        do {
+            try sink.write(unit)
+        } catch {
+            recorded.sinkErrors += 1
+            consecutiveFailures += 1
+            needsIDR = true
+            emit(.error(.sink(error)))
+            if case .closed = error { consecutiveFailures = Self.failureLimit }
+            return
+        }
+        consecutiveFailures = 0
+        if forceIDR { needsIDR = false }
+        let sent = SessionClock.now
+        switch kind {
+        case .rendered:
+            recorded.framesRendered += 1
+            if let changeSince { record(&recorded.latencyMilliseconds, (sent - changeSince) * 1000) }
+        case .refinement: recorded.refinementFrames += 1
+        case .keepAlive: recorded.keepAlives += 1
+        }
+        if unit.isKeyframe { recorded.idrFrames += 1 }
+        recorded.bytesSent += unit.data.count
+        let second = Int(sent - origin)
+        if second >= 0, second < ProjectionSessionStatistics.sampleCapacity {
+            while recorded.bytesPerSecond.count <= second { recorded.bytesPerSecond.append(0) }
+            recorded.bytesPerSecond[second] += unit.data.count
+        }
+    }
+
+    /// A frame to draw into: the spare one when it has the right size, else a new one (the
+    /// first frames of a stream and after a resize only).
+    func takeSpareFrame(width: Int, height: Int, fullRange: Bool) -> NV12Frame {
+        if let spare = spareFrame, spare.width == width, spare.height == height, spare.fullRange == fullRange {
+            spareFrame = nil
+            return spare
+        }
+        spareFrame = nil
+        return NV12Frame(width: width, height: height, fullRange: fullRange)
+    }
+
+    func record(_ samples: inout [Double], _ value: Double) {
+        if samples.count < ProjectionSessionStatistics.sampleCapacity { samples.append(value) }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// What the navigation engine changes. Each change is drawn at the next frame slot; values that
+/// cannot be drawn (not finite, say) are ignored with a warning event and nothing else changes.
+extension ProjectionSession {
+    /// The camera of the last frame, or of the next one when nothing was drawn yet.
+    public var camera: Camera { cameraOnScreen }
+
+    /// Points the map at `camera`, at once or animated from the camera on screen.
+    public func setCamera(_ camera: Camera, transition: CameraTransition = .immediate) {
+        let values = [camera.center.latitude, camera.center.longitude, camera.zoom, camera.bearing, camera.pitch]
+        guard values.allSatisfy(\.isFinite) else {
+            emit(.warning("camera ignored: every value must be finite (\(camera))"))
+            return
+        }
+        switch transition {
+        case .immediate:
+            animation = nil
+            cameraOnScreen = camera.clamped
+        case .animated(let duration):
+            guard duration.isFinite, duration > 0 else {
+                animation = nil
+                cameraOnScreen = camera.clamped
+                break
+            }
+            animation = CameraAnimation(from: cameraOnScreen, to: camera.clamped, start: SessionClock.now,
+                                        duration: min(duration, 30))
+        }
+        changed()
+    }
+
+    /// Shows the vehicle at a position and heading (degrees clockwise from north), or hides it.
+    public func setVehicle(_ vehicle: VehicleMarker?) {
+        if let vehicle {
+            guard vehicle.coordinate.latitude.isFinite, vehicle.coordinate.longitude.isFinite, vehicle.heading.isFinite else {
+                emit(.warning("vehicle ignored: its position and heading must be finite"))
+                return
+            }
+        }
+        guard overlays.vehicle != vehicle else { return }
+        overlays.vehicle = vehicle
+        changed()
+    }
+
+    /// Shows the route still to drive (first point first); empty hides it. Points that are not
+    /// finite or lie outside the globe are dropped with a warning.
+    public func setRoute(_ route: [GeoCoordinate]) {
+        let valid = route.filter {
+            $0.latitude.isFinite && $0.longitude.isFinite && abs($0.latitude) <= 90 && abs($0.longitude) <= 180
+        }
+        if valid.count != route.count {
+            emit(.warning("route: \(route.count - valid.count) of \(route.count) points dropped (not finite or off the globe)"))
+        }
+        let drawn = valid.count >= 2 ? valid : []
+        if drawn.isEmpty, !valid.isEmpty {
+            emit(.warning("route hidden: it needs at least two valid points"))
+        }
+        guard overlays.route != drawn else { return }
+        overlays.route = drawn
+        changed()
+    }
+
+    /// Shows or hides the zoom and recenter buttons (and their haptic regions).
+    public func setControlsVisible(_ visible: Bool) {
+        guard overlays.showsControls != visible else { return }
+        overlays.showsControls = visible
+        changed()
+    }
+
+    /// Switches between the day and night styles while streaming. The new style's tiles are
+    /// laid out before it is shown, so the head unit never sees a half-drawn map.
+    public func setAppearance(_ appearance: MapAppearance) async {
+        guard appearance != self.appearance else { return }
+        self.appearance = appearance
+        if let renderer {
+            await renderer.switchStyle(to: style(for: appearance))
+        }
+        changed()
+    }
+
+    /// Declares the engine's own haptic regions (rendered pixels), replacing earlier ones.
+    /// Ids must be in 0...2,000,000,000 outside the block reserved for the renderer's controls.
+    public func setHapticRegions(_ regions: [HapticRegion]) {
+        haptics.declaredRegions = regions
+        changed()
+    }
+
+    /// Declares map features whose haptic regions move with the map (a POI marker, say).
+    public func setHapticMapFeatures(_ features: [HapticRegionSet.MapFeature]) {
+        haptics.mapFeatures = features
+        changed()
+    }
+
+    /// The regions of the last frame, in rendered pixels, for hit tests.
+    public var hapticRegions: [HapticRegion] { haptics.regions }
+
+    /// The last picture drawn, as RGBA (for screenshots and tests); nil before the first one.
+    public func snapshot() async -> RGBAImage? {
+        guard let renderer, lastFrame != nil else { return nil }
+        return await renderer.readPixels()
+    }
+}
+
+extension MapRenderer {
+    /// One picture for a stream: draws `camera` and `overlays`, converts to NV12 and reads it
+    /// back into `frame`, all in one visit to the render thread.
+    func drawStreamFrame(camera: Camera, overlays: MapOverlays, fullRange: Bool, into frame: consuming NV12Frame,
+                         tileArrived: @escaping @Sendable () -> Void) -> (frame: NV12Frame?, error: MapRenderError?,
+                                                                          controls: [MapControl], transform: MapTransform) {
+        setCamera(camera)
+        if self.overlays != overlays { setOverlays(overlays) }
+        renderFrame(tileArrived: tileArrived)
+        do {
+            try convertToNV12(fullRange: fullRange, slot: 0)
+        } catch {
+            return (nil, error, controls, transform)
+        }
+        guard let filled = collectNV12(slot: 0, into: frame) else {
+            return (nil, .gl(.glFailure("NV12 readback could not be mapped")), controls, transform)
+        }
+        return (filled, nil, controls, transform)
+    }
+}

@@ -1,0 +1,401 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// A map projected into one head-unit screen: the API a navigation engine links.
+///
+/// The engine sets the camera, vehicle, route, style and controls; it never draws. The session
+/// draws only when something visible changed, at the negotiated rate and evenly paced, sharpens
+/// the last picture with a few refinement frames when the map stops, and keeps a still screen
+/// alive with keep-alives (the last picture re-encoded) well inside a head unit's ~1 s timeout.
+///
+/// ```
+/// engine -> session (camera, vehicle, route, touches)
+///              |  frame loop: FramePacer decides render / refine / keep-alive / sleep
+///              v
+///          MapRenderer (render thread) -> NV12 -> EncoderStage (encode thread) -> VideoSink
+///              |
+///              +-> events: state, stream size, haptic regions, taps, errors
+/// ```
+///
+/// Several sessions (a centre console and an instrument cluster) can share one
+/// ``RenderContext`` (one render thread, one GL context) and one ``SharedTileCache``; each has
+/// its own size, camera, style, encoder and sink.
+///
+/// - Important: Thread-safe: it is an actor; call it from any task.
+public actor ProjectionSession {
+    /// Everything the session reports, in order. Buffered (the newest 4096 are kept when nobody
+    /// reads), so a slow reader never stalls the stream.
+    public nonisolated let events: AsyncStream<ProjectionSessionEvent>
+    /// The render thread and GL context this session draws with.
+    public nonisolated let context: RenderContext
+    /// The configuration it was made with.
+    public nonisolated let configuration: ProjectionSessionConfiguration
+
+    /// Where the session is in its life.
+    public private(set) var state: ProjectionSessionState = .disconnected
+    /// The head unit's capability in force.
+    public private(set) var capability: VideoStreamingCapability?
+    /// The stream size chosen from the capability and the supported sizes.
+    public private(set) var stream: StreamResolution?
+    /// The encoder settings of the current stream.
+    public private(set) var encoderSettings: EncoderSettings?
+    /// Counters and timings since streaming first started.
+    public var statistics: ProjectionSessionStatistics {
+        var current = recorded
+        if let streamingSince { current.streamingSeconds += SessionClock.now - streamingSince }
+        return current
+    }
+    var recorded = ProjectionSessionStatistics()
+    /// The style in use.
+    public internal(set) var appearance: MapAppearance
+
+    let eventContinuation: AsyncStream<ProjectionSessionEvent>.Continuation
+    let logger: Logger
+    var renderer: MapRenderer?
+    var encoder: EncoderStage?
+    var sink: (any VideoSink)?
+    var pacer = FramePacer()
+    let wake: WakeSignal
+    var loop: Task<Void, Never>?
+    /// Set from tile workers (any thread) when a requested tile is ready.
+    let tilesArrived: ArrivalFlag
+    /// Given to the renderer: runs on a tile worker when a tile the last frame lacked is ready.
+    let tileArrivedHandler: @Sendable () -> Void
+
+    // What the next frame shows.
+    var cameraOnScreen: Camera
+    var animation: CameraAnimation?
+    var overlays: MapOverlays
+    var haptics = HapticRegionSet()
+    var recognizer: GestureRecognizer
+    /// Session-clock time of the last gesture tick, to move the recogniser's clock on.
+    var lastGestureTick: Double?
+    /// When the oldest change not yet on screen happened, for latency.
+    var pendingChangeSince: Double?
+
+    // Pictures: the last one drawn (for refinements and keep-alives) and a spare to draw into.
+    var lastFrame: NV12Frame?
+    var spareFrame: NV12Frame?
+    var needsIDR = true
+    var presentationIndex = 0
+    var streamingSince: Double?
+    var statisticsOrigin: Double?
+    var consecutiveFailures = 0
+
+    /// A session for `configuration` drawing on `context`; it starts disconnected.
+    public init(configuration: ProjectionSessionConfiguration, context: RenderContext) {
+        self.configuration = configuration
+        self.context = context
+        (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        var logger = Logger(label: "carwindow.session")
+        logger[metadataKey: "screen"] = "\(configuration.name)"
+        self.logger = logger
+        let wake = WakeSignal(label: "carwindow.session.\(configuration.name)")
+        let tilesArrived = ArrivalFlag()
+        self.wake = wake
+        self.tilesArrived = tilesArrived
+        tileArrivedHandler = {
+            tilesArrived.raise()
+            wake.signal()
+        }
+        cameraOnScreen = configuration.camera.clamped
+        appearance = configuration.appearance
+        overlays = MapOverlays(showsControls: configuration.showsControls)
+        recognizer = GestureRecognizer(configuration: configuration.gestures)
+    }
+
+    // MARK: Life cycle
+
+    /// Takes the head unit's capability and chooses the stream size: disconnected -> ready.
+    /// Throws, and stays disconnected, when no size fits the supported sizes.
+    public func connect(capability: VideoStreamingCapability) async throws(ProjectionSessionError) {
+        guard state == .disconnected else { throw fail(.invalidState(operation: "connect", state: state)) }
+        let chosen = try choose(capability)
+        try await prepareRenderer(for: chosen)
+        self.capability = capability
+        stream = chosen
+        transition(to: .ready)
+    }
+
+    /// Starts the video: ready -> streaming. The first picture is an IDR.
+    public func startStreaming() async throws(ProjectionSessionError) {
+        guard state == .ready, let stream else { throw fail(.invalidState(operation: "start streaming", state: state)) }
+        let settings = EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
+                                       customBitrate: configuration.customBitrate,
+                                       rateControl: configuration.rateControl)
+        let stage: EncoderStage
+        do {
+            stage = try await EncoderStage(settings: settings, choice: configuration.encoder)
+        } catch {
+            throw fail(.encoder(error))
+        }
+        do {
+            let sink = try configuration.makeSink(stream)
+            try sink.streamWillStart(stream)
+            self.sink = sink
+        } catch {
+            _ = try? await stage.finish()
+            throw fail(.sink(error))
+        }
+        encoder = stage
+        beginStream(settings: settings, stream: stream)
+        transition(to: .streaming)
+        loop = Task { await self.runFrameLoop() }
+    }
+
+    /// Stops sending (the head unit may not show video now); the encoder and sink stay.
+    public func suspend() {
+        guard state == .streaming else { return }
+        noteStreamingTime()
+        sink?.streamDidStop()
+        transition(to: .suspended)
+        wake.signal()
+    }
+
+    /// Sends again after ``suspend()``, starting with an IDR.
+    public func resume() throws(ProjectionSessionError) {
+        guard state == .suspended, let stream else { throw fail(.invalidState(operation: "resume", state: state)) }
+        do {
+            try sink?.streamWillStart(stream)
+        } catch {
+            throw fail(.sink(error))
+        }
+        restartPictures()
+        streamingSince = SessionClock.now
+        transition(to: .streaming)
+        wake.signal()
+    }
+
+    /// Makes the next picture an IDR (a head unit that lost sync, a new receiver).
+    public func requestIDR() {
+        needsIDR = true
+        pacer.markChanged()
+        wake.signal()
+    }
+
+    /// Takes a new capability from the head unit. Missing fields keep their current values. A
+    /// different stream size stops the stream, restarts it at the new size with an IDR and
+    /// reports ``ProjectionSessionEvent/resized(_:)``; the size never changes mid-stream. A
+    /// capability with no usable size throws and the session goes on as it was.
+    public func updateCapability(_ update: VideoStreamingCapability) async throws(ProjectionSessionError) {
+        guard let current = capability else {
+            throw fail(.invalidState(operation: "update the capability", state: state))
+        }
+        let merged = update.filling(from: current)
+        let chosen: StreamResolution
+        do {
+            chosen = try choose(merged)
+        } catch {
+            emit(.warning("capability update ignored, the stream goes on at \(stream.map { "\($0.encodedSize)" } ?? "its size"): \(error)"))
+            throw error
+        }
+        capability = merged
+        let previous = stream
+        stream = chosen
+        haptics.resend()
+        guard let previous, previous.encodedSize != chosen.encodedSize else {
+            // Same picture size (a new scale or bitrate): touches and haptics follow at once.
+            pacer.markChanged()
+            wake.signal()
+            if state == .streaming || state == .suspended { try await applyEncoderLimits(of: chosen) }
+            return
+        }
+        logger.info("head unit resized the stream: \(previous.encodedSize) -> \(chosen.encodedSize)")
+        guard state == .streaming || state == .suspended else {
+            try await prepareRenderer(for: chosen)
+            emit(.resized(chosen))
+            return
+        }
+        let wasStreaming = state == .streaming
+        await stopFrameLoop()
+        sink?.streamDidStop()
+        if let encoder { _ = try? await encoder.finish() }
+        encoder = nil
+        try await prepareRenderer(for: chosen)
+        emit(.resized(chosen))
+        let settings = EncoderSettings(stream: chosen, customFramesPerSecond: configuration.customFramesPerSecond,
+                                       customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
+        do {
+            encoder = try await EncoderStage(settings: settings, choice: configuration.encoder)
+            if wasStreaming { try sink?.streamWillStart(chosen) }
+        } catch let error as EncoderError {
+            await endAfterFailure(.encoder(error))
+            throw .encoder(error)
+        } catch let error as SinkError {
+            await endAfterFailure(.sink(error))
+            throw .sink(error)
+        } catch {
+            throw .renderer("\(error)")
+        }
+        beginStream(settings: settings, stream: chosen)
+        loop = Task { await self.runFrameLoop() }
+    }
+
+    /// Ends the stream: any state -> stopping -> disconnected. The sink is closed; the renderer
+    /// stays, so connecting again is quick.
+    public func stop() async {
+        guard state != .disconnected, state != .stopping else { return }
+        let wasSending = state == .streaming
+        transition(to: .stopping)
+        noteStreamingTime()
+        await stopFrameLoop()
+        if wasSending { sink?.streamDidStop() }
+        if let encoder { _ = try? await encoder.finish() }
+        encoder = nil
+        sink?.close()
+        sink = nil
+        capability = nil
+        stream = nil
+        encoderSettings = nil
+        transition(to: .disconnected)
+    }
+
+    /// Stops and ends the event sequence; the session cannot be used afterwards.
+    public func close() async {
+        await stop()
+        eventContinuation.finish()
+    }
+
+    // MARK: Internals of the life cycle
+
+    func choose(_ capability: VideoStreamingCapability) throws(ProjectionSessionError) -> StreamResolution {
+        switch capability.chooseStreamResolution(for: configuration.supportedSizes) {
+        case .match(let chosen): return chosen
+        case .noMatch(let reason): throw fail(.noMatchingResolution(reason: reason))
+        }
+    }
+
+    /// Makes the renderer at the stream's size, or resizes the one there is.
+    func prepareRenderer(for stream: StreamResolution) async throws(ProjectionSessionError) {
+        let size = stream.encodedSize
+        if let renderer {
+            do {
+                try await renderer.resize(width: size.width, height: size.height)
+            } catch {
+                throw fail(.renderer(error.description))
+            }
+        } else {
+            do {
+                renderer = try await MapRenderer(context: context, width: size.width, height: size.height,
+                                                 style: style(for: appearance), tiles: configuration.tiles,
+                                                 fonts: configuration.fonts, camera: cameraOnScreen)
+            } catch {
+                throw fail(.renderer(error.description))
+            }
+        }
+        lastFrame = nil
+        spareFrame = nil
+    }
+
+    func beginStream(settings: EncoderSettings, stream: StreamResolution) {
+        encoderSettings = settings
+        pacer = FramePacer(configuration: .init(framesPerSecond: settings.framesPerSecond,
+                                                refinementFrames: configuration.refinementFrames,
+                                                keepAliveInterval: configuration.keepAliveInterval))
+        restartPictures()
+        haptics.resend()
+        let now = SessionClock.now
+        streamingSince = now
+        if statisticsOrigin == nil { statisticsOrigin = now }
+        emit(.streamStarted(stream, settings))
+    }
+
+    /// The next picture is drawn afresh and is an IDR.
+    func restartPictures() {
+        pacer.restart()
+        needsIDR = true
+        pendingChangeSince = SessionClock.now
+    }
+
+    /// A new bitrate or frame rate for the same size, applied without a restart.
+    func applyEncoderLimits(of stream: StreamResolution) async throws(ProjectionSessionError) {
+        guard let encoder, var settings = encoderSettings else { return }
+        let wanted = EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
+                                     customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
+        do {
+            if wanted.bitrate != settings.bitrate { try await encoder.setBitrate(wanted.bitrate) }
+            if wanted.framesPerSecond != settings.framesPerSecond { try await encoder.setFrameRate(wanted.framesPerSecond) }
+        } catch {
+            throw fail(.encoder(error))
+        }
+        settings.bitrate = wanted.bitrate
+        settings.framesPerSecond = wanted.framesPerSecond
+        encoderSettings = settings
+        pacer.configuration.framesPerSecond = FramePacer.Configuration(framesPerSecond: wanted.framesPerSecond).framesPerSecond
+    }
+
+    func stopFrameLoop() async {
+        guard let loop else { return }
+        self.loop = nil
+        loop.cancel()
+        wake.signal()
+        await loop.value
+    }
+
+    /// After a failure that leaves no encoder: release everything and go back to disconnected.
+    func endAfterFailure(_ error: ProjectionSessionError) async {
+        emit(.error(error))
+        transition(to: .stopping)
+        await stopFrameLoop()
+        if let encoder { _ = try? await encoder.finish() }
+        encoder = nil
+        sink?.close()
+        sink = nil
+        capability = nil
+        stream = nil
+        transition(to: .disconnected)
+    }
+
+    func transition(to newState: ProjectionSessionState) {
+        guard newState != state else { return }
+        let old = state
+        state = newState
+        logger.info("\(old.rawValue) -> \(newState.rawValue)")
+        emit(.stateChanged(from: old, to: newState))
+    }
+
+    func emit(_ event: ProjectionSessionEvent) {
+        eventContinuation.yield(event)
+    }
+
+    /// Reports `error` as an event and returns it for throwing.
+    func fail(_ error: ProjectionSessionError) -> ProjectionSessionError {
+        logger.warning("\(error)")
+        emit(.error(error))
+        return error
+    }
+
+    func noteStreamingTime() {
+        if let since = streamingSince {
+            recorded.streamingSeconds += SessionClock.now - since
+            streamingSince = nil
+        }
+    }
+
+    func style(for appearance: MapAppearance) -> Style {
+        appearance == .night ? (configuration.nightStyle ?? configuration.dayStyle) : configuration.dayStyle
+    }
+
+    /// Something visible changed: draw at the next frame slot.
+    func changed() {
+        if pendingChangeSince == nil { pendingChangeSince = SessionClock.now }
+        pacer.markChanged()
+        wake.signal()
+    }
+}
+
+/// A flag raised from any thread and taken down by the frame loop.
+final class ArrivalFlag: Sendable {
+    private let raised = Mutex(false)
+
+    func raise() { raised.withLock { $0 = true } }
+
+    /// Whether it was raised since the last call; lowers it.
+    func take() -> Bool {
+        raised.withLock { flag in
+            defer { flag = false }
+            return flag
+        }
+    }
+}
