@@ -24,6 +24,7 @@ extension ProjectionSession {
                 if pendingChangeSince == nil { pendingChangeSince = SessionClock.now }
                 pacer.markChanged()
             }
+            if configuration.drawsEveryFrame { pacer.markChanged() }
             let now = SessionClock.now
             let action = pacer.nextAction(at: now)
             switch action {

@@ -15,6 +15,8 @@ extension ProjectionSession {
         }
         switch transition {
         case .immediate:
+            // An engine that sets the camera on every tick of its own costs nothing while still.
+            if animation == nil, camera.clamped == cameraOnScreen { return }
             animation = nil
             cameraOnScreen = camera.clamped
         case .animated(let duration):

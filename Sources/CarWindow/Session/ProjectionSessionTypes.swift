@@ -47,6 +47,9 @@ public struct ProjectionSessionConfiguration: Sendable {
     public var camera: Camera
     /// Whether the zoom and recenter buttons are drawn (and become haptic regions).
     public var showsControls: Bool
+    /// Draws every frame slot whether or not anything changed, as the reference capturers do.
+    /// Only for measuring what drawing on change saves; off by default.
+    public var drawsEveryFrame = false
 
     /// A configuration with SmartDeviceLink's defaults: 15 fps and 600 kbit/s unless the head
     /// unit asks otherwise, 3 refinement frames, a keep-alive every 0.5 s.
