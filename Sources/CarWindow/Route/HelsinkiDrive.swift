@@ -45,8 +45,10 @@ public enum HelsinkiDrive {
         do { return try router.route(from: start, to: end) } catch { throw .route(error) }
     }
 
-    /// ``start`` to ``end`` and back again, which ends where it began, so a long drive can repeat it
-    /// without jumping. The car stops at the far end before turning back.
+    /// ``start`` to ``end`` and back again, which ends where it began, so a long drive (a memory
+    /// benchmark) can repeat it without the car jumping. The return leg is routed on its own and in
+    /// the bundled data loops round a block at Hakaniemi instead of turning on the spot; the car's
+    /// heading may differ between the end and the start of one lap.
     public static func roundTrip(using source: any TileSource) throws(DefaultDriveError) -> DrivingRoute {
         let router = RoadRouter(graph: try graph(using: source))
         do {
