@@ -35,6 +35,7 @@ public struct DriveOptions: Sendable, Equatable {
     /// At most this many entries of ``stopDistances`` are used.
     public static let maximumStopDistances = 10_000
 
+    /// Options with the defaults a calm city driver has.
     public init(acceleration: Double = 1.5, braking: Double = 2.5, lateralAcceleration: Double = 2.0,
                 minimumTurnSpeed: Double = 1.5, turnBaseline: Double = 20, uTurnAngle: Double = 150,
                 trafficLightInterval: Int = 3, stopDistances: [Double] = [], stopLineSetback: Double = 5,
@@ -71,6 +72,8 @@ public enum DrivePlanError: Error, Equatable, Sendable, CustomStringConvertible 
     /// An option is out of range; `reason` says which and why.
     case invalidOption(String)
 
+    /// What went wrong and what to do about it, for logs and error messages.
+
     public var description: String {
         switch self {
         case .tooFewPoints(let count):
@@ -93,6 +96,7 @@ public enum DrivePlanError: Error, Equatable, Sendable, CustomStringConvertible 
 
 /// Where the simulated car is at one moment.
 public struct VehicleState: Sendable, Equatable {
+    /// Where the car is.
     public var coordinate: GeoCoordinate
     /// Degrees clockwise from north, in 0..<360, smoothed through corners.
     public var heading: Double
@@ -140,6 +144,7 @@ public struct DrivePlan: Sendable {
 
     /// The route as given.
     public let route: DrivingRoute
+    /// How the route is driven.
     public let options: DriveOptions
     /// Seconds from the start to the arrival at the end.
     public let duration: Double

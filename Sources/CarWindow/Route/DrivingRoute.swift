@@ -11,6 +11,7 @@ public struct DrivingRoute: Sendable, Equatable {
         /// The class of road the segment lies on; ``RoadClass/unknown`` for routes read from files.
         public var roadClass: RoadClass
 
+        /// A segment with its limit in metres per second and its class.
         public init(speedLimit: Double, roadClass: RoadClass) {
             self.speedLimit = speedLimit
             self.roadClass = roadClass

@@ -20,6 +20,8 @@ public enum GeoJSONRouteError: Error, Equatable, Sendable, CustomStringConvertib
     /// and latitude in -90...90.
     case coordinateOutOfRange(index: Int, longitude: Double, latitude: Double)
 
+    /// What went wrong and what to do about it, for logs and error messages.
+
     public var description: String {
         switch self {
         case .unreadable(let path, let reason):

@@ -2,8 +2,12 @@ import Foundation
 
 /// Why the default drive could not be set up.
 public enum DefaultDriveError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The road graph could not be built from the tiles.
     case graph(RoadGraphError)
+    /// No route joins the drive's ends.
     case route(RouteError)
+
+    /// What went wrong and what to do about it, for logs and error messages.
 
     public var description: String {
         switch self {

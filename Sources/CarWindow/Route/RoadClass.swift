@@ -65,5 +65,7 @@ public enum RoadClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
         }
     }
 
+    /// What went wrong and what to do about it, for logs and error messages.
+
     public var description: String { rawValue }
 }

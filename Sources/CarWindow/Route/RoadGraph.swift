@@ -12,10 +12,14 @@ public struct RoadPolyline: Sendable, Hashable {
         case reverse = -1
     }
 
+    /// The road's vertices in the order its `oneway` refers to.
     public var points: [GeoCoordinate]
+    /// What kind of road it is, which sets its speed.
     public var roadClass: RoadClass
+    /// Which ways it may be driven.
     public var direction: Direction
 
+    /// A road from its vertices, class and allowed directions.
     public init(points: [GeoCoordinate], roadClass: RoadClass, direction: Direction = .both) {
         self.points = points
         self.roadClass = roadClass
@@ -34,6 +38,8 @@ public enum RoadGraphError: Error, Equatable, Sendable, CustomStringConvertible 
     case zoomOutOfRange(zoom: Int, available: ClosedRange<Int>)
     /// Reading or decoding a tile failed.
     case tileSource(TileSourceError)
+
+    /// What went wrong and what to do about it, for logs and error messages.
 
     public var description: String {
         switch self {
@@ -59,10 +65,13 @@ public enum RoadGraphError: Error, Equatable, Sendable, CustomStringConvertible 
 public struct RoadGraph: Sendable {
     /// One directed edge.
     public struct Edge: Sendable, Hashable {
+        /// The index in ``RoadGraph/nodes`` the edge leaves.
         public let from: Int
+        /// The index in ``RoadGraph/nodes`` the edge reaches.
         public let to: Int
         /// Metres.
         public let length: Double
+        /// The class of the road the edge lies on.
         public let roadClass: RoadClass
 
         /// Seconds to drive the edge at its class's typical speed: the routing cost.

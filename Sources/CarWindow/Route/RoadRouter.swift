@@ -12,6 +12,8 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
     /// kept so that a damaged graph reports instead of crashing).
     case noPath(from: GeoCoordinate, to: GeoCoordinate)
 
+    /// What went wrong and what to do about it, for logs and error messages.
+
     public var description: String {
         switch self {
         case .emptyGraph:
@@ -36,10 +38,12 @@ public struct RoadRouter: Sendable {
     /// Snapping further than this many metres is refused by default.
     public static let defaultMaximumSnapDistance = 250.0
 
+    /// The roads routed on.
     public let graph: RoadGraph
     /// How far start and end may lie from the nearest usable road node, in metres.
     public var maximumSnapDistance: Double
 
+    /// A router over `graph` that snaps ends within `maximumSnapDistance` metres.
     public init(graph: RoadGraph, maximumSnapDistance: Double = RoadRouter.defaultMaximumSnapDistance) {
         self.graph = graph
         self.maximumSnapDistance = maximumSnapDistance
