@@ -73,7 +73,6 @@ public enum DrivePlanError: Error, Equatable, Sendable, CustomStringConvertible 
     case invalidOption(String)
 
     /// What went wrong and what to do about it, for logs and error messages.
-
     public var description: String {
         switch self {
         case .tooFewPoints(let count):

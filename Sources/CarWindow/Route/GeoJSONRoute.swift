@@ -21,7 +21,6 @@ public enum GeoJSONRouteError: Error, Equatable, Sendable, CustomStringConvertib
     case coordinateOutOfRange(index: Int, longitude: Double, latitude: Double)
 
     /// What went wrong and what to do about it, for logs and error messages.
-
     public var description: String {
         switch self {
         case .unreadable(let path, let reason):

@@ -8,7 +8,6 @@ public enum DefaultDriveError: Error, Equatable, Sendable, CustomStringConvertib
     case route(RouteError)
 
     /// What went wrong and what to do about it, for logs and error messages.
-
     public var description: String {
         switch self {
         case .graph(let error): error.description

@@ -65,7 +65,6 @@ public enum RoadClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
         }
     }
 
-    /// What went wrong and what to do about it, for logs and error messages.
-
+    /// The OpenMapTiles class name.
     public var description: String { rawValue }
 }

@@ -40,7 +40,6 @@ public enum RoadGraphError: Error, Equatable, Sendable, CustomStringConvertible 
     case tileSource(TileSourceError)
 
     /// What went wrong and what to do about it, for logs and error messages.
-
     public var description: String {
         switch self {
         case .invalidBounds(let bounds):

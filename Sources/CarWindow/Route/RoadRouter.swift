@@ -13,7 +13,6 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
     case noPath(from: GeoCoordinate, to: GeoCoordinate)
 
     /// What went wrong and what to do about it, for logs and error messages.
-
     public var description: String {
         switch self {
         case .emptyGraph:
