@@ -30,10 +30,13 @@ extension ProjectionSession {
             switch action {
             case .render:
                 tickGestures(at: now)
+                await setIdleRate(false)
                 await renderAndSend(at: now)
             case .refine:
+                await setIdleRate(false)
                 await resendLastPicture(as: .refinement)
             case .keepAlive:
+                await setIdleRate(true)
                 await resendLastPicture(as: .keepAlive)
             case .wait(let until):
                 var deadline = until
@@ -49,6 +52,29 @@ extension ProjectionSession {
                 Task { await self.stop() }
                 return
             }
+        }
+    }
+
+    /// Bits per second the encoder may spend on keep-alives. The refinements before them have
+    /// already sharpened the picture; at this rate the encoder skips nearly every macroblock,
+    /// so a still map costs a few hundred bytes a second instead of the moving-map budget.
+    static let idleBitrate = 4_000
+
+    /// Switches the encoder's rate control between the moving-map settings and the keep-alive
+    /// rate. Rate control works per picture, so its nominal frame rate follows the real one.
+    func setIdleRate(_ idle: Bool) async {
+        guard idle != encoderIsIdle, let encoder, let settings = encoderSettings else { return }
+        encoderIsIdle = idle
+        do {
+            if idle {
+                try await encoder.setFrameRate(1 / pacer.configuration.keepAliveInterval)
+                try await encoder.setBitrate(min(Self.idleBitrate, settings.bitrate))
+            } else {
+                try await encoder.setBitrate(settings.bitrate)
+                try await encoder.setFrameRate(settings.framesPerSecond)
+            }
+        } catch {
+            emit(.warning("could not change the encoder's rate for \(idle ? "keep-alives" : "moving pictures"): \(error)"))
         }
     }
 

@@ -78,6 +78,8 @@ public actor ProjectionSession {
     var lastFrame: NV12Frame?
     var spareFrame: NV12Frame?
     var needsIDR = true
+    /// Whether the encoder runs at the keep-alive rate.
+    var encoderIsIdle = false
     var presentationIndex = 0
     var streamingSince: Double?
     var statisticsOrigin: Double?
@@ -290,6 +292,7 @@ public actor ProjectionSession {
 
     func beginStream(settings: EncoderSettings, stream: StreamResolution) {
         encoderSettings = settings
+        encoderIsIdle = false
         pacer = FramePacer(configuration: .init(framesPerSecond: settings.framesPerSecond,
                                                 refinementFrames: configuration.refinementFrames,
                                                 keepAliveInterval: configuration.keepAliveInterval))
@@ -314,14 +317,18 @@ public actor ProjectionSession {
         let wanted = EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
                                      customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
         do {
-            if wanted.bitrate != settings.bitrate { try await encoder.setBitrate(wanted.bitrate) }
-            if wanted.framesPerSecond != settings.framesPerSecond { try await encoder.setFrameRate(wanted.framesPerSecond) }
+            if wanted.bitrate != settings.bitrate || encoderIsIdle { try await encoder.setBitrate(wanted.bitrate) }
+            if wanted.framesPerSecond != settings.framesPerSecond || encoderIsIdle {
+                try await encoder.setFrameRate(wanted.framesPerSecond)
+            }
         } catch {
             throw fail(.encoder(error))
         }
         settings.bitrate = wanted.bitrate
         settings.framesPerSecond = wanted.framesPerSecond
         encoderSettings = settings
+        // The moving-map rates are in force now; keep-alives switch back to theirs.
+        encoderIsIdle = false
         pacer.configuration.framesPerSecond = FramePacer.Configuration(framesPerSecond: wanted.framesPerSecond).framesPerSecond
     }
 
