@@ -22,6 +22,7 @@ public final class SDLTCPTransport: SDLTransport {
     private let port: Int
     private let connectTimeout: Duration
     private let writeTimeout: Duration?
+    private let sendBufferSize: Int?
     private let state = Mutex(State())
     private let readQueue = DispatchQueue(label: "carwindow.sdl.tcp.read")
     private let writeQueue = DispatchQueue(label: "carwindow.sdl.tcp.write")
@@ -32,11 +33,15 @@ public final class SDLTCPTransport: SDLTransport {
     ///   - connectTimeout: how long ``connect()`` waits for the head unit.
     ///   - writeTimeout: how long one write may wait for a peer that takes nothing; nil waits
     ///     for ever (back-pressure is then bounded by the caller's queue).
-    public init(host: String, port: Int, connectTimeout: Duration = .seconds(5), writeTimeout: Duration? = .seconds(10)) {
+    ///   - sendBufferSize: SO_SNDBUF; smaller makes back-pressure reach the video queue sooner
+    ///     (less latency queued in the kernel), nil keeps the system's default.
+    public init(host: String, port: Int, connectTimeout: Duration = .seconds(5), writeTimeout: Duration? = .seconds(10),
+                sendBufferSize: Int? = nil) {
         self.host = host
         self.port = port
         self.connectTimeout = connectTimeout
         self.writeTimeout = writeTimeout
+        self.sendBufferSize = sendBufferSize
     }
 
     /// Wraps a socket that is already connected (from ``SDLTCPListener``).
@@ -45,6 +50,7 @@ public final class SDLTCPTransport: SDLTransport {
         port = 0
         connectTimeout = .zero
         self.writeTimeout = writeTimeout
+        sendBufferSize = nil
         state.withLock { $0.descriptor = connectedDescriptor }
     }
 
@@ -122,6 +128,10 @@ public final class SDLTCPTransport: SDLTransport {
             var enable: Int32 = 1
             // Control messages are small and latency-bound; Nagle would hold them back.
             _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &enable, socklen_t(MemoryLayout<Int32>.size))
+            if let sendBufferSize {
+                var size = Int32(clamping: sendBufferSize)
+                _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             let result = address.withSockaddr { pointer, length in Glibc.connect(descriptor, pointer, length) }
             if result == 0 || errno == EINPROGRESS {
                 do throws(SDLTransportError) {
@@ -241,10 +251,15 @@ public final class SDLTCPListener: Sendable {
     public let port: Int
 
     /// Listens on `host` (an IPv4 address, 127.0.0.1 by default) and `port` (0: any free one).
-    public init(host: String = "127.0.0.1", port: Int = 0) throws(SDLTransportError) {
+    /// `receiveBufferSize` sets SO_RCVBUF, which accepted sockets inherit.
+    public init(host: String = "127.0.0.1", port: Int = 0, receiveBufferSize: Int? = nil) throws(SDLTransportError) {
         let socketDescriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard socketDescriptor >= 0 else { throw .systemCallFailed(operation: "socket", .current) }
         var enable: Int32 = 1
+        if let receiveBufferSize {
+            var size = Int32(clamping: receiveBufferSize)
+            _ = setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         _ = setsockopt(socketDescriptor, SOL_SOCKET, SO_REUSEADDR, &enable, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
