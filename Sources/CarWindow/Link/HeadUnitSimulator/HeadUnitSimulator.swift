@@ -86,6 +86,8 @@ public actor HeadUnitSimulator {
         public var unregistered = false
         /// The current HMI status sent.
         public var hmiStatus: SDLHMIStatus?
+        /// HeartbeatACKs received (answers to ``HeadUnitSimulator/sendHeartbeat()``).
+        public var heartbeatACKs = 0
         /// Requests answered, by function.
         public var requests: [SDLFunctionID] = []
     }
@@ -192,6 +194,12 @@ public actor HeadUnitSimulator {
         configuration.capability = capability
         try await notify(.onSystemCapabilityUpdated, parameters: SDLSystemCapabilityParameters(
             systemCapability: SDLSystemCapability(videoStreamingCapability: capability)))
+    }
+
+    /// Sends a heartbeat on the control service; the app should answer with a HeartbeatACK.
+    public func sendHeartbeat() async throws(SDLConnectionError) {
+        try await write(SDLMessage(version: 5, serviceType: .control, sessionID: sessionID, messageID: takeMessageID(),
+                                   controlInfo: .heartbeat, payload: []))
     }
 
     /// Sends raw bytes to the app, as a broken head unit might.
@@ -316,6 +324,9 @@ public actor HeadUnitSimulator {
         case (.endService, .rpc):
             await sendControl(.endServiceACK, service: .rpc, document: nil, messageID: message.messageID)
             dropConnection()
+        case (.heartbeatACK, _):
+            state.heartbeatACKs += 1
+            changed()
         case (.heartbeat, _):
             await sendControl(.heartbeatACK, service: .control, document: nil, messageID: message.messageID)
         default:
