@@ -125,6 +125,24 @@ struct SDLLinkTests {
         }
     }
 
+    @Test func stopEndsVideoAndUnregisters() async throws {
+        let simulator = HeadUnitSimulator(configuration: Self.simulatorConfiguration())
+        let port = try await simulator.start()
+        let connection = SDLConnection(
+            configuration: .init(appName: "CarWindow Test", appID: "carwindow-test",
+                                 videoCandidates: [SDLVideoCandidate(resolution: Self.size, format: .h264Raw)],
+                                 reconnect: .never, requestTimeout: .seconds(2)),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port) })
+        let recorder = SDLEventRecorder(connection)
+        try await connection.start()
+        #expect(await recorder.wait { Self.videoStarted($0) != nil } != nil)
+        await connection.stop()
+        let snapshot = await simulator.wait(timeout: .seconds(2)) { $0.unregistered && $0.videoEndCount == 1 }
+        #expect(snapshot != nil, "EndService(video) and UnregisterAppInterface arrive before the close")
+        #expect(await recorder.wait { $0 == .stopped } != nil)
+        await simulator.stop()
+    }
+
     // MARK: Video start
 
     @Test func nakNamingResolutionTriesTheNextResolution() async throws {
