@@ -1,0 +1,720 @@
+import Foundation
+import Logging
+
+/// The app side of a SmartDeviceLink link: one navigation app registered on one head unit.
+///
+/// Usage:
+/// ```swift
+/// let connection = SDLConnection(configuration: .init(appName: "CarWindow", appID: "carwindow",
+///     videoCandidates: SDLVideoCandidate.combinations(resolutions: [size], formats: [.h264Raw, .h264RTP])),
+///     transport: { SDLTCPTransport(host: "127.0.0.1", port: 12345) })
+/// try await connection.start()
+/// for await event in connection.events {
+///     switch event {
+///     case .videoStarted(let parameters): // (re)configure the encoder at parameters.resolution
+///     case .keyframeNeeded: // encode the next picture as an IDR
+///     ...
+///     }
+/// }
+/// // from the encoder: connection.send(unit), forceIDR: connection.needsKeyframe
+/// await connection.stop()
+/// ```
+///
+/// The connection opens the RPC service (protocol 5.4.1), registers as NAVIGATION, subscribes to
+/// the video capability, answers heartbeats, tracks the HMI status and, with
+/// ``Configuration/startsVideoAutomatically``, opens the video service when video becomes
+/// allowed (walking the candidates on NAKs as the iOS library does) and ends it when it is not.
+/// A lost connection is reported and retried with exponential back-off.
+public actor SDLConnection {
+    /// What the connection needs to know.
+    public struct Configuration: Sendable {
+        /// Name shown on the head unit.
+        public var appName: String
+        /// Policy app id.
+        public var appID: String
+        /// The protocol version offered in the first StartService.
+        public var protocolVersion = "5.4.1"
+        /// How long a request or service start may wait for its answer.
+        public var requestTimeout: Duration = .seconds(5)
+        /// (resolution, format) pairs for the video StartService, most wanted first.
+        public var videoCandidates: [SDLVideoCandidate]
+        /// Sizes reported with OnAppCapabilityUpdated after registering; empty sends nothing.
+        public var supportedSizes: [ImageResolution] = []
+        /// Open the video service whenever video becomes allowed, end it when not.
+        public var startsVideoAutomatically = true
+        /// Bounds of the queue in front of the video service.
+        public var videoQueueLimits = SDLVideoQueueLimits()
+        /// How to retry after losing the head unit.
+        public var reconnect = SDLReconnectPolicy()
+        /// The largest message accepted from the head unit.
+        public var maximumIncomingMessageSize = 4 << 20
+
+        /// A configuration; see the properties for the defaults.
+        public init(appName: String, appID: String, videoCandidates: [SDLVideoCandidate],
+                    supportedSizes: [ImageResolution] = [], startsVideoAutomatically: Bool = true,
+                    videoQueueLimits: SDLVideoQueueLimits = SDLVideoQueueLimits(),
+                    reconnect: SDLReconnectPolicy = SDLReconnectPolicy(), requestTimeout: Duration = .seconds(5)) {
+            self.appName = appName
+            self.appID = appID
+            self.videoCandidates = videoCandidates
+            self.supportedSizes = supportedSizes
+            self.startsVideoAutomatically = startsVideoAutomatically
+            self.videoQueueLimits = videoQueueLimits
+            self.reconnect = reconnect
+            self.requestTimeout = requestTimeout
+        }
+    }
+
+    /// Frame payload allowed before the MTU is known: protocol v3/v4's 131072.
+    static let defaultMTU = 131_072
+    static let logger = Logger(label: "carwindow.sdl")
+
+    /// The configuration given at creation (``setVideoCandidates(_:)`` changes the candidates).
+    public private(set) var configuration: Configuration
+    /// Everything that happens, in order. Finishes after ``stop()``.
+    public nonisolated let events: AsyncStream<SDLConnectionEvent>
+    private nonisolated let eventSink: AsyncStream<SDLConnectionEvent>.Continuation
+    private nonisolated let videoQueue: SDLVideoQueue
+    private let makeTransport: @Sendable () -> any SDLTransport
+
+    /// The session facts of the RPC StartServiceACK; nil while not connected.
+    public private(set) var session: SDLSessionInfo?
+    /// The last main-window HMI status; nil while not registered.
+    public private(set) var hmiStatus: SDLHMIStatus?
+    /// The last video capability (nil: none received, use the fallback).
+    public private(set) var capability: VideoStreamingCapability?
+    /// The open video service's parameters.
+    public private(set) var video: SDLVideoServiceParameters?
+
+    private enum Phase { case idle, connecting, running, reconnecting, stopped }
+    private var phase = Phase.idle
+    private var transport: (any SDLTransport)?
+    private var generation = 0
+    private var parser = SDLFrameParser(maximumFramePayload: SDLConnection.defaultMTU)
+    private var assembler = SDLMessageAssembler(maximumMessageSize: 4 << 20, maximumFramePayload: SDLConnection.defaultMTU)
+    private var readerTask: Task<Void, Never>?
+    private var reconnectTask: Task<Void, Never>?
+    private var videoSenderTask: Task<Void, Never>?
+    private var videoStartTask: Task<Void, Never>?
+    private var nextMessageID: UInt32 = 1
+    private var nextCorrelationID: UInt32 = 1
+    private var protocolVersion: UInt8 = 5
+    private var sessionMTU = SDLConnection.defaultMTU
+    private var videoMTU = SDLConnection.defaultMTU
+    private var rtpPacketizer: RTPPacketizer?
+    private var videoAllowed = false
+
+    private typealias Reply<T> = CheckedContinuation<Result<T, SDLConnectionError>, Never>
+    private var pendingRequests: [UInt32: Reply<SDLRPCMessage>] = [:]
+    /// A control exchange waiting for its answer: StartService and EndService on one service
+    /// are told apart, so a late EndServiceACK never answers a new StartService.
+    private struct ControlKey: Hashable {
+        var service: SDLServiceType
+        var isStart: Bool
+    }
+    private var pendingControl: [ControlKey: (token: Int, reply: Reply<SDLMessage>)] = [:]
+    private var nextControlToken = 0
+
+    /// A connection that makes its transport with `transport` (called again on every reconnect).
+    public init(configuration: Configuration, transport: @escaping @Sendable () -> any SDLTransport) {
+        self.configuration = configuration
+        self.makeTransport = transport
+        self.videoQueue = SDLVideoQueue(limits: configuration.videoQueueLimits)
+        (events, eventSink) = AsyncStream.makeStream(of: SDLConnectionEvent.self, bufferingPolicy: .bufferingNewest(1024))
+    }
+
+    // MARK: Public API
+
+    /// Connects, opens the RPC service, registers and fetches the video capability.
+    ///
+    /// Throws when the first attempt fails (no reconnecting then); later losses are reported
+    /// on ``events`` and retried per ``Configuration/reconnect``.
+    public func start() async throws(SDLConnectionError) {
+        guard phase == .idle else { return }
+        phase = .connecting
+        do {
+            try await establish()
+            phase = .running
+            if videoAllowed, configuration.startsVideoAutomatically, video == nil { scheduleAutomaticVideoStart() }
+        } catch {
+            phase = .idle
+            teardown()
+            throw error
+        }
+    }
+
+    /// Ends video, unregisters, closes the transport and finishes ``events``. Final.
+    public func stop() async {
+        guard phase != .stopped else { return }
+        let wasRunning = phase == .running
+        phase = .stopped
+        reconnectTask?.cancel()
+        videoStartTask?.cancel()
+        if wasRunning {
+            if video != nil { await endVideoService() }
+            // Unregistering lets the head unit free the app at once instead of on timeout.
+            _ = try? await request(.unregisterAppInterface, parameters: [String: String](), timeout: .seconds(1))
+        }
+        teardown()
+        eventSink.yield(.stopped)
+        eventSink.finish()
+    }
+
+    /// Offers an access unit for the video service; never waits.
+    ///
+    /// Units are dropped whole when the queue is full, after which only an IDR is taken
+    /// (``needsKeyframe`` turns true and ``SDLConnectionEvent/keyframeNeeded`` is sent).
+    @discardableResult
+    public nonisolated func send(_ unit: AccessUnit) -> SDLVideoSendResult {
+        let (result, becameNeedy) = videoQueue.enqueue(unit)
+        if becameNeedy { eventSink.yield(.keyframeNeeded) }
+        return result
+    }
+
+    /// Whether the next unit given to ``send(_:)`` must be an IDR to be taken: at the start of
+    /// every video service and after a drop. Pass it as the encoder's `forceIDR`.
+    public nonisolated var needsKeyframe: Bool { videoQueue.needsKeyframe }
+
+    /// The video queue's counters.
+    public nonisolated var videoQueueStatistics: SDLVideoQueueStatistics { videoQueue.statistics }
+
+    /// Whether video may be sent now.
+    public var isVideoAllowed: Bool { videoAllowed }
+
+    /// Replaces the video candidates (a resize, a new capability); used by the next video start.
+    public func setVideoCandidates(_ candidates: [SDLVideoCandidate]) {
+        configuration.videoCandidates = candidates
+    }
+
+    /// Opens the video service with the first candidate the head unit accepts.
+    ///
+    /// A NAK naming width or height skips that resolution; naming videoProtocol or videoCodec
+    /// skips that format; naming neither skips the pair. The ACK's size and MTU are
+    /// authoritative. Ends a video service that is already open first (a resize).
+    @discardableResult
+    public func startVideo(candidates: [SDLVideoCandidate]? = nil) async throws(SDLConnectionError) -> SDLVideoServiceParameters {
+        guard phase == .running, session != nil else { throw .notConnected }
+        guard videoAllowed else { throw .videoNotAllowed }
+        if video != nil { await endVideoService() }
+        let list = candidates ?? configuration.videoCandidates
+        guard !list.isEmpty else { throw .noVideoCandidates }
+        var rejectedResolutions = Set<ImageResolution>(), rejectedFormats = Set<VideoStreamingFormat>()
+        var tried: [SDLVideoCandidate] = []
+        var lastRejection = SDLServiceRejection(rejectedParameters: [], reason: nil)
+        for candidate in list where !rejectedResolutions.contains(candidate.resolution) && !rejectedFormats.contains(candidate.format) {
+            tried.append(candidate)
+            let asked = SDLVideoServiceParameters(resolution: candidate.resolution, format: candidate.format)
+            let payload: [UInt8]
+            do {
+                payload = try asked.startServiceDocument.encoded()
+            } catch {
+                continue
+            }
+            let reply = try await control(.startService, on: .video, payload: payload)
+            if reply.controlInfo == .startServiceACK {
+                let document = (try? BSONDocument(decoding: reply.payload)) ?? BSONDocument()
+                let granted = asked.acknowledged(by: document)
+                guard videoAllowed, phase == .running else {
+                    // The HMI changed while we waited: close what just opened.
+                    video = granted
+                    await endVideoService()
+                    throw .videoNotAllowed
+                }
+                openVideo(granted)
+                return granted
+            }
+            let rejection = SDLServiceRejection(nak: reply.payload)
+            lastRejection = rejection
+            Self.logger.info("video \(candidate) refused: \(rejection)")
+            if rejection.namesResolution { rejectedResolutions.insert(candidate.resolution) }
+            if rejection.namesFormat { rejectedFormats.insert(candidate.format) }
+        }
+        throw .videoRejected(tried: tried, last: lastRejection)
+    }
+
+    /// Ends the video service (EndService with the session's hashId) if one is open.
+    public func stopVideo() async {
+        videoStartTask?.cancel()
+        await endVideoService()
+    }
+
+    /// Sends the app's supported sizes (OnAppCapabilityUpdated).
+    public func sendAppCapability(sizes: [ImageResolution]) async throws(SDLConnectionError) {
+        try await notify(.onAppCapabilityUpdated, parameters: SDLOnAppCapabilityUpdated(sizes: sizes))
+    }
+
+    /// Replaces the head unit's haptic rectangles (SendHapticData); empty clears them.
+    ///
+    /// Throws ``SDLConnectionError/hapticsNotSupported`` unless the capability says
+    /// `hapticSpatialDataSupported`, because head units without it refuse the RPC.
+    public func sendHapticData(_ regions: [HapticRegion]) async throws(SDLConnectionError) {
+        guard capability?.hapticSpatialDataSupported == true else { throw .hapticsNotSupported }
+        let response = try await request(.sendHapticData, parameters: SDLSendHapticDataRequest(regions: regions))
+        try Self.checkSuccess(response)
+    }
+
+    // MARK: Establishing
+
+    private func establish() async throws(SDLConnectionError) {
+        teardown()
+        generation += 1
+        let transport = makeTransport()
+        self.transport = transport
+        do {
+            try await transport.connect()
+        } catch {
+            throw .transport(error)
+        }
+        guard phase == .connecting || phase == .reconnecting else { throw .stopped }
+        startReader(transport, generation: generation)
+
+        // The first StartService goes with a version 1 header, as the spec asks; the ACK says
+        // which version the head unit speaks.
+        protocolVersion = 1
+        let ack = try await control(.startService, on: .rpc,
+                                    payload: (try? (["protocolVersion": .string(configuration.protocolVersion)] as BSONDocument).encoded()) ?? [])
+        guard ack.controlInfo == .startServiceACK else {
+            throw .serviceRejected(.rpc, SDLServiceRejection(nak: ack.payload))
+        }
+        let document: BSONDocument
+        do {
+            document = try BSONDocument(decoding: ack.payload)
+        } catch {
+            throw .protocolViolation(.badControlPayload(service: .rpc, info: .startServiceACK, error))
+        }
+        let info = SDLSessionInfo(ack: document, sessionID: ack.sessionID)
+        let major = info.protocolVersion.flatMap { $0.split(separator: ".").first }.flatMap { UInt8($0) } ?? ack.version
+        protocolVersion = min(max(major, 2), 5)
+        sessionMTU = info.mtu.map { max(64, $0) } ?? Self.defaultMTU
+        videoMTU = sessionMTU
+        // Accept what the head unit may send: its MTU, and never less than the v3 default.
+        parser.maximumFramePayload = max(sessionMTU, Self.defaultMTU)
+        assembler.maximumFramePayload = max(sessionMTU, Self.defaultMTU)
+        session = info
+
+        let registration = try await request(.registerAppInterface, parameters: SDLRegisterAppInterfaceRequest(
+            appName: configuration.appName, appID: configuration.appID, fullAppID: configuration.appID))
+        try Self.checkSuccess(registration)
+        if !configuration.supportedSizes.isEmpty {
+            try await sendAppCapability(sizes: configuration.supportedSizes)
+        }
+        eventSink.yield(.registered(info))
+
+        let capabilityResponse = try await request(.getSystemCapability, parameters: SDLGetSystemCapabilityRequest(
+            systemCapabilityType: "VIDEO_STREAMING", subscribe: true))
+        if (try? capabilityResponse.decodeParameters(SDLResponseStatus.self))?.success == true {
+            do {
+                if let received = try capabilityResponse.videoStreamingCapability() {
+                    capability = received
+                    eventSink.yield(.capabilityChanged(received))
+                }
+            } catch {
+                Self.logger.warning("video capability ignored, using the fallback: \(error)")
+            }
+        } else {
+            Self.logger.warning("GetSystemCapability(VIDEO_STREAMING) failed; using the fallback H264/RAW at the registration size")
+        }
+    }
+
+    private func startReader(_ transport: any SDLTransport, generation: Int) {
+        readerTask = Task { [weak self] in
+            while !Task.isCancelled {
+                do throws(SDLTransportError) {
+                    let bytes = try await transport.read(maximumCount: 65_536)
+                    guard let self else { return }
+                    await self.received(bytes, generation: generation)
+                } catch {
+                    await self?.connectionLost(.transport(error), generation: generation)
+                    return
+                }
+            }
+        }
+    }
+
+    // MARK: Receiving
+
+    private func received(_ bytes: [UInt8], generation: Int) async {
+        guard generation == self.generation else { return }
+        parser.append(bytes)
+        do {
+            while let frame = try parser.nextFrame() {
+                guard let message = try assembler.add(frame) else { continue }
+                handle(message)
+            }
+        } catch {
+            connectionLost(.protocolViolation(error), generation: generation)
+        }
+    }
+
+    private func handle(_ message: SDLMessage) {
+        if let info = message.controlInfo {
+            switch info {
+            case .heartbeat:
+                let ack = SDLMessage(version: protocolVersion, serviceType: .control, sessionID: message.sessionID,
+                                     messageID: message.messageID, controlInfo: .heartbeatACK, payload: [])
+                write(ack)
+            case .startServiceACK, .startServiceNAK, .endServiceACK, .endServiceNAK:
+                let key = ControlKey(service: message.serviceType, isStart: info == .startServiceACK || info == .startServiceNAK)
+                if let pending = pendingControl.removeValue(forKey: key) {
+                    pending.reply.resume(returning: .success(message))
+                } else {
+                    Self.logger.debug("unsolicited \(info) on \(message.serviceType)")
+                }
+            case .endService:
+                // The head unit closed a service on its own: for video, stop sending.
+                if message.serviceType == .video, video != nil {
+                    closeVideoLocally()
+                } else if message.serviceType == .rpc {
+                    connectionLost(.transport(.closedByPeer), generation: generation)
+                }
+            default:
+                Self.logger.debug("ignored control \(info) on \(message.serviceType)")
+            }
+            return
+        }
+        guard message.serviceType == .rpc else { return }
+        let rpc: SDLRPCMessage
+        do {
+            rpc = try SDLRPCMessage(decoding: message.payload)
+        } catch {
+            Self.logger.warning("unreadable RPC ignored: \(error)")
+            return
+        }
+        switch rpc.type {
+        case .response:
+            pendingRequests.removeValue(forKey: rpc.correlationID)?.resume(returning: .success(rpc))
+        case .notification:
+            handleNotification(rpc)
+        case .request:
+            Self.logger.debug("head unit request \(rpc.functionID) ignored")
+        }
+    }
+
+    private func handleNotification(_ rpc: SDLRPCMessage) {
+        switch rpc.functionID {
+        case .onHMIStatus:
+            do {
+                let status = try rpc.decodeParameters(SDLHMIStatus.self)
+                guard (status.windowID ?? 0) == 0 else { return }
+                hmiStatus = status
+                eventSink.yield(.hmiStatusChanged(status))
+                updateVideoAllowed(status.allowsVideo)
+            } catch {
+                Self.logger.warning("OnHMIStatus ignored: \(error)")
+            }
+        case .onTouchEvent:
+            do {
+                eventSink.yield(.touch(try TouchEvent.decode(json: Data(rpc.json))))
+            } catch {
+                Self.logger.warning("OnTouchEvent ignored: \(error)")
+            }
+        case .onSystemCapabilityUpdated:
+            do {
+                guard let update = try rpc.videoStreamingCapability() else { return }
+                let filled = capability.map { update.filling(from: $0) } ?? update
+                capability = filled
+                eventSink.yield(.capabilityChanged(filled))
+            } catch {
+                Self.logger.warning("OnSystemCapabilityUpdated ignored: \(error)")
+            }
+        default:
+            break
+        }
+    }
+
+    private func updateVideoAllowed(_ allowed: Bool) {
+        guard allowed != videoAllowed else { return }
+        videoAllowed = allowed
+        eventSink.yield(.videoAllowedChanged(allowed))
+        if !allowed {
+            // Sending outside FULL/LIMITED gets the app unregistered: stop at once.
+            videoStartTask?.cancel()
+            videoStartTask = nil
+            if video != nil {
+                videoQueue.close()
+                videoStartTask = Task { await self.endVideoService() }
+            }
+        } else if configuration.startsVideoAutomatically, video == nil, phase == .running {
+            // While registering, start() and the reconnect loop start video once they are done.
+            scheduleAutomaticVideoStart()
+        }
+    }
+
+    private func scheduleAutomaticVideoStart() {
+        videoStartTask?.cancel()
+        videoStartTask = Task { await self.automaticVideoStart() }
+    }
+
+    private func automaticVideoStart() async {
+        guard !Task.isCancelled, phase == .running, videoAllowed, video == nil else { return }
+        do {
+            try await startVideo()
+        } catch {
+            if error != .videoNotAllowed && error != .notConnected {
+                Self.logger.warning("video service not started: \(error)")
+                eventSink.yield(.videoFailed(error))
+            }
+        }
+    }
+
+    // MARK: Video
+
+    private func openVideo(_ parameters: SDLVideoServiceParameters) {
+        video = parameters
+        videoMTU = parameters.mtu.map { max(64, $0) } ?? sessionMTU
+        rtpPacketizer = parameters.format.protocol == .rtp ? (try? RTPPacketizer(mtu: RTPPacketizer.maximumMTU)) : nil
+        videoQueue.open()
+        let generation = self.generation
+        videoSenderTask = Task { [videoQueue] in
+            while let unit = await videoQueue.next() {
+                guard await self.sendVideo(unit, generation: generation) else { return }
+            }
+        }
+        eventSink.yield(.videoStarted(parameters))
+    }
+
+    /// Writes one access unit as one message; false ends the sender.
+    private func sendVideo(_ unit: AccessUnit, generation: Int) async -> Bool {
+        guard generation == self.generation, let session, let transport, let video else { return false }
+        var payload = unit.data
+        if video.format.protocol == .rtp, var packetizer = rtpPacketizer {
+            var packets: [[UInt8]] = []
+            do {
+                try packetizer.packetize(unit, into: &packets)
+            } catch {
+                Self.logger.warning("access unit \(unit.frameNumber) not packetized: \(error)")
+                return true
+            }
+            rtpPacketizer = packetizer
+            RTPStreamSink.frame(packets, into: &payload)
+        }
+        let message = SDLMessage(version: protocolVersion, serviceType: .video, sessionID: session.sessionID,
+                                 messageID: takeMessageID(), payload: payload)
+        do {
+            try await transport.write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: videoMTU)))
+            return true
+        } catch {
+            connectionLost(.transport(error), generation: generation)
+            return false
+        }
+    }
+
+    /// The payload per frame for a negotiated MTU. Head units differ on whether `mtu` counts the
+    /// 12-byte header; leaving it out of the payload fits both readings.
+    static func framePayload(forMTU mtu: Int) -> Int { max(1, mtu - SDLFrameHeader.size) }
+
+    private func closeVideoLocally() {
+        guard video != nil else { return }
+        videoQueue.close()
+        videoSenderTask = nil
+        video = nil
+        rtpPacketizer = nil
+        eventSink.yield(.videoStopped)
+    }
+
+    private func endVideoService() async {
+        guard video != nil else { return }
+        closeVideoLocally()
+        guard transport != nil else { return }
+        var document = BSONDocument()
+        if let hashID = session?.hashID { document["hashId"] = .int32(hashID) }
+        do {
+            let reply = try await control(.endService, on: .video, payload: (try? document.encoded()) ?? [])
+            if reply.controlInfo != .endServiceACK { Self.logger.info("video EndService answered with \(reply.controlInfo?.description ?? "data")") }
+        } catch {
+            Self.logger.info("video EndService not acknowledged: \(error)")
+        }
+    }
+
+    // MARK: Requests
+
+    private func takeMessageID() -> UInt32 {
+        defer { nextMessageID = nextMessageID == UInt32.max ? 1 : nextMessageID + 1 }
+        return nextMessageID
+    }
+
+    private func write(_ message: SDLMessage) {
+        guard let transport else { return }
+        let bytes = message.encoded(maximumFramePayload: Self.framePayload(forMTU: sessionMTU))
+        let generation = self.generation
+        Task {
+            do throws(SDLTransportError) {
+                try await transport.write(bytes)
+            } catch {
+                self.connectionLost(.transport(error), generation: generation)
+            }
+        }
+    }
+
+    private func writeNow(_ message: SDLMessage, mtu: Int) async throws(SDLConnectionError) {
+        guard let transport else { throw .notConnected }
+        do {
+            try await transport.write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: mtu)))
+        } catch {
+            throw .transport(error)
+        }
+    }
+
+    private func control(_ info: SDLControlFrameInfo, on service: SDLServiceType, payload: [UInt8]) async throws(SDLConnectionError) -> SDLMessage {
+        guard transport != nil else { throw .notConnected }
+        let message = SDLMessage(version: protocolVersion, serviceType: service, sessionID: session?.sessionID ?? 0,
+                                 messageID: protocolVersion == 1 ? 0 : takeMessageID(), controlInfo: info, payload: payload)
+        let key = ControlKey(service: service, isStart: info == .startService)
+        pendingControl.removeValue(forKey: key)?.reply.resume(returning: .failure(.timedOut("\(info) superseded")))
+        nextControlToken += 1
+        let token = nextControlToken
+        let timeout = configuration.requestTimeout
+        let result: Result<SDLMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
+            pendingControl[key] = (token, continuation)
+            Task {
+                do throws(SDLConnectionError) {
+                    try await self.writeNow(message, mtu: self.sessionMTU)
+                } catch {
+                    self.failControl(key, token: token, with: error)
+                }
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                self.failControl(key, token: token, with: .timedOut("\(info) on the \(service) service"))
+            }
+        }
+        return try result.get()
+    }
+
+    private func failControl(_ key: ControlKey, token: Int, with error: SDLConnectionError) {
+        guard let pending = pendingControl[key], pending.token == token else { return }
+        pendingControl[key] = nil
+        pending.reply.resume(returning: .failure(error))
+    }
+
+    private func request<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters,
+                                                timeout: Duration? = nil) async throws(SDLConnectionError) -> SDLRPCMessage {
+        guard transport != nil, let session else { throw .notConnected }
+        let correlationID = nextCorrelationID
+        nextCorrelationID = nextCorrelationID >= 0x7FFF_FFFF ? 1 : nextCorrelationID + 1
+        let rpc: SDLRPCMessage
+        do {
+            rpc = try SDLRPCMessage(type: .request, functionID: function, correlationID: correlationID, parameters: parameters)
+        } catch {
+            throw .rpc(error)
+        }
+        let message = SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: session.sessionID,
+                                 messageID: takeMessageID(), payload: rpc.encoded())
+        let limit = timeout ?? configuration.requestTimeout
+        let result: Result<SDLRPCMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
+            pendingRequests[correlationID] = continuation
+            Task {
+                do throws(SDLConnectionError) {
+                    try await self.writeNow(message, mtu: self.sessionMTU)
+                } catch {
+                    self.failRequest(correlationID, with: error)
+                }
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                self.failRequest(correlationID, with: .timedOut("\(function) request \(correlationID)"))
+            }
+        }
+        return try result.get()
+    }
+
+    private func failRequest(_ correlationID: UInt32, with error: SDLConnectionError) {
+        pendingRequests.removeValue(forKey: correlationID)?.resume(returning: .failure(error))
+    }
+
+    private func notify<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters) async throws(SDLConnectionError) {
+        guard let session else { throw .notConnected }
+        let rpc: SDLRPCMessage
+        do {
+            rpc = try SDLRPCMessage(type: .notification, functionID: function,
+                                    correlationID: SDLRPCMessage.notificationCorrelationID, parameters: parameters)
+        } catch {
+            throw .rpc(error)
+        }
+        try await writeNow(SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: session.sessionID,
+                                      messageID: takeMessageID(), payload: rpc.encoded()), mtu: sessionMTU)
+    }
+
+    private static func checkSuccess(_ response: SDLRPCMessage) throws(SDLConnectionError) {
+        let status: SDLResponseStatus
+        do {
+            status = try response.decodeParameters(SDLResponseStatus.self)
+        } catch {
+            throw .rpc(error)
+        }
+        guard status.success else { throw .requestFailed(response.functionID, resultCode: status.resultCode, info: status.info) }
+    }
+
+    // MARK: Losing and regaining the head unit
+
+    private func teardown() {
+        readerTask?.cancel()
+        readerTask = nil
+        transport?.close()
+        transport = nil
+        closeVideoLocally()
+        videoSenderTask = nil
+        for reply in pendingRequests.values { reply.resume(returning: .failure(.notConnected)) }
+        pendingRequests.removeAll()
+        for pending in pendingControl.values { pending.reply.resume(returning: .failure(.notConnected)) }
+        pendingControl.removeAll()
+        parser = SDLFrameParser(maximumFramePayload: Self.defaultMTU)
+        assembler = SDLMessageAssembler(maximumMessageSize: configuration.maximumIncomingMessageSize, maximumFramePayload: Self.defaultMTU)
+        session = nil
+        hmiStatus = nil
+        sessionMTU = Self.defaultMTU
+        if videoAllowed {
+            videoAllowed = false
+            eventSink.yield(.videoAllowedChanged(false))
+        }
+    }
+
+    private func connectionLost(_ error: SDLConnectionError, generation: Int) {
+        guard generation == self.generation, transport != nil else { return }
+        // Whoever waits on an answer learns the real reason, not just "not connected".
+        for reply in pendingRequests.values { reply.resume(returning: .failure(error)) }
+        pendingRequests.removeAll()
+        for pending in pendingControl.values { pending.reply.resume(returning: .failure(error)) }
+        pendingControl.removeAll()
+        let wasRunning = phase == .running
+        teardown()
+        guard wasRunning else { return }
+        Self.logger.warning("head unit connection lost: \(error)")
+        eventSink.yield(.disconnected(error))
+        phase = .reconnecting
+        reconnectTask = Task { await self.reconnectLoop() }
+    }
+
+    private func reconnectLoop() async {
+        var attempt = 0
+        while phase == .reconnecting {
+            if let maximum = configuration.reconnect.maximumAttempts, attempt >= maximum {
+                phase = .stopped
+                teardown()
+                eventSink.yield(.stopped)
+                eventSink.finish()
+                return
+            }
+            let delay = configuration.reconnect.delay(beforeAttempt: attempt)
+            eventSink.yield(.reconnecting(attempt: attempt + 1, delay: delay))
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                return
+            }
+            guard phase == .reconnecting else { return }
+            do {
+                try await establish()
+                guard phase == .reconnecting else { return }
+                phase = .running
+                eventSink.yield(.reconnected)
+                if videoAllowed, configuration.startsVideoAutomatically, video == nil { scheduleAutomaticVideoStart() }
+                return
+            } catch {
+                Self.logger.info("reconnect attempt \(attempt + 1) failed: \(error)")
+                teardown()
+                attempt += 1
+            }
+        }
+    }
+}
