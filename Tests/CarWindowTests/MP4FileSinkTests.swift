@@ -229,6 +229,48 @@ import Testing
         #expect(stss == [0, 2, 1, 13])
     }
 
+    /// Past 4 GiB `mdat` takes a 64-bit size (over the reserved `free` box) and chunk offsets go
+    /// to `co64`. A 4.5 GiB hole (sparse, so no disk is used) before the second chunk gets there.
+    @Test(.enabled(if: FFmpegTool.isAvailable, "ffmpeg/ffprobe not installed (apt-get install ffmpeg)"))
+    func filesPastFourGibibytesUseLargeSizeAndCo64() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let times = Self.irregularTimes(count: 12, start: 0)
+        let first = try Self.encode(width: 320, height: 192, times: Array(times[..<6]))
+        let second = try Self.encode(width: 256, height: 144, times: Array(times[6...]), firstFrame: 6)
+        let url = directory.appendingPathComponent("large.mp4")
+        let sink = try MP4FileSink(url: url)
+        for unit in first { try sink.write(unit) }
+        let hole: UInt64 = 4_500_000_000
+        sink.skipMediaData(hole)
+        for unit in second { try sink.write(unit) }
+        sink.close()
+
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        let head = [UInt8](try handle.read(upToCount: 64) ?? Data())
+        // ftyp is 32 bytes (4 size, 4 type, 4 major brand, 4 minor version, 4 compatible brands).
+        let ftypSize = head[0..<4].reduce(0) { $0 << 8 | Int($1) }
+        #expect(ftypSize == 32)
+        #expect(head[ftypSize..<ftypSize + 8].elementsEqual([0, 0, 0, 1] + Array("mdat".utf8)), "size 1: a 64-bit size follows")
+        let largeSize = head[ftypSize + 8..<ftypSize + 16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let sampleBytes = (first + second).reduce(UInt64(0)) { $0 + UInt64($1.data.count) }
+        #expect(largeSize > hole && largeSize < hole + sampleBytes + 16, "mdat size \(largeSize)")
+        try handle.seek(toOffset: UInt64(ftypSize) + largeSize)
+        let moov = [UInt8](try handle.readToEnd() ?? Data())
+        let co64 = try #require(Self.box(["moov"] + Self.sampleTable.dropFirst() + ["co64"], in: moov))
+        let offsets = Self.uint32s(co64)
+        try #require(offsets.count == 2 + 4)
+        #expect(offsets[1] == 2)
+        #expect(UInt64(offsets[2]) << 32 | UInt64(offsets[3]) == UInt64(ftypSize) + 16, "first chunk right after the mdat header")
+        #expect(UInt64(offsets[4]) << 32 | UInt64(offsets[5]) > hole)
+
+        let frames = try Self.probedFrames(url)
+        #expect(frames.map(\.width) == Array(repeating: 320, count: 6) + Array(repeating: 256, count: 6))
+        let decodeErrors = try Self.decodeErrors(url)
+        #expect(decodeErrors.isEmpty, "ffmpeg: \(decodeErrors)")
+    }
+
     // MARK: Refusals and errors
 
     @Test func decreasingEqualAndNonFiniteTimesAreRefusedAndWritingGoesOn() throws {

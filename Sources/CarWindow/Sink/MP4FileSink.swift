@@ -188,6 +188,12 @@ public final class MP4FileSink: VideoSink {
         endOffset += UInt64(sample.count)
     }
 
+    /// Leaves `count` unreferenced bytes in `mdat` (a hole, sparse on disk), so tests reach the
+    /// 64-bit `mdat` size and `co64` without writing 4 GiB of pictures.
+    func skipMediaData(_ count: UInt64) {
+        endOffset += count
+    }
+
     /// Fixes the `mdat` size, appends the index (`moov`) and closes the file. Failures are logged:
     /// the pictures stay on disk, but without `moov` players cannot open the file.
     public func close() {
