@@ -142,7 +142,9 @@ import Testing
         let decodeErrors = try Self.decodeErrors(file)
         #expect(decodeErrors.isEmpty, "ffmpeg: \(decodeErrors)")
 
-        // Packet flags come from stss; durations from stts (the last repeats the one before).
+        // Durations come from stts (the last repeats the one before). Key flags are what ffprobe
+        // makes of stss and its own H.264 parser (a mutation marking every sample sync did not
+        // change them), so stss itself is checked below with the box walker.
         let packetInfo = try Self.ffprobeJSON(["-select_streams", "v:0", "-show_entries", "packet=flags,duration"], file: file)
         let packets = try #require(packetInfo["packets"] as? [[String: Any]])
         let keyPackets = packets.enumerated().filter { ($0.element["flags"] as? String)?.hasPrefix("K") == true }.map(\.offset)
