@@ -129,7 +129,7 @@ extension ProjectionSession {
             lastFrame = frame
             return
         }
-        let forceIDR = needsIDR
+        let forceIDR = needsIDR || sink?.needsKeyframe == true
         let start = SessionClock.now
         let unit: AccessUnit
         do {

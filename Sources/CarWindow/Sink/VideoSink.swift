@@ -20,9 +20,14 @@ public protocol VideoSink: AnyObject {
     /// The stream paused or ended (suspension, a resize, a stop); a later
     /// ``streamWillStart(_:)`` may follow. The default does nothing.
     func streamDidStop()
+    /// Whether the next access unit must be an IDR because the sink dropped one (a head-unit
+    /// link under back-pressure drops whole units, then needs a picture that decodes alone).
+    /// The default is false: files and RTP never drop.
+    var needsKeyframe: Bool { get }
 }
 
 extension VideoSink {
+    public var needsKeyframe: Bool { false }
     public func streamWillStart(_ stream: StreamResolution) throws(SinkError) {}
     public func streamDidStop() {}
 }

@@ -1,0 +1,244 @@
+import Foundation
+import Logging
+
+/// Sends a session's access units over an ``SDLConnection``'s video service.
+///
+/// Units are queued without waiting; under back-pressure the connection drops whole units and
+/// ``needsKeyframe`` makes the session's next picture an IDR, so the head unit's stream stays
+/// decodable. Units sent while no video service is open are dropped (the link suspends the
+/// session then, so few are).
+///
+/// - Important: Not thread-safe, like every sink: the session that owns it calls it.
+public final class SDLVideoSink: VideoSink {
+    /// The connection the video goes over.
+    public let connection: SDLConnection
+
+    /// A sink sending over `connection`.
+    public init(connection: SDLConnection) {
+        self.connection = connection
+    }
+
+    public func write(_ unit: AccessUnit) throws(SinkError) {
+        // Every outcome is handled by the queue: a drop raises `needsKeyframe`.
+        _ = connection.send(unit)
+    }
+
+    public var needsKeyframe: Bool { connection.needsKeyframe }
+
+    /// The link stops the connection; the sink itself holds nothing.
+    public func close() {}
+}
+
+/// Projects a ``ProjectionSession`` into a SmartDeviceLink head unit through an
+/// ``SDLConnection``: the head unit's capability chooses the stream size, its HMI level starts,
+/// suspends and resumes the video, its touches move the map, and the session's haptic regions
+/// go back as SendHapticData.
+///
+/// ```
+/// head unit --capability--> session.connect / updateCapability (resize: suspend, restart video, resume)
+///           --HMI FULL/LIMITED, STREAMABLE--> StartService(video) --ACK--> startStreaming / resume (IDR)
+///           --HMI lost / EndService--> suspend
+///           --OnTouchEvent--> session.handleTouch
+/// session   --access units--> SDLVideoSink --> connection's bounded video queue
+///           --haptic regions--> SendHapticData (only when hapticSpatialDataSupported)
+/// ```
+///
+/// Give the session an ``SDLVideoSink`` on the same connection (alone or in a ``TeeSink``), with
+/// `startsVideoAutomatically` off in the connection's configuration: the link starts the video
+/// service when the session is ready for it.
+///
+/// - Important: Thread-safe: it is an actor.
+public actor SDLProjectionLink {
+    public nonisolated let session: ProjectionSession
+    public nonisolated let connection: SDLConnection
+    /// The capability used when the head unit does not answer GetSystemCapability:
+    /// SmartDeviceLink's fallback is H.264/RAW at the screen size, haptics off.
+    public let fallbackCapability: VideoStreamingCapability
+
+    private var hapticsSupported = false
+    private var videoAllowed = false
+    private var videoOpen = false
+    private var startingVideo = false
+    private let logger = Logger(label: "carwindow.link")
+
+    /// A link between `session` and `connection`.
+    public init(session: ProjectionSession, connection: SDLConnection,
+                fallbackCapability: VideoStreamingCapability = VideoStreamingCapability(
+                    preferredResolution: ImageResolution(width: 800, height: 480), supportedFormats: [.h264Raw],
+                    hapticSpatialDataSupported: false)) {
+        self.session = session
+        self.connection = connection
+        self.fallbackCapability = fallbackCapability
+    }
+
+    /// Connects and runs until the connection stops for good (``stop()``, or reconnecting gave
+    /// up); then stops the session. Every session event is handed to `sessionEvents` too, since
+    /// the link reads the session's event sequence. Throws when the first connection fails.
+    public func run(sessionEvents: @escaping @Sendable (ProjectionSessionEvent) async -> Void = { _ in }) async throws(SDLConnectionError) {
+        try await connection.start()
+        let session = self.session
+        let forwarding = Task {
+            for await event in session.events {
+                if case .hapticRegions(let regions) = event { await self.sendHaptics(regions) }
+                await sessionEvents(event)
+            }
+        }
+        for await event in connection.events {
+            await handle(event)
+            if event == .stopped { break }
+        }
+        await session.stop()
+        forwarding.cancel()
+    }
+
+    /// Ends the video service, unregisters the app and closes the connection; ``run(sessionEvents:)``
+    /// then returns.
+    public func stop() async {
+        await connection.stop()
+    }
+
+    // MARK: Head unit -> session
+
+    func handle(_ event: SDLConnectionEvent) async {
+        switch event {
+        case .capabilityChanged(let capability):
+            await capabilityChanged(capability)
+        case .videoAllowedChanged(let allowed):
+            videoAllowed = allowed
+            if allowed {
+                await startVideoIfReady()
+            } else {
+                // The connection ends the video service itself; nothing may be sent meanwhile.
+                await session.suspend()
+            }
+        case .videoStarted(let parameters):
+            await videoStarted(parameters)
+        case .videoStopped, .videoFailed, .disconnected:
+            videoOpen = false
+            await session.suspend()
+            if case .videoFailed(let error) = event { logger.warning("the head unit refused every video format and size: \(error)") }
+        case .touch(let touch):
+            await session.handleTouch(touch)
+        case .keyframeNeeded:
+            await session.requestIDR()
+        case .registered, .hmiStatusChanged, .reconnecting, .reconnected, .stopped:
+            break
+        }
+    }
+
+    func capabilityChanged(_ capability: VideoStreamingCapability) async {
+        hapticsSupported = capability.hapticSpatialDataSupported == true
+        // Already in force (taken from the connection when streaming was allowed first).
+        if await session.capability == capability { return }
+        switch await session.state {
+        case .disconnected:
+            do {
+                try await session.connect(capability: capability)
+            } catch {
+                logger.warning("no stream for the head unit's capability: \(error)")
+                return
+            }
+            await startVideoIfReady()
+        case .ready, .streaming, .suspended:
+            let before = await session.stream?.encodedSize
+            // Never change size mid-stream: pause, restart at the new size, resume on the ACK.
+            let wasOpen = videoOpen
+            if wasOpen { await session.suspend() }
+            do {
+                try await session.updateCapability(capability)
+            } catch {
+                logger.warning("capability update ignored: \(error)")
+                if wasOpen { try? await session.resume() }
+                return
+            }
+            let after = await session.stream?.encodedSize
+            if before != after, wasOpen {
+                videoOpen = false
+                await startVideo()
+            } else if wasOpen {
+                try? await session.resume()
+            }
+        case .stopping:
+            break
+        }
+    }
+
+    func videoStarted(_ parameters: SDLVideoServiceParameters) async {
+        videoOpen = true
+        if let stream = await session.stream, stream.encodedSize != parameters.resolution {
+            // The ACK's size is authoritative: the display is that size times the scale.
+            var acknowledged = stream.capability
+            acknowledged.preferredResolution = ImageResolution(
+                width: Int((Double(parameters.resolution.width) * stream.scale).rounded()),
+                height: Int((Double(parameters.resolution.height) * stream.scale).rounded()))
+            acknowledged.additionalVideoStreamingCapabilities = nil
+            do {
+                try await session.updateCapability(acknowledged)
+            } catch {
+                logger.warning("the head unit acknowledged \(parameters.resolution), which the session cannot draw: \(error)")
+            }
+        }
+        switch await session.state {
+        case .ready:
+            do { try await session.startStreaming() } catch { logger.warning("streaming did not start: \(error)") }
+        case .suspended:
+            do { try await session.resume() } catch { logger.warning("streaming did not resume: \(error)") }
+        case .streaming:
+            await session.requestIDR()
+        case .disconnected, .stopping:
+            break
+        }
+    }
+
+    func startVideoIfReady() async {
+        guard videoAllowed, !videoOpen else { return }
+        if await session.state == .disconnected {
+            // The HMI level often arrives before the capability event: take the capability the
+            // connection already holds, and the fallback only when the head unit gave none.
+            let capability = await connection.capability ?? fallbackCapability
+            hapticsSupported = capability.hapticSpatialDataSupported == true
+            do {
+                try await session.connect(capability: capability)
+            } catch {
+                logger.warning("no stream for the fallback capability: \(error)")
+                return
+            }
+        }
+        let state = await session.state
+        guard state == .ready || state == .suspended else { return }
+        await startVideo()
+    }
+
+    /// Starts (or restarts) the video service with the session's size first, then the other
+    /// sizes the capability offers, in each of the head unit's H.264 formats.
+    func startVideo() async {
+        guard !startingVideo, let stream = await session.stream else { return }
+        startingVideo = true
+        defer { startingVideo = false }
+        let sizes = session.configuration.supportedSizes
+        var resolutions = [stream.encodedSize]
+        for capability in stream.capability.matchingCapabilities(for: sizes) {
+            if let other = capability.chooseStreamResolution(for: sizes).stream?.encodedSize, !resolutions.contains(other) {
+                resolutions.append(other)
+            }
+        }
+        var formats = stream.capability.streamableFormats.filter { $0.codec == .h264 && ($0.protocol == .raw || $0.protocol == .rtp) }
+        if formats.isEmpty { formats = [.h264Raw] }
+        do {
+            _ = try await connection.startVideo(candidates: SDLVideoCandidate.combinations(resolutions: resolutions, formats: formats))
+        } catch {
+            logger.warning("the video service did not start: \(error)")
+        }
+    }
+
+    // MARK: Session -> head unit
+
+    func sendHaptics(_ regions: [HapticRegion]) async {
+        guard hapticsSupported else { return }
+        do {
+            try await connection.sendHapticData(regions)
+        } catch {
+            logger.warning("SendHapticData failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import CarWindow
+
+/// A projection session streaming into the in-repo head unit over loopback TCP: the whole chain
+/// from map to head unit and back (touches, haptic rectangles, HMI levels, resize).
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct SDLProjectionLinkTests {
+    final class Forwarded: Sendable {
+        let events = Mutex<[ProjectionSessionEvent]>([])
+        func append(_ event: ProjectionSessionEvent) { events.withLock { $0.append(event) } }
+        var all: [ProjectionSessionEvent] { events.withLock { $0 } }
+    }
+
+    struct Rig {
+        var simulator: HeadUnitSimulator
+        var session: ProjectionSession
+        var link: SDLProjectionLink
+        var context: RenderContext
+        var forwarded: Forwarded
+        var running: Task<Void, any Error>
+
+        func close() async {
+            await link.stop()
+            _ = await running.result
+            await session.close()
+            await simulator.stop()
+            await context.shutdown()
+        }
+    }
+
+    static func rig(capability: VideoStreamingCapability) async throws -> Rig {
+        var simulatorConfiguration = HeadUnitSimulator.Configuration()
+        simulatorConfiguration.capability = capability
+        let simulator = HeadUnitSimulator(configuration: simulatorConfiguration)
+        let port = try await simulator.start()
+        let connection = SDLConnection(
+            configuration: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", videoCandidates: [],
+                                                       startsVideoAutomatically: false, reconnect: .never,
+                                                       requestTimeout: .seconds(3)),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: .seconds(2)) })
+        var configuration = try ProjectionSessionTests.configuration(sink: RecordingSink())
+        configuration.makeSink = { _ in SDLVideoSink(connection: connection) }
+        let context = try await RenderContext()
+        let session = ProjectionSession(configuration: configuration, context: context)
+        let link = SDLProjectionLink(session: session, connection: connection)
+        let forwarded = Forwarded()
+        let running = Task { try await link.run { forwarded.append($0) } }
+        return Rig(simulator: simulator, session: session, link: link, context: context, forwarded: forwarded, running: running)
+    }
+
+    static let capability = VideoStreamingCapability(
+        preferredResolution: ImageResolution(width: 640, height: 384), maxBitrate: 500,
+        supportedFormats: [.h264Raw], hapticSpatialDataSupported: true, scale: 2, preferredFPS: 15)
+
+    static func decodedSizes(_ units: [[UInt8]]) throws -> [String] {
+        try ProjectionSessionTests.frameSizes(of: units.flatMap { $0 })
+    }
+
+    @Test func theMapStreamsIntoTheHeadUnitWithHapticsAndTouchesBothWays() async throws {
+        let rig = try await Self.rig(capability: Self.capability)
+        // Registered, capability taken, HMI FULL: the session streams at 640x384 / 2.
+        #expect(await ProjectionSessionTests.eventually { await rig.session.state == .streaming })
+        #expect(await rig.session.stream?.encodedSize == ImageResolution(width: 320, height: 192))
+        await ProjectionSessionTests.drive(rig.session, seconds: 1.5)
+        let streamed = await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= 15 && !$0.hapticData.isEmpty }
+        let snapshot = try #require(streamed)
+        #expect(snapshot.registeredAppName == "CarWindow")
+        #expect(snapshot.appHMITypes == ["NAVIGATION"])
+        #expect(snapshot.video?.resolution == ImageResolution(width: 320, height: 192))
+        // Haptic rectangles arrive in head-unit pixels: the renderer's buttons times the scale.
+        let rendered = await rig.session.hapticRegions
+        let zoomIn = try #require(rendered.first { $0.id == HapticRegionSet.regionID(for: .zoomIn) })
+        let sent = try #require(snapshot.hapticData.last?.first { $0.id == zoomIn.id })
+        #expect(sent.rect.x == (zoomIn.rect.x * 2).rounded() && sent.rect.width == (zoomIn.rect.width * 2).rounded())
+
+        // The head unit's touch on the zoom-in button reaches the session as a control tap.
+        let zoomBefore = await rig.session.camera.zoom
+        let point = sent.rect.center
+        try await rig.simulator.sendTouch(TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 100, x: point.x, y: point.y)]))
+        try await rig.simulator.sendTouch(TouchEvent(type: .end, touches: [.init(id: 0, timestamp: 160, x: point.x, y: point.y)]))
+        #expect(await ProjectionSessionTests.eventually(3) { rig.forwarded.all.contains(.controlTapped(.zoomIn)) })
+        #expect(await ProjectionSessionTests.eventually(3) { await rig.session.camera.zoom > zoomBefore + 0.99 })
+
+        // What the head unit received decodes, every picture, at the stream's size.
+        let received = await rig.simulator.snapshot().videoUnits
+        let sizes = try Self.decodedSizes(received)
+        #expect(sizes.count == received.count && Set(sizes) == ["320,192"])
+        await rig.close()
+        #expect(await rig.simulator.snapshot().unregistered)
+    }
+
+    @Test func losingTheHMILevelSuspendsAndRegainingItResumesWithAnIDR() async throws {
+        let rig = try await Self.rig(capability: Self.capability)
+        #expect(await ProjectionSessionTests.eventually { await rig.session.state == .streaming })
+        _ = await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= 2 }
+        try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .background, videoStreamingState: .notStreamable))
+        #expect(await ProjectionSessionTests.eventually { await rig.session.state == .suspended })
+        let ended = await rig.simulator.wait(timeout: .seconds(3)) { $0.videoEndCount >= 1 }
+        #expect(ended != nil, "the video service was ended")
+        let unitsBefore = await rig.simulator.snapshot().videoUnitCount
+        try await Task.sleep(for: .seconds(1))
+        #expect(await rig.simulator.snapshot().videoWhileNotAllowed == 0, "no video while not allowed")
+        try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
+        #expect(await ProjectionSessionTests.eventually { await rig.session.state == .streaming })
+        let resumed = await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount > unitsBefore }
+        let units = try #require(resumed).videoUnits
+        // The first picture of the new video service decodes on its own: an IDR.
+        #expect(H264StreamRewriter.containsIDR(units[unitsBefore]))
+        #expect(try Self.decodedSizes(Array(units[unitsBefore...])).count == units.count - unitsBefore)
+        await rig.close()
+    }
+
+    @Test func aResizeRestartsTheVideoServiceAtTheNewSize() async throws {
+        let rig = try await Self.rig(capability: Self.capability)
+        #expect(await ProjectionSessionTests.eventually { await rig.session.state == .streaming })
+        _ = await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= 2 }
+        try await rig.simulator.sendCapabilityUpdate(VideoStreamingCapability(
+            preferredResolution: ImageResolution(width: 480, height: 320)))
+        let restarted = await rig.simulator.wait(timeout: .seconds(5)) {
+            $0.video?.resolution == ImageResolution(width: 240, height: 160) && $0.videoEndCount >= 1
+        }
+        #expect(restarted != nil)
+        #expect(await rig.session.stream?.encodedSize == ImageResolution(width: 240, height: 160))
+        #expect(rig.forwarded.all.contains { if case .resized = $0 { true } else { false } })
+        await ProjectionSessionTests.drive(rig.session, seconds: 0.5)
+        let after = await rig.simulator.snapshot().videoUnits
+        let sizes = try Self.decodedSizes(after)
+        #expect(sizes.count == after.count)
+        #expect(sizes.first == "320,192" && sizes.last == "240,160")
+        await rig.close()
+    }
+}
