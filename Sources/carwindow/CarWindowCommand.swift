@@ -7,5 +7,5 @@ struct CarWindowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "carwindow",
         abstract: "Draws OpenStreetMap vector tiles headless with OpenGL ES, for car head units.",
-        subcommands: [DriveCommand.self, RenderCommand.self, EncodeCommand.self])
+        subcommands: [DriveCommand.self, HeadUnitCommand.self, RenderCommand.self, EncodeCommand.self])
 }

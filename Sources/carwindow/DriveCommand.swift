@@ -2,6 +2,7 @@ import ArgumentParser
 import CarWindow
 import Foundation
 import Glibc
+import Synchronization
 
 /// `carwindow drive`: a simulated drive through the map, streamed by a projection session.
 struct DriveCommand: AsyncParsableCommand {
@@ -28,6 +29,8 @@ struct DriveCommand: AsyncParsableCommand {
     @Flag(help: "Do not write the .mp4.") var noMP4 = false
     @Option(help: "Also stream RTP to HOST:PORT (an .sdp file for ffplay/VLC is written beside the output).")
     var rtp: String?
+    @Option(help: "Stream into a SmartDeviceLink head unit at HOST:PORT (SDL Core: 12345; or carwindow headunit).")
+    var sdl: String?
     @Flag(help: "Night style.") var night = false
     @Option(help: "Encoder: auto, vaapi or openh264 (default: $CARWINDOW_ENCODER or auto).") var encoder = "auto"
     @Option(help: "Force an EGL platform: gbm, device or surfaceless.") var platform: String?
@@ -48,16 +51,17 @@ struct DriveCommand: AsyncParsableCommand {
             }
             let started = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
             drivingRoute = try HelsinkiDrive.route(using: source)
-            print(String(format: "route: %.2f km on the roads of the transportation layer, computed in %.0f ms",
+            say(String(format: "route: %.2f km on the roads of the transportation layer, computed in %.0f ms",
                          drivingRoute.length / 1000, (Double(DispatchTime.now().uptimeNanoseconds) / 1e9 - started) * 1000))
         }
         let plan = try DrivePlan(route: drivingRoute)
-        print(String(format: "drive: %.0f s simulated (%d stops), shown at %.1fx", plan.duration, plan.stops.count, speed))
+        say(String(format: "drive: %.0f s simulated (%d stops), shown at %.1fx", plan.duration, plan.stops.count, speed))
 
         let context = try await RenderContext(platform: try eglPlatform(platform))
-        print(context.info)
+        say(context.info.description)
         let fonts = try FontLibrary(directory: Assets.fonts)
-        let makeSink = try sinkFactory(outURL: outURL)
+        let connection = try sdl.map { try Self.sdlConnection(to: $0) }
+        let makeSink = try sinkFactory(outURL: outURL, connection: connection)
         let configuration = ProjectionSessionConfiguration(
             name: "drive", tiles: source, dayStyle: try Style(contentsOf: Assets.style("day")),
             nightStyle: try Style(contentsOf: Assets.style("night")), appearance: night ? .night : .day, fonts: fonts,
@@ -69,13 +73,39 @@ struct DriveCommand: AsyncParsableCommand {
             supportedFormats: [.h264Raw, .h264RTP], hapticSpatialDataSupported: true, scale: scale, preferredFPS: fps)
         let drive = SimulatedDrive(plan: plan, session: session,
                                    options: SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds))
-        let eventTask = Task { await Self.follow(session.events, drive: drive) }
-
         let cpuBefore = ProcessCPU.seconds
-        try await session.connect(capability: capability)
-        try await session.startStreaming()
+        var link: SDLProjectionLink?
+        let background: Task<Void, any Error>
+        if let connection {
+            // The head unit decides: its capability sets the size, its HMI level starts the video.
+            let made = SDLProjectionLink(session: session, connection: connection)
+            link = made
+            let failure = LinkFailure()
+            background = Task {
+                do {
+                    try await made.run { event in await Self.handle(event, drive: drive) }
+                } catch {
+                    failure.error = error
+                    throw error
+                }
+            }
+            say("connecting to the head unit at \(sdl ?? "")")
+            let deadline = Date().addingTimeInterval(30)
+            while await session.state != .streaming {
+                if Date() > deadline {
+                    await made.stop()
+                    throw ValidationError("the head unit at \(sdl ?? "") did not let the app stream within 30 s (HMI level, capability or video service refused)")
+                }
+                if let error = failure.error { throw error }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        } else {
+            background = Task { for await event in session.events { await Self.handle(event, drive: drive) } }
+            try await session.connect(capability: capability)
+            try await session.startStreaming()
+        }
         if let stream = await session.stream, let settings = await session.encoderSettings {
-            print("stream: \(stream.encodedSize) (screen \(stream.displaySize), scale \(stream.scale)), "
+            say("stream: \(stream.encodedSize) (screen \(stream.displaySize), scale \(stream.scale)), "
                   + "\(Int(settings.framesPerSecond)) fps, \(settings.bitrate / 1000) kbit/s")
         }
         let driven = await drive.run { progress in
@@ -90,18 +120,22 @@ struct DriveCommand: AsyncParsableCommand {
         try await Task.sleep(for: .seconds(1.5))
         let statistics = await session.statistics
         let settings = await session.encoderSettings
+        if let link {
+            await link.stop()
+            _ = await background.result
+        }
         await session.close()
-        eventTask.cancel()
+        background.cancel()
         let cpu = ProcessCPU.seconds - cpuBefore
         await context.shutdown()
-        print("")
+        say("")
         DriveSummary(statistics: statistics, framesPerSecond: settings?.framesPerSecond ?? Double(fps),
-                     bitrate: settings?.bitrate ?? maxBitrate * 1000, cpuSeconds: cpu, simulatedSeconds: driven).print()
-        print("wrote \(out)" + (noMP4 ? "" : " and \(Self.mp4Path(for: outURL).path)"))
+                     bitrate: settings?.bitrate ?? maxBitrate * 1000, cpuSeconds: cpu, simulatedSeconds: driven).report()
+        say("wrote \(out)" + (noMP4 ? "" : " and \(Self.mp4Path(for: outURL).path)"))
     }
 
     /// The file sinks, plus RTP when asked.
-    func sinkFactory(outURL: URL) throws -> VideoSinkFactory {
+    func sinkFactory(outURL: URL, connection: SDLConnection?) throws -> VideoSinkFactory {
         let writeMP4 = !noMP4
         let mp4URL = Self.mp4Path(for: outURL)
         var rtpTarget: (host: String, port: Int)?
@@ -113,13 +147,14 @@ struct DriveCommand: AsyncParsableCommand {
             rtpTarget = (String(parts[0]), port)
             let sdpURL = outURL.deletingPathExtension().appendingPathExtension("sdp")
             try RTPUDPSink.sdp(host: String(parts[0]), port: port).write(to: sdpURL, atomically: true, encoding: .utf8)
-            print("RTP to \(rtp); watch with: ffplay -protocol_whitelist file,udp,rtp \(sdpURL.path)")
+            say("RTP to \(rtp); watch with: ffplay -protocol_whitelist file,udp,rtp \(sdpURL.path)")
         }
         let target = rtpTarget
         return { _ throws(SinkError) in
             var sinks: [any VideoSink] = [try AnnexBFileSink(url: outURL)]
             if writeMP4 { sinks.append(try MP4FileSink(url: mp4URL)) }
             if let target { sinks.append(try RTPUDPSink(host: target.host, port: target.port)) }
+            if let connection { sinks.append(SDLVideoSink(connection: connection)) }
             return TeeSink(sinks)
         }
     }
@@ -127,19 +162,32 @@ struct DriveCommand: AsyncParsableCommand {
     static func mp4Path(for url: URL) -> URL { url.deletingPathExtension().appendingPathExtension("mp4") }
 
     /// The engine's side of the events: control taps change its zoom; warnings are shown.
-    static func follow(_ events: AsyncStream<ProjectionSessionEvent>, drive: SimulatedDrive) async {
-        for await event in events {
-            switch event {
-            case .controlTapped(let control):
-                await drive.controlTapped(control)
-            case .warning(let text):
-                FileHandle.standardError.write(Data("\nwarning: \(text)\n".utf8))
-            case .error(let error):
-                FileHandle.standardError.write(Data("\nerror: \(error)\n".utf8))
-            default:
-                break
-            }
+    static func handle(_ event: ProjectionSessionEvent, drive: SimulatedDrive) async {
+        switch event {
+        case .controlTapped(let control):
+            await drive.controlTapped(control)
+        case .resized(let stream):
+            say("\nthe head unit resized the stream to \(stream.encodedSize)")
+        case .warning(let text):
+            FileHandle.standardError.write(Data("\nwarning: \(text)\n".utf8))
+        case .error(let error):
+            FileHandle.standardError.write(Data("\nerror: \(error)\n".utf8))
+        default:
+            break
         }
+    }
+
+    /// A connection to the head unit at "HOST:PORT".
+    static func sdlConnection(to address: String) throws -> SDLConnection {
+        let parts = address.split(separator: ":")
+        guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else {
+            throw ValidationError("--sdl must be HOST:PORT, like 127.0.0.1:12345; got '\(address)'")
+        }
+        let host = String(parts[0])
+        return SDLConnection(
+            configuration: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-drive", videoCandidates: [],
+                                                       startsVideoAutomatically: false),
+            transport: { SDLTCPTransport(host: host, port: port) })
     }
 
     /// Kilobits per second over the last whole second.
@@ -158,7 +206,7 @@ struct DriveSummary {
     var cpuSeconds: Double
     var simulatedSeconds: Double
 
-    func print() {
+    func report() {
         let s = statistics
         let seconds = max(s.streamingSeconds, 1e-9)
         let windows = s.bytesPerSecond.dropLast().map { Double($0) * 8 / 1000 }
@@ -175,7 +223,7 @@ struct DriveSummary {
         // per-frame costs: an estimate, not a measurement of such a capturer.
         let fixedRateWork = Double(fixedRateFrames) * (renderMs + encodeMs) / 1000
         let ourWork = (Double(s.framesRendered) * (renderMs + encodeMs) + Double(s.refinementFrames + s.keepAlives) * encodeMs) / 1000
-        Swift.print(String(format: """
+        say(String(format: """
             summary: %.0f s streamed (%.0f s simulated)
               frames rendered %d, frames sent %d (refinements %d, keep-alives %d, IDR %d)
               a fixed-rate capturer at %.0f fps would have sent %d: %.0f%% fewer pictures drawn
@@ -218,4 +266,13 @@ func eglPlatform(_ name: String?) throws -> EGLPlatform? {
         throw ValidationError("--platform must be gbm, device or surfaceless; got '\(name)'")
     }
     return platform
+}
+
+/// Where the link's task leaves the error that ended it, for the waiting command to see.
+final class LinkFailure: Sendable {
+    private let stored = Mutex<(any Error)?>(nil)
+    var error: (any Error)? {
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
+    }
 }

@@ -1,0 +1,90 @@
+import ArgumentParser
+import CarWindow
+import Foundation
+import Glibc
+
+/// `carwindow headunit`: the in-repo SmartDeviceLink head unit, to stream into without a car.
+struct HeadUnitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "headunit",
+        abstract: "Runs a simulated SmartDeviceLink head unit on TCP that records the video it receives.",
+        discussion: """
+        It accepts one app at a time (protocol v5), answers RegisterAppInterface and
+        GetSystemCapability with the capability given by the options, grants HMI level FULL, writes
+        the received H.264 to --out, shows the haptic rectangles it receives, and taps the app's
+        zoom-in button (--tap-after seconds after the video starts) with an OnTouchEvent.
+        Pair it with: carwindow drive --sdl 127.0.0.1:PORT
+        """)
+
+    @Option(help: "TCP port to listen on (SDL Core uses 12345; 0 picks a free one).") var port = 12345
+    @Option(help: "Where the received video goes (Annex-B).") var out = "out/received.h264"
+    @Option(help: "Screen size WIDTHxHEIGHT offered to the app.") var size = "800x480"
+    @Option(help: "Display scale offered (1-10).") var scale = 1.0
+    @Option(help: "Preferred frames per second offered.") var fps = 15
+    @Option(help: "Maximum bitrate offered, kbit/s.") var maxBitrate = 600
+    @Flag(help: "Say haptic spatial data is not supported.") var noHaptics = false
+    @Option(help: "Seconds after the video starts to tap the app's zoom-in button (0: never).") var tapAfter = 5.0
+    @Option(help: "Quit after this many seconds (default: when the app leaves).") var seconds: Double?
+
+    func run() async throws {
+        let (width, height) = try parseSize(size)
+        let outURL = URL(fileURLWithPath: out)
+        try FileManager.default.createDirectory(at: outURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        var configuration = HeadUnitSimulator.Configuration()
+        configuration.port = port
+        configuration.videoOutputPath = outURL.path
+        configuration.capability = VideoStreamingCapability(
+            preferredResolution: ImageResolution(width: width, height: height), maxBitrate: maxBitrate,
+            supportedFormats: [.h264Raw, .h264RTP], hapticSpatialDataSupported: !noHaptics, scale: scale,
+            preferredFPS: fps)
+        let simulator = HeadUnitSimulator(configuration: configuration)
+        let listening = try await simulator.start()
+        say("head unit listening on 127.0.0.1:\(listening) (\(width)x\(height), scale \(scale), \(fps) fps, \(maxBitrate) kbit/s)")
+        say("stream into it with: carwindow drive --sdl 127.0.0.1:\(listening)")
+
+        let start = Date()
+        var videoSince: Date?
+        var tapped = false
+        var reportedHaptics = 0
+        var sawApp = false
+        while true {
+            try await Task.sleep(for: .milliseconds(250))
+            let snapshot = await simulator.snapshot()
+            if let name = snapshot.registeredAppName, !sawApp {
+                sawApp = true
+                say("\napp registered: \(name) (\(snapshot.appHMITypes.joined(separator: ",")))")
+            }
+            if let video = snapshot.video, videoSince == nil {
+                videoSince = Date()
+                say("video service started: \(video.resolution) \(video.format)")
+            }
+            if snapshot.hapticData.count > reportedHaptics, let latest = snapshot.hapticData.last {
+                reportedHaptics = snapshot.hapticData.count
+                say("\nhaptic rectangles (\(latest.count)): " + latest.map { "#\($0.id) \($0.rect)" }.joined(separator: " "))
+            }
+            if let since = videoSince, !tapped, tapAfter > 0, Date().timeIntervalSince(since) >= tapAfter,
+               let zoomIn = snapshot.hapticData.last?.first(where: { $0.id == HapticRegionSet.regionID(for: .zoomIn) }) {
+                tapped = true
+                let point = zoomIn.rect.center, now = Int(Date().timeIntervalSince1970 * 1000) & 0x3FFF_FFFF
+                try? await simulator.sendTouch(TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: now, x: point.x, y: point.y)]))
+                try? await simulator.sendTouch(TouchEvent(type: .end, touches: [.init(id: 0, timestamp: now + 70, x: point.x, y: point.y)]))
+                say("\ntapped zoom in at (\(Int(point.x)), \(Int(point.y)))")
+            }
+            let line = String(format: "\rreceived %d access units", snapshot.videoUnitCount)
+            FileHandle.standardOutput.write(Data(line.utf8))
+            if sawApp, !snapshot.isConnected || snapshot.unregistered {
+                say("\napp left after \(snapshot.videoUnitCount) access units")
+                break
+            }
+            if let seconds, Date().timeIntervalSince(start) >= seconds { break }
+        }
+        await simulator.stop()
+        say("wrote \(out)")
+    }
+}
+
+/// Writes a line to standard output at once: progress lines written with `\r` go out unbuffered
+/// too, so the two never appear out of order (in a terminal or a log file).
+func say(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
