@@ -21,7 +21,7 @@ struct CarWindowBench: AsyncParsableCommand {
     var python = "python3"
     @Option(help: "Where results.json, results.md, charts and images go.")
     var outDir = "benchmarks/results"
-    @Flag(help: "Fail (instead of skip) the decode and Y-PSNR checks when ffmpeg is missing.")
+    @Flag(name: .customLong("require-ffmpeg"), help: "Fail (instead of skip) the decode and Y-PSNR checks when ffmpeg is missing.")
     var requireFFmpeg = false
     @Flag(help: "Print every frame time.")
     var verbose = false
@@ -81,7 +81,6 @@ struct CarWindowBench: AsyncParsableCommand {
         print()
 
         var results: [SectionResult] = []
-        var firstSectionEnd: Double?
         for section in sections {
             print("== \(section.name): \(section.summary)")
             var result: SectionResult
@@ -109,7 +108,6 @@ struct CarWindowBench: AsyncParsableCommand {
             }
             print()
             results.append(result)
-            firstSectionEnd = firstSectionEnd ?? (CPUTimes.now().wall - runStart.wall)
         }
         await render.shutdown()
 
@@ -118,8 +116,7 @@ struct CarWindowBench: AsyncParsableCommand {
             samples: samples.count, intervalMilliseconds: 100,
             rssMinMiB: Double(samples.map(\.rssBytes).min() ?? 0) / 1_048_576,
             rssMaxMiB: Double(samples.map(\.rssBytes).max() ?? 0) / 1_048_576,
-            rssAtEndMiB: Double(samples.last?.rssBytes ?? 0) / 1_048_576,
-            growth: MemoryGrowth(samples, warmUpSeconds: firstSectionEnd ?? 0))
+            rssAtEndMiB: Double(samples.last?.rssBytes ?? 0) / 1_048_576)
         let checks = results.flatMap(\.checks)
         let failed = checks.filter { $0.status == .fail }
         let wall = CPUTimes.now().wall - runStart.wall

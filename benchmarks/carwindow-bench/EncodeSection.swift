@@ -12,10 +12,11 @@ struct EncodeSection: BenchmarkSection {
     static let framesPerSecond = 15.0
     /// Mean bitrate must be within this share of the target.
     static let bitrateTolerance = 0.25
-    /// Lowest acceptable mean Y-PSNR at the default bitrates. Measured on llvmpipe with OpenH264
-    /// (2024-xx, this harness, --quick at 800x480: 37.9 dB; full run 800x480 90 frames: see
-    /// benchmarks/README.md) and set a few dB below, so only a broken pipeline trips it.
-    static let psnrFloor = 32.0
+    /// Lowest acceptable mean Y-PSNR at the default bitrates. Maps with thin lines and text at
+    /// 600 kbit/s sit near 27 dB with OpenH264 (measured here on llvmpipe, --quick at 800x480:
+    /// 26.9 dB; the encode pipeline test expects > 26.5 dB); the floor is a few dB below, so only
+    /// a broken pipeline (wrong plane, wrong range, shifted frames: under 20 dB) trips it.
+    static let psnrFloor = 24.0
 
     /// SmartDeviceLink's 600 kbit/s at 800x480, scaled with the pixel count.
     static func bitrate(for size: FrameSize) -> Int {
@@ -24,7 +25,7 @@ struct EncodeSection: BenchmarkSection {
 
     func run(_ context: BenchContext) async throws -> SectionResult {
         var result = SectionResult(name: name)
-        let frames = context.count(quick: 45, full: 90)
+        let frames = context.count(quick: 75, full: 150)
         let fps = Self.framesPerSecond
         let path = CameraPath.helsinki(frames: frames)
         var table = TextTable(title: "H.264 end to end, \(frames) frames at \(Int(fps)) fps",

@@ -217,12 +217,13 @@ struct MemoryGrowth: Codable, Sendable {
     }
 }
 
-/// RSS over the whole run, as results.json reports it.
+/// RSS over the whole run, as results.json reports it. No growth figure: sections build and drop
+/// renderers of different sizes, so a slope over a mixed run means nothing; a long drive section
+/// reports ``MemoryGrowth`` of its own samples.
 struct MemorySummary: Codable, Sendable {
     var samples: Int
     var intervalMilliseconds: Int
     var rssMinMiB: Double
     var rssMaxMiB: Double
     var rssAtEndMiB: Double
-    var growth: MemoryGrowth?
 }

@@ -8,7 +8,7 @@ struct RenderSection: BenchmarkSection {
 
     func run(_ context: BenchContext) async throws -> SectionResult {
         var result = SectionResult(name: name)
-        let frames = context.count(quick: 20, full: 60)
+        let frames = context.count(quick: 30, full: 60)
         var table = TextTable(title: "Render time per frame (glFinish, no readback), \(frames) frames",
                               header: ["size", "CarWindow ms mean (p50, p99)", "MapLibre Native ms mean (p50, p99)",
                                        "MapLibre PNG share <= ms", "ratio ours/theirs"])
