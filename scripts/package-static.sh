@@ -2,8 +2,10 @@
 # Builds carwindow-bench and carwindow with the Swift runtime linked in (--static-swift-stdlib)
 # and packs them with assets/ and the shared libraries they link into one folder that runs on a
 # Linux machine without Swift or Debian packages (a headless GPU box):
-#   scripts/package-static.sh [OUT]        (default .build-gpu/bundle)
+#   scripts/package-static.sh [--bench-only] [OUT]     (default .build-gpu/bundle)
 #   OUT/run.sh carwindow-bench --quick     OUT/scripts/gpu-ci.sh
+# Also writes OUT.tar.gz: the stripped binaries are about 60 MB each (static Foundation carries
+# ICU's data), about 23 MB each compressed; --bench-only leaves the carwindow CLI out.
 #
 # Libraries (from ldd):
 #   left out:       glibc (libc, libm, libpthread, libdl, librt, libresolv, libutil, ld-linux,
@@ -22,17 +24,21 @@
 #                   VA-API drivers): they belong to the machine's GPU driver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+products=(carwindow-bench carwindow)
+if [[ ${1:-} == --bench-only ]]; then products=(carwindow-bench); shift; fi
 out=${1:-.build-gpu/bundle}
 scratch=.build-gpu/build    # its own build folder: the static flags would rebuild .build/release
 scripts/install-deps.sh
 build=(swift build -c release --static-swift-stdlib --scratch-path "$scratch")
-"${build[@]}" --product carwindow-bench
-"${build[@]}" --product carwindow
+for product in "${products[@]}"; do "${build[@]}" --product "$product"; done
 bin=$("${build[@]}" --show-bin-path)
 
-rm -rf "$out"
+rm -rf "$out" "$out.tar.gz"
 mkdir -p "$out/bin" "$out/lib/fallback" "$out/scripts"
-cp "$bin/carwindow-bench" "$bin/carwindow" "$out/bin/"
+for product in "${products[@]}"; do
+    cp "$bin/$product" "$out/bin/"
+    strip "$out/bin/$product" 2>/dev/null || true    # debug info is most of the size
+done
 cp -R assets "$out/assets"
 cp scripts/gpu-ci.sh scripts/maplibre_render.py "$out/scripts/"
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
@@ -72,5 +78,6 @@ export CARWINDOW_BENCH_COMMIT="${CARWINDOW_BENCH_COMMIT:-$(cat "$here/commit.txt
 "$here/bin/$program" "$@"
 RUN
 chmod +x "$out/run.sh"
-echo "bundle: $out ($(du -sh "$out" | cut -f1)); libraries: $(ls "$out/lib" "$out/lib/fallback" | grep -c '\.so')"
+tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
+echo "bundle: $out ($(du -sh "$out" | cut -f1); $out.tar.gz $(du -sh "$out.tar.gz" | cut -f1)); libraries: $(ls "$out/lib" "$out/lib/fallback" | grep -c '\.so')"
 echo "run: $out/run.sh carwindow-bench --quick   or   $out/scripts/gpu-ci.sh"
