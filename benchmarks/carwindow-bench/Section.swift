@@ -27,6 +27,10 @@ enum SectionRegistry {
         RenderSection(),
         EncodeSection(),
         AgreementSection(),
+        IdleSection(),
+        DriveSection(),
+        LinkSection(),
+        MemorySection(),
     ]
 }
 
