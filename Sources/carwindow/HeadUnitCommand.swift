@@ -25,6 +25,15 @@ struct HeadUnitCommand: AsyncParsableCommand {
     @Flag(help: "Say haptic spatial data is not supported.") var noHaptics = false
     @Option(help: "Seconds after the video starts to tap the app's zoom-in button (0: never).") var tapAfter = 5.0
     @Option(help: "Quit after this many seconds (default: when the app leaves).") var seconds: Double?
+    @Option(help: "Refuse a video size WIDTHxHEIGHT with a NAK (repeatable): the app must try its next size.")
+    var nak: [String] = []
+    @Option(help: "Seconds after the video starts to resize the screen (see --resize-to).") var resizeAfter: Double?
+    @Option(help: "The new screen size WIDTHxHEIGHT for --resize-after.") var resizeTo = "640x384"
+    @Option(help: "Seconds after the video starts to send the app to the background (HMI BACKGROUND, NOT_STREAMABLE).")
+    var backgroundAfter: Double?
+    @Option(help: "Seconds the app stays in the background before FULL again.") var backgroundFor = 3.0
+    @Flag(help: "Be a slow head unit: read 1 KiB every 2 ms with small socket buffers.") var slow = false
+    @Option(help: "Seconds after the video starts to drop the connection (the app reconnects).") var dropAfter: Double?
 
     func run() async throws {
         let (width, height) = try parseSize(size)
@@ -37,6 +46,16 @@ struct HeadUnitCommand: AsyncParsableCommand {
             preferredResolution: ImageResolution(width: width, height: height), maxBitrate: maxBitrate,
             supportedFormats: [.h264Raw, .h264RTP], hapticSpatialDataSupported: !noHaptics, scale: scale,
             preferredFPS: fps)
+        for size in nak {
+            let (nakWidth, nakHeight) = try parseSize(size)
+            configuration.rejectedResolutions.insert(ImageResolution(width: nakWidth, height: nakHeight))
+        }
+        if slow {
+            configuration.readChunkSize = 1024
+            configuration.readDelay = .milliseconds(2)
+            configuration.receiveBufferSize = 8192
+        }
+        let resizeTarget = try parseSize(resizeTo)
         let simulator = HeadUnitSimulator(configuration: configuration)
         let listening = try await simulator.start()
         say("head unit listening on 127.0.0.1:\(listening) (\(width)x\(height), scale \(scale), \(fps) fps, \(maxBitrate) kbit/s)")
@@ -47,6 +66,9 @@ struct HeadUnitCommand: AsyncParsableCommand {
         var tapped = false
         var reportedHaptics = 0
         var sawApp = false
+        var resized = false, foregrounded = false, dropped = false
+        var backgrounded: Date?
+        var lastVideo: SDLVideoServiceParameters?
         while true {
             try await Task.sleep(for: .milliseconds(250))
             let snapshot = await simulator.snapshot()
@@ -56,6 +78,7 @@ struct HeadUnitCommand: AsyncParsableCommand {
             }
             if let video = snapshot.video, videoSince == nil {
                 videoSince = Date()
+                lastVideo = video
                 say("video service started: \(video.resolution) \(video.format)")
             }
             if snapshot.hapticData.count > reportedHaptics, let latest = snapshot.hapticData.last {
@@ -70,9 +93,37 @@ struct HeadUnitCommand: AsyncParsableCommand {
                 try? await simulator.sendTouch(TouchEvent(type: .end, touches: [.init(id: 0, timestamp: now + 70, x: point.x, y: point.y)]))
                 say("\ntapped zoom in at (\(Int(point.x)), \(Int(point.y)))")
             }
+            if let since = videoSince {
+                let elapsed = Date().timeIntervalSince(since)
+                if let resizeAfter, !resized, elapsed >= resizeAfter {
+                    resized = true
+                    say("\nresizing the screen to \(resizeTo)")
+                    try? await simulator.sendCapabilityUpdate(VideoStreamingCapability(
+                        preferredResolution: ImageResolution(width: resizeTarget.0, height: resizeTarget.1)))
+                }
+                if let backgroundAfter, backgrounded == nil, elapsed >= backgroundAfter {
+                    backgrounded = Date()
+                    say("\nHMI BACKGROUND, NOT_STREAMABLE")
+                    try? await simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .background, videoStreamingState: .notStreamable))
+                }
+                if let since = backgrounded, !foregrounded, Date().timeIntervalSince(since) >= backgroundFor {
+                    foregrounded = true
+                    say("\nHMI FULL, STREAMABLE")
+                    try? await simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
+                }
+                if let dropAfter, !dropped, elapsed >= dropAfter {
+                    dropped = true
+                    say("\ndropping the connection")
+                    await simulator.dropConnection()
+                }
+            }
+            if let video = snapshot.video, video != lastVideo {
+                lastVideo = video
+                if videoSince != nil { say("\nvideo service: \(video.resolution) \(video.format)") }
+            }
             let line = String(format: "\rreceived %d access units", snapshot.videoUnitCount)
             FileHandle.standardOutput.write(Data(line.utf8))
-            if sawApp, !snapshot.isConnected || snapshot.unregistered {
+            if sawApp, snapshot.unregistered || (!snapshot.isConnected && !dropped) {
                 say("\napp left after \(snapshot.videoUnitCount) access units")
                 break
             }

@@ -83,6 +83,13 @@ struct SDLProjectionLinkTests {
         #expect(await ProjectionSessionTests.eventually(3) { rig.forwarded.all.contains(.controlTapped(.zoomIn)) })
         #expect(await ProjectionSessionTests.eventually(3) { await rig.session.camera.zoom > zoomBefore + 0.99 })
 
+        // Regions go out only when they change: a still map sends no more.
+        try await Task.sleep(for: .milliseconds(800))
+        let hapticSends = await rig.simulator.snapshot().hapticData.count
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(await rig.simulator.snapshot().hapticData.count == hapticSends)
+        #expect(await !rig.simulator.snapshot().appCapabilityUpdates.isEmpty, "OnAppCapabilityUpdated reported our sizes")
+
         // What the head unit received decodes, every picture, at the stream's size.
         let received = await rig.simulator.snapshot().videoUnits
         let sizes = try Self.decodedSizes(received)

@@ -138,6 +138,7 @@ public actor SDLProjectionLink {
                 logger.warning("no stream for the head unit's capability: \(error)")
                 return
             }
+            await reportSupportedSizes(of: capability)
             await startVideoIfReady()
         case .ready, .streaming, .suspended:
             let before = await session.stream?.encodedSize
@@ -203,6 +204,7 @@ public actor SDLProjectionLink {
                 logger.warning("no stream for the fallback capability: \(error)")
                 return
             }
+            await reportSupportedSizes(of: capability)
         }
         let state = await session.state
         guard state == .ready || state == .suspended else { return }
@@ -232,6 +234,19 @@ public actor SDLProjectionLink {
     }
 
     // MARK: Session -> head unit
+
+    /// OnAppCapabilityUpdated: the head unit's sizes (nested ones included) this app can draw,
+    /// so that it offers only those in later resizes.
+    func reportSupportedSizes(of capability: VideoStreamingCapability) async {
+        let sizes = capability.matchingCapabilities(for: session.configuration.supportedSizes)
+            .compactMap(\.preferredResolution)
+        guard !sizes.isEmpty else { return }
+        do {
+            try await connection.sendAppCapability(sizes: sizes)
+        } catch {
+            logger.warning("OnAppCapabilityUpdated failed: \(error)")
+        }
+    }
 
     func sendHaptics(_ regions: [HapticRegion]) async {
         guard hapticsSupported else { return }
