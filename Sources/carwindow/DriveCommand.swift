@@ -219,6 +219,9 @@ struct DriveSummary {
         }
         func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
         let renderMs = mean(s.renderMilliseconds), encodeMs = mean(s.encodeMilliseconds)
+        // Whole seconds in which something was drawn, the last (partial) one left out.
+        let movingSeconds = s.framesRenderedPerSecond.dropLast().filter { $0 > 0 }.map(Double.init)
+        let movingFramesPerSecond = percentile(movingSeconds, 0.5)
         // What a capturer drawing and encoding every frame slot would have spent, from our own
         // per-frame costs: an estimate, not a measurement of such a capturer.
         let fixedRateWork = Double(fixedRateFrames) * (renderMs + encodeMs) / 1000
@@ -228,14 +231,14 @@ struct DriveSummary {
               frames rendered %d, frames sent %d (refinements %d, keep-alives %d, IDR %d)
               a fixed-rate capturer at %.0f fps would have sent %d: %.0f%% fewer pictures drawn
               bitrate mean %.0f kbit/s, max %.0f kbit/s over 1 s windows (target %d kbit/s)
-              fps while moving: up to %.0f; latency change -> sent p50 %.1f ms, p99 %.1f ms
+              fps while moving %.1f (median of 1 s windows with movement); latency change -> sent p50 %.1f ms, p99 %.1f ms
               render %.1f ms, encode %.1f ms per picture; process CPU %.1f s (%.0f%% of one core)
               render+encode work %.1f s against an estimated %.1f s at a fixed rate
             """,
             seconds, simulatedSeconds, s.framesRendered, s.framesSent, s.refinementFrames, s.keepAlives, s.idrFrames,
             framesPerSecond, fixedRateFrames, fixedRateFrames > 0 ? 100 * (1 - Double(s.framesRendered) / Double(fixedRateFrames)) : 0,
             meanKilobits, windows.max() ?? meanKilobits, bitrate / 1000,
-            framesPerSecond, percentile(s.latencyMilliseconds, 0.5), percentile(s.latencyMilliseconds, 0.99),
+            movingFramesPerSecond, percentile(s.latencyMilliseconds, 0.5), percentile(s.latencyMilliseconds, 0.99),
             renderMs, encodeMs, cpuSeconds, 100 * cpuSeconds / seconds, ourWork, fixedRateWork))
     }
 }

@@ -260,7 +260,7 @@ public struct DrivePlan: Sendable {
         }
 
         // Each segment: speed up towards its limit, cruise, brake to the next vertex's speed.
-        var random = DriveRandom(seed: options.seed)
+        var random = SplitMix64(seed: options.seed)
         var pieces: [Piece] = []
         pieces.reserveCapacity(3 * count)
         var stops: [Stop] = []
@@ -422,25 +422,5 @@ public struct DrivePlan: Sendable {
         route.append(position)
         route.append(contentsOf: rest)
         return route
-    }
-}
-
-/// SplitMix64: small, fast and fully determined by its seed, so a drive replays exactly.
-struct DriveRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in 0..<1 with 53 random bits.
-    mutating func nextUnit() -> Double {
-        Double(next() >> 11) * 0x1.0p-53
     }
 }

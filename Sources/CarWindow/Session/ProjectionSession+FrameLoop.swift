@@ -173,6 +173,8 @@ extension ProjectionSession {
         if second >= 0, second < ProjectionSessionStatistics.sampleCapacity {
             while recorded.bytesPerSecond.count <= second { recorded.bytesPerSecond.append(0) }
             recorded.bytesPerSecond[second] += unit.data.count
+            while recorded.framesRenderedPerSecond.count <= second { recorded.framesRenderedPerSecond.append(0) }
+            if kind == .rendered { recorded.framesRenderedPerSecond[second] += 1 }
         }
     }
 

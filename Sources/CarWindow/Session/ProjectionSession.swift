@@ -299,7 +299,9 @@ public actor ProjectionSession {
         restartPictures()
         haptics.resend()
         let now = SessionClock.now
-        streamingSince = now
+        // Streaming time counts from now unless the stream restarted while suspended (a resize
+        // then), in which case it counts from the resume.
+        if state != .suspended, streamingSince == nil { streamingSince = now }
         if statisticsOrigin == nil { statisticsOrigin = now }
         emit(.streamStarted(stream, settings))
     }

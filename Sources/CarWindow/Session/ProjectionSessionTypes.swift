@@ -172,6 +172,9 @@ public struct ProjectionSessionStatistics: Sendable {
     public var streamingSeconds = 0.0
     /// Bytes sent in each whole second since streaming started (suspended time included).
     public var bytesPerSecond: [Int] = []
+    /// New pictures drawn in each whole second since streaming started: the frame rate while
+    /// the map moves, and zero while it stands still.
+    public var framesRenderedPerSecond: [Int] = []
     /// Milliseconds from a change (camera, vehicle, tiles...) to its picture leaving the sink.
     public var latencyMilliseconds: [Double] = []
     /// Milliseconds on the render thread per drawn picture: draw, NV12 conversion, readback.
