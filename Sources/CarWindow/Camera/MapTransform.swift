@@ -113,49 +113,96 @@ public struct MapTransform: Sendable {
 
     /// The ground area the viewport shows, as world pixels of its four corners (top-left,
     /// top-right, bottom-right, bottom-left).
-    var visibleGroundQuad: [SIMD2<Double>] {
+    var visibleGroundQuad: GroundQuad {
         let w = Double(width), h = Double(height)
-        let corners = [SIMD2(0, 0), SIMD2(w, 0), SIMD2(w, h), SIMD2(0, h)]
-        return corners.map { corner in
-            // Above-horizon corners cannot happen at pitch <= 60; the centre is the safe fallback.
-            groundPoint(at: corner) ?? centerWorld
-        }
+        // Above-horizon corners cannot happen at pitch <= 60; the centre is the safe fallback.
+        return GroundQuad(groundPoint(at: SIMD2(0, 0)) ?? centerWorld, groundPoint(at: SIMD2(w, 0)) ?? centerWorld,
+                          groundPoint(at: SIMD2(w, h)) ?? centerWorld, groundPoint(at: SIMD2(0, h)) ?? centerWorld)
     }
 
     /// The tiles at `zoom` that the viewport shows, nearest the centre first, at most `limit`.
     func coveringTiles(zoom: Int, limit: Int = 64) -> [TileID] {
+        var tiles: [TileID] = []
+        var scratch: [(TileID, Double)] = []
+        coveringTiles(zoom: zoom, limit: limit, into: &tiles, scratch: &scratch)
+        return tiles
+    }
+
+    /// ``coveringTiles(zoom:limit:)`` into `tiles`, reusing its storage and `scratch`'s, so a
+    /// renderer that keeps both between frames allocates nothing here.
+    func coveringTiles(zoom: Int, limit: Int = 64, into tiles: inout [TileID], scratch: inout [(TileID, Double)]) {
+        tiles.removeAll(keepingCapacity: true)
+        scratch.removeAll(keepingCapacity: true)
         let zoom = max(0, min(zoom, 24))
         let tilesAcross = Double(1 << zoom)
         let toTile = tilesAcross / worldSize
-        let quad = visibleGroundQuad.map { $0 * toTile }
-        let minX = max(0, Int(floor(quad.map(\.x).min() ?? 0)))
-        let maxX = min(Int(tilesAcross) - 1, Int(floor(quad.map(\.x).max() ?? 0)))
-        let minY = max(0, Int(floor(quad.map(\.y).min() ?? 0)))
-        let maxY = min(Int(tilesAcross) - 1, Int(floor(quad.map(\.y).max() ?? 0)))
-        guard minX <= maxX, minY <= maxY else { return [] }
+        let quad = visibleGroundQuad.scaled(by: toTile)
+        let (low, high) = quad.bounds
+        let minX = max(0, Int(floor(low.x))), maxX = min(Int(tilesAcross) - 1, Int(floor(high.x)))
+        let minY = max(0, Int(floor(low.y))), maxY = min(Int(tilesAcross) - 1, Int(floor(high.y)))
+        guard minX <= maxX, minY <= maxY else { return }
         let center = centerWorld * toTile
-        var tiles: [(TileID, Double)] = []
         for x in minX...maxX {
-            for y in minY...maxY where Self.square(x: Double(x), y: Double(y), intersects: quad) {
+            for y in minY...maxY where quad.intersectsUnitSquare(at: SIMD2(Double(x), Double(y))) {
                 let dx = Double(x) + 0.5 - center.x, dy = Double(y) + 0.5 - center.y
-                tiles.append((TileID(z: zoom, x: x, y: y), dx * dx + dy * dy))
+                scratch.append((TileID(z: zoom, x: x, y: y), dx * dx + dy * dy))
             }
         }
-        return tiles.sorted { $0.1 < $1.1 }.prefix(limit).map(\.0)
+        scratch.sort { $0.1 < $1.1 }
+        for (tile, _) in scratch.prefix(limit) { tiles.append(tile) }
+    }
+}
+
+/// Four corners of the ground a view shows, in order around the quadrilateral; a value with no
+/// heap storage, because it is made every frame.
+struct GroundQuad: Sendable {
+    var corners: (SIMD2<Double>, SIMD2<Double>, SIMD2<Double>, SIMD2<Double>)
+
+    init(_ a: SIMD2<Double>, _ b: SIMD2<Double>, _ c: SIMD2<Double>, _ d: SIMD2<Double>) {
+        corners = (a, b, c, d)
     }
 
-    /// Separating-axis test of the unit square at (x, y) against a convex quad.
-    private static func square(x: Double, y: Double, intersects quad: [SIMD2<Double>]) -> Bool {
-        let square = [SIMD2(x, y), SIMD2(x + 1, y), SIMD2(x + 1, y + 1), SIMD2(x, y + 1)]
-        var axes = [SIMD2<Double>(1, 0), SIMD2(0, 1)]
-        for i in 0..<quad.count {
-            let edge = quad[(i + 1) % quad.count] - quad[i]
-            axes.append(SIMD2(-edge.y, edge.x))
+    subscript(index: Int) -> SIMD2<Double> {
+        switch index & 3 {
+        case 0: corners.0
+        case 1: corners.1
+        case 2: corners.2
+        default: corners.3
         }
-        for axis in axes where axis != .zero {
-            let a = square.map { ($0 * axis).sum() }
-            let b = quad.map { ($0 * axis).sum() }
-            if a.max()! < b.min()! || b.max()! < a.min()! { return false }
+    }
+
+    func scaled(by factor: Double) -> GroundQuad {
+        GroundQuad(corners.0 * factor, corners.1 * factor, corners.2 * factor, corners.3 * factor)
+    }
+
+    /// The smallest and largest x and y of the corners.
+    var bounds: (low: SIMD2<Double>, high: SIMD2<Double>) {
+        let low = pointwiseMin(pointwiseMin(corners.0, corners.1), pointwiseMin(corners.2, corners.3))
+        let high = pointwiseMax(pointwiseMax(corners.0, corners.1), pointwiseMax(corners.2, corners.3))
+        return (low, high)
+    }
+
+    /// Separating-axis test against the unit square with its top-left corner at `origin`.
+    func intersectsUnitSquare(at origin: SIMD2<Double>) -> Bool {
+        let (low, high) = bounds
+        // The square's own axes: the quad's bounding box.
+        if high.x < origin.x || low.x > origin.x + 1 || high.y < origin.y || low.y > origin.y + 1 { return false }
+        // The quad's edge normals.
+        for index in 0..<4 {
+            let edge = self[index + 1] - self[index]
+            let axis = SIMD2(-edge.y, edge.x)
+            if axis == .zero { continue }
+            var quadMin = Double.infinity, quadMax = -Double.infinity
+            for corner in 0..<4 {
+                let value = (self[corner] * axis).sum()
+                quadMin = min(quadMin, value)
+                quadMax = max(quadMax, value)
+            }
+            // The square's corners project to base, base + ax, base + ay and base + ax + ay.
+            let base = (origin * axis).sum()
+            let squareMin = base + min(0, axis.x) + min(0, axis.y)
+            let squareMax = base + max(0, axis.x) + max(0, axis.y)
+            if squareMax < quadMin || quadMax < squareMin { return false }
         }
         return true
     }

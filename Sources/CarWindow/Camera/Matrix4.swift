@@ -81,8 +81,9 @@ struct Matrix4: Equatable {
 
     /// The inverse, or nil for a singular matrix.
     var inverted: Matrix4? {
-        let a = array
-        var inv = [Double](repeating: 0, count: 16)
+        // Fixed-size storage: inverting runs every frame and must not allocate.
+        let a = unsafeBitCast(m, to: SIMD16<Double>.self)
+        var inv = SIMD16<Double>()
         inv[0] = a[5]*a[10]*a[15] - a[5]*a[11]*a[14] - a[9]*a[6]*a[15] + a[9]*a[7]*a[14] + a[13]*a[6]*a[11] - a[13]*a[7]*a[10]
         inv[4] = -a[4]*a[10]*a[15] + a[4]*a[11]*a[14] + a[8]*a[6]*a[15] - a[8]*a[7]*a[14] - a[12]*a[6]*a[11] + a[12]*a[7]*a[10]
         inv[8] = a[4]*a[9]*a[15] - a[4]*a[11]*a[13] - a[8]*a[5]*a[15] + a[8]*a[7]*a[13] + a[12]*a[5]*a[11] - a[12]*a[7]*a[9]
@@ -101,9 +102,7 @@ struct Matrix4: Equatable {
         inv[15] = a[0]*a[5]*a[10] - a[0]*a[6]*a[9] - a[4]*a[1]*a[10] + a[4]*a[2]*a[9] + a[8]*a[1]*a[6] - a[8]*a[2]*a[5]
         let determinant = a[0] * inv[0] + a[1] * inv[4] + a[2] * inv[8] + a[3] * inv[12]
         guard determinant != 0, determinant.isFinite else { return nil }
-        var r = Matrix4.identity
-        for i in 0..<16 { r[i / 4, i % 4] = inv[i] / determinant }
-        return r
+        return Matrix4(m: unsafeBitCast(inv / determinant, to: type(of: m)))
     }
 
     /// Writes the matrix as floats into `buffer`, which must hold 16, without allocating.

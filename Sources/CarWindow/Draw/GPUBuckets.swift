@@ -113,16 +113,18 @@ struct ChunkCuller {
     private var corners: (SIMD2<Float>, SIMD2<Float>, SIMD2<Float>, SIMD2<Float>)
     private var bounds: SIMD4<Float>
 
-    init(transform: MapTransform, tile: TileID, extent: Int, quad: [SIMD2<Double>]) {
+    init(transform: MapTransform, tile: TileID, extent: Int, quad: GroundQuad) {
         let tileWorldSize = transform.worldSize / Double(1 << tile.z)
         let origin = SIMD2(Double(tile.x), Double(tile.y)) * tileWorldSize
         let scale = Double(extent) / tileWorldSize
-        let local = quad.map { p -> SIMD2<Float> in
+        func local(_ p: SIMD2<Double>) -> SIMD2<Float> {
             let v = (p - origin) * scale
             return SIMD2(Float(v.x), Float(v.y))
         }
-        corners = (local[0], local[1], local[2], local[3])
-        bounds = SIMD4(local.map(\.x).min()!, local.map(\.y).min()!, local.map(\.x).max()!, local.map(\.y).max()!)
+        corners = (local(quad.corners.0), local(quad.corners.1), local(quad.corners.2), local(quad.corners.3))
+        let low = pointwiseMin(pointwiseMin(corners.0, corners.1), pointwiseMin(corners.2, corners.3))
+        let high = pointwiseMax(pointwiseMax(corners.0, corners.1), pointwiseMax(corners.2, corners.3))
+        bounds = SIMD4(low.x, low.y, high.x, high.y)
     }
 
     /// Whether the box, grown by `margin` tile units, may show: a separating-axis test against

@@ -77,6 +77,8 @@ public actor MapRenderer {
     private var frameMatrices: [Matrix4] = []
     private var frameCullers: [ChunkCuller] = []
     private var drawnInOpaquePass: [Bool] = []
+    private var frameCovering: [TileID] = []
+    private var coveringScratch: [(TileID, Double)] = []
 
     /// Makes a renderer drawing `style` over `tiles` at `width` x `height`.
     public init(context: RenderContext, width: Int, height: Int, style: Style, tiles source: any TileSource,
@@ -161,7 +163,7 @@ public actor MapRenderer {
 
     /// The on-screen controls as drawn in the last frame (empty when hidden), ids stable.
     public var controls: [MapControl] {
-        overlays.showsControls ? ScreenOverlays.controlLayout(width: width, height: height) : []
+        overlays.showsControls ? screen.layout(width: width, height: height) : []
     }
 
     // MARK: Frames
@@ -294,7 +296,11 @@ public actor MapRenderer {
         drawn.removeAll(keepingCapacity: true)
         defer { frameTiles = drawn }
         var loading = 0
-        for tile in transform.coveringTiles(zoom: zoom) {
+        var covering = frameCovering
+        frameCovering = []
+        defer { frameCovering = covering }
+        transform.coveringTiles(zoom: zoom, into: &covering, scratch: &coveringScratch)
+        for tile in covering {
             if let gpu = gpuTile(tile) {
                 append(gpu, to: &drawn)
                 continue
@@ -681,7 +687,7 @@ public actor MapRenderer {
         let zoom = transform.camera.zoom
         labelPlacer.begin(width: width, height: height)
         if overlays.showsControls {
-            for control in ScreenOverlays.controlLayout(width: width, height: height) { labelPlacer.block(control.rect) }
+            for control in screen.layout(width: width, height: height) { labelPlacer.block(control.rect) }
         }
         let attribution = screen.attributionBox(width: width, height: height)
         labelPlacer.block(attribution)

@@ -17,6 +17,7 @@ final class ScreenOverlays {
     private var plus: ShapedText?
     private var minus: ShapedText?
     private var controlMeshes: (size: SIMD2<Int>, fill: GPUMesh, outline: GPUMesh, icons: GPUMesh)?
+    private var cachedLayout: (width: Int, height: Int, controls: [MapControl])?
     private var vehicleMeshes: [(GPUMesh, Color)] = []
     private var attributionMesh: (box: ScreenRect, mesh: GPUMesh)?
 
@@ -43,6 +44,15 @@ final class ScreenOverlays {
             controls.append(MapControl(kind: kind, rect: ScreenRect(x: x, y: y, width: size, height: size)))
             y += size + (kind == .zoomIn ? gap : groupGap)
         }
+        return controls
+    }
+
+    /// ``controlLayout(width:height:)`` for the current size, kept until the size changes: every
+    /// frame asks for it (drawing, labels, haptic regions) and it must not allocate each time.
+    func layout(width: Int, height: Int) -> [MapControl] {
+        if let cached = cachedLayout, cached.width == width, cached.height == height { return cached.controls }
+        let controls = Self.controlLayout(width: width, height: height)
+        cachedLayout = (width, height, controls)
         return controls
     }
 
@@ -78,7 +88,7 @@ final class ScreenOverlays {
     /// Adds the + and − glyphs of the zoom buttons to the frame's text.
     func appendControlLabels(to placer: inout LabelPlacer, width: Int, height: Int, dark: Bool) {
         let ink = Self.ink(dark: dark)
-        for control in Self.controlLayout(width: width, height: height) {
+        for control in layout(width: width, height: height) {
             let text = control.kind == .zoomIn ? plus : control.kind == .zoomOut ? minus : nil
             guard let text else { continue }
             let center = control.rect.center

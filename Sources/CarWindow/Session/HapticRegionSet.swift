@@ -70,6 +70,8 @@ public struct HapticRegionSet: Sendable {
     private var lastEmitted: [HapticRegion]?
     /// Warnings of the last update, so a problem that persists is logged once, not every frame.
     private var lastWarnings: [String] = []
+    /// What the last update was computed from.
+    private var lastInputs: (controls: [MapControl], declared: [HapticRegion], scale: Double)?
 
     /// A set with the engine's `declaredRegions` and `mapFeatures`.
     public init(declaredRegions: [HapticRegion] = [], mapFeatures: [MapFeature] = []) {
@@ -99,6 +101,13 @@ public struct HapticRegionSet: Sendable {
     ///   - transform: this frame's camera, for projecting ``mapFeatures``; nil skips them.
     ///   - scale: the head unit's display scale.
     public mutating func update(controls: [MapControl], transform: MapTransform?, scale: Double = 1) -> [HapticRegion]? {
+        // Nothing that moves with the map and nothing changed: the answer is "already sent",
+        // found without building the set again (this runs every frame).
+        if mapFeatures.isEmpty, lastEmitted != nil, let last = lastInputs,
+           last.controls == controls, last.declared == declaredRegions, last.scale == scale {
+            return nil
+        }
+        lastInputs = (controls, declaredRegions, scale)
         var warnings: [String] = []
         var candidates: [HapticRegion] = controls.map {
             HapticRegion(id: Self.regionID(for: $0.kind), rect: $0.rect)

@@ -47,9 +47,11 @@ extension ProjectionSession {
     /// Shows the route still to drive (first point first); empty hides it. Points that are not
     /// finite or lie outside the globe are dropped with a warning.
     public func setRoute(_ route: [GeoCoordinate]) {
-        let valid = route.filter {
-            $0.latitude.isFinite && $0.longitude.isFinite && abs($0.latitude) <= 90 && abs($0.longitude) <= 180
+        func isValid(_ point: GeoCoordinate) -> Bool {
+            point.latitude.isFinite && point.longitude.isFinite && abs(point.latitude) <= 90 && abs(point.longitude) <= 180
         }
+        // Engines send the route often; a valid one is taken as it is, without a copy.
+        let valid = route.allSatisfy(isValid) ? route : route.filter(isValid)
         if valid.count != route.count {
             emit(.warning("route: \(route.count - valid.count) of \(route.count) points dropped (not finite or off the globe)"))
         }
