@@ -94,7 +94,7 @@ public actor SimulatedDrive {
             zoomOffset += (targetZoomOffset - zoomOffset) * min(1, interval / 0.3 * 3)
             if abs(targetZoomOffset - zoomOffset) < 0.01 { zoomOffset = targetZoomOffset }
             await session.setVehicle(state.marker)
-            await session.setCamera(camera(following: state))
+            await session.setCamera(camera(following: state, view: await session.stream?.encodedSize))
             // The remaining route only changes when the car moves along it.
             if lastRoute?.distance != state.distance {
                 let remaining = plan.remainingRoute(at: time)
@@ -119,11 +119,21 @@ public actor SimulatedDrive {
         return min((SessionClock.now - start) * options.speedup, plan.duration)
     }
 
-    /// Heading up, the car in the lower part of the screen, zooming out a little with speed.
-    func camera(following state: VehicleState) -> Camera {
+    /// Heading up, the car in the lower part of the screen (more road ahead than behind),
+    /// zooming out a little with speed.
+    func camera(following state: VehicleState, view: ImageResolution?) -> Camera {
         let speedZoom = -min(state.speed / 25, 1)
-        return Camera(center: state.coordinate, zoom: options.zoom + speedZoom + zoomOffset,
-                      bearing: state.heading, pitch: options.pitch)
+        var camera = Camera(center: state.coordinate, zoom: options.zoom + speedZoom + zoomOffset,
+                            bearing: state.heading, pitch: options.pitch)
+        if let view, view.width > 0, view.height > 0 {
+            // Centre on the ground point that lies 20% of the height above the car: the car then
+            // sits at about 70% of the height.
+            let transform = MapTransform(camera: camera, width: view.width, height: view.height)
+            if let ahead = transform.coordinate(at: SIMD2(Double(view.width) / 2, Double(view.height) * 0.3)) {
+                camera.center = ahead
+            }
+        }
+        return camera
     }
 
     /// A finger on the control's centre for 80 ms, in head-unit pixels, like a real touch screen.
