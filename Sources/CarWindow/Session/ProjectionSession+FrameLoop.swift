@@ -58,7 +58,7 @@ extension ProjectionSession {
     /// Bits per second the encoder may spend on keep-alives. The refinements before them have
     /// already sharpened the picture; at this rate the encoder skips nearly every macroblock,
     /// so a still map costs a few hundred bytes a second instead of the moving-map budget.
-    static let idleBitrate = 4_000
+    static let idleBitrate = 2_000
 
     /// Switches the encoder's rate control between the moving-map settings and the keep-alive
     /// rate. Rate control works per picture, so its nominal frame rate follows the real one.
