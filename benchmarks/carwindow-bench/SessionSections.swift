@@ -155,6 +155,13 @@ struct DriveSection: BenchmarkSection {
                                    String(format: "%.0f/%.0f", latency.p50, latency.p99)])
                 entry.series.append(Series(name: "\(mode)_kilobits_per_second", unit: "kbit/s", values: windows))
             }
+            var chart = LineChart(title: "Bitrate per 1 s window along the drive (\(size))", xLabel: "seconds", yLabel: "kbit/s")
+            for (index, series) in entry.series.enumerated() {
+                let label = series.name.hasPrefix("every_frame") ? "every frame" : "on change"
+                chart.lines.append(.init(name: label, points: series.values.enumerated().map { (Double($0.offset), $0.element) },
+                                         color: LineChart.palette[index % LineChart.palette.count]))
+            }
+            result.chartDocuments.append((name: "drive-bitrate-\(size)", svg: chart.svg()))
             let saved = 1 - (cpu[false] ?? 0) / max(cpu[true] ?? 1, 1e-9)
             let fewer = 1 - Double(drawn[false] ?? 0) / Double(max(drawn[true] ?? 1, 1))
             entry.add("cpu_saved", saved * 100, "%", better: .higher)

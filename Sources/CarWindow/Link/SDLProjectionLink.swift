@@ -49,7 +49,9 @@ public final class SDLVideoSink: VideoSink {
 ///
 /// - Important: Thread-safe: it is an actor.
 public actor SDLProjectionLink {
+    /// The session the head unit shows.
     public nonisolated let session: ProjectionSession
+    /// The connection to the head unit.
     public nonisolated let connection: SDLConnection
     /// The capability used when the head unit does not answer GetSystemCapability:
     /// SmartDeviceLink's fallback is H.264/RAW at the screen size, haptics off.

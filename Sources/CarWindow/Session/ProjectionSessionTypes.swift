@@ -2,7 +2,9 @@ import Foundation
 
 /// Day or night: which of the session's styles draws the map.
 public enum MapAppearance: String, Sendable, Equatable, CaseIterable {
+    /// The configuration's day style.
     case day
+    /// The night style (the day style when the configuration has none).
     case night
 }
 
@@ -27,9 +29,11 @@ public struct ProjectionSessionConfiguration: Sendable {
     public var fonts: FontLibrary
     /// The sizes this app can draw, per orientation (SmartDeviceLink's supported-size ranges).
     public var supportedSizes: SupportedSizes
-    /// The app's own frame rate and bitrate; they apply only where lower than the head unit's.
+    /// The app's own frame rate; it applies only where lower than the head unit's.
     public var customFramesPerSecond: Double?
+    /// The app's own bitrate in bit/s; it applies only where lower than the head unit's.
     public var customBitrate: Int?
+    /// How the encoder spends its bits.
     public var rateControl: RateControl
     /// Which H.264 encoder to use.
     public var encoder: EncoderChoice

@@ -54,7 +54,9 @@ public actor SimulatedDrive {
         public var statistics: ProjectionSessionStatistics
     }
 
+    /// The timeline the car follows.
     public nonisolated let plan: DrivePlan
+    /// How the drive runs.
     public nonisolated let options: Options
     private let session: ProjectionSession
     private var zoomOffset = 0.0
