@@ -176,10 +176,35 @@ final class EventLog: Sendable {
         let quiet = sink.received.filter { $0.time > stoppedMoving + 0.6 }
         let gaps = zip(quiet.dropFirst(), quiet).map { $0.time - $1.time }
         #expect(!gaps.isEmpty && gaps.allSatisfy { $0 < 0.9 }, "gaps between keep-alives \(gaps)")
-        // Every picture decodes: refinements and keep-alives are ordinary P pictures.
+        // Keep-alives are hand-made skip pictures of a few bytes.
+        let keepAliveSizes = sink.received.filter { $0.time > stoppedMoving + 1.5 }.map(\.unit.data.count)
+        #expect(!keepAliveSizes.isEmpty && keepAliveSizes.allSatisfy { $0 < 64 }, "keep-alive sizes \(keepAliveSizes)")
+        // Every picture decodes, without a complaint: refinements are the encoder's P pictures,
+        // keep-alives skip pictures, and the encoder's pictures after them are renumbered.
         let sizes = try Self.frameSizes(of: sink.bytes)
         #expect(sizes.count == sink.received.count)
         #expect(Set(sizes) == ["320,192"])
+        let decoded = try FFmpegTool.decodeLuma(sink.bytes, width: 320, height: 192)
+        #expect(decoded.errors.isEmpty, "ffmpeg: \(decoded.errors)")
+        await session.close()
+        await context.shutdown()
+    }
+
+    @Test func movingAgainAfterKeepAlivesDecodesCleanly() async throws {
+        let context = try await RenderContext()
+        let sink = RecordingSink()
+        let (session, _) = try await Self.streaming(sink, context: context)
+        await Self.drive(session, seconds: 0.4)
+        try await Task.sleep(for: .seconds(2.5))
+        await Self.drive(session, seconds: 0.6)
+        try await Task.sleep(for: .seconds(1.5))
+        await Self.drive(session, seconds: 0.4)
+        await session.stop()
+        #expect(await session.statistics.keepAlives >= 4)
+        let decoded = try FFmpegTool.decodeLuma(sink.bytes, width: 320, height: 192)
+        #expect(decoded.errors.isEmpty, "ffmpeg: \(decoded.errors)")
+        #expect(decoded.planes.count == 320 * 192 * sink.received.count, "every picture decodes")
+        #expect(sink.received.filter(\.unit.isKeyframe).count == 1, "no IDR needed to come back from stillness")
         await session.close()
         await context.shutdown()
     }

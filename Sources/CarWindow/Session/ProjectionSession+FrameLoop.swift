@@ -36,8 +36,10 @@ extension ProjectionSession {
                 await setIdleRate(false)
                 await resendLastPicture(as: .refinement)
             case .keepAlive:
-                await setIdleRate(true)
-                await resendLastPicture(as: .keepAlive)
+                if !sendSkipPicture() {
+                    await setIdleRate(true)
+                    await resendLastPicture(as: .keepAlive)
+                }
             case .wait(let until):
                 var deadline = until
                 if recognizer.hasPendingTap {
@@ -135,7 +137,8 @@ extension ProjectionSession {
         do {
             let (encoded, returned) = try await encoder.encode(frame, presentationTime: start - origin, forceIDR: forceIDR)
             lastFrame = returned
-            unit = encoded
+            // Renumbered after any skip pictures that went out since the encoder's last picture.
+            unit = skipPictures.pass(encoded)
         } catch {
             // The encoder keeps the frame only on success; draw afresh next time.
             consecutiveFailures += 1
@@ -159,6 +162,35 @@ extension ProjectionSession {
         }
         consecutiveFailures = 0
         if forceIDR { needsIDR = false }
+        record(sent: unit, as: kind, changeSince: changeSince)
+    }
+
+    /// Sends a hand-made skip picture as the keep-alive; false when one cannot be used now
+    /// (configured otherwise, an IDR is due, or the stream cannot take one).
+    func sendSkipPicture() -> Bool {
+        guard configuration.keepAlive == .skipPicture, !needsIDR, sink?.needsKeyframe != true,
+              let origin = statisticsOrigin, let sink else { return false }
+        skipPictureCount += 1
+        guard let unit = skipPictures.skipPicture(presentationTime: SessionClock.now - origin,
+                                                  frameNumber: skipPictureCount) else { return false }
+        do {
+            try sink.write(unit)
+        } catch {
+            recorded.sinkErrors += 1
+            consecutiveFailures += 1
+            needsIDR = true
+            emit(.error(.sink(error)))
+            if case .closed = error { consecutiveFailures = Self.failureLimit }
+            return true
+        }
+        consecutiveFailures = 0
+        record(sent: unit, as: .keepAlive, changeSince: nil)
+        return true
+    }
+
+    /// Counts a unit the sink took.
+    func record(sent unit: AccessUnit, as kind: PictureKind, changeSince: Double?) {
+        guard let origin = statisticsOrigin else { return }
         let sent = SessionClock.now
         switch kind {
         case .rendered:

@@ -80,6 +80,9 @@ public actor ProjectionSession {
     var needsIDR = true
     /// Whether the encoder runs at the keep-alive rate.
     var encoderIsIdle = false
+    /// Follows the encoder's stream so keep-alives can be hand-made skip pictures.
+    var skipPictures = SkipPictureStream()
+    var skipPictureCount = 0
     var presentationIndex = 0
     var streamingSince: Double?
     var statisticsOrigin: Double?
@@ -293,6 +296,7 @@ public actor ProjectionSession {
     func beginStream(settings: EncoderSettings, stream: StreamResolution) {
         encoderSettings = settings
         encoderIsIdle = false
+        skipPictures = SkipPictureStream()
         pacer = FramePacer(configuration: .init(framesPerSecond: settings.framesPerSecond,
                                                 refinementFrames: configuration.refinementFrames,
                                                 keepAliveInterval: configuration.keepAliveInterval))

@@ -51,6 +51,8 @@ public struct ProjectionSessionConfiguration: Sendable {
     public var camera: Camera
     /// Whether the zoom and recenter buttons are drawn (and become haptic regions).
     public var showsControls: Bool
+    /// How keep-alives are made.
+    public var keepAlive: KeepAliveMethod = .skipPicture
     /// Draws every frame slot whether or not anything changed, as the reference capturers do.
     /// Only for measuring what drawing on change saves; off by default.
     public var drawsEveryFrame = false
@@ -82,6 +84,16 @@ public struct ProjectionSessionConfiguration: Sendable {
         self.showsControls = showsControls
         self.makeSink = makeSink
     }
+}
+
+/// How a session keeps a still picture alive on the head unit.
+public enum KeepAliveMethod: String, Sendable, Equatable, CaseIterable {
+    /// A hand-made P picture that skips every macroblock: the head unit repeats the picture
+    /// exactly, for about 20 bytes and no encoding work. The encoder's later pictures are
+    /// renumbered to follow it. Falls back to ``reencode`` for streams it cannot follow.
+    case skipPicture
+    /// The last picture encoded again at a small bit budget (it also keeps sharpening).
+    case reencode
 }
 
 /// Where a session is in its life.
