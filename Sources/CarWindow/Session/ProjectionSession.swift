@@ -87,6 +87,8 @@ public actor ProjectionSession {
     var streamingSince: Double?
     var statisticsOrigin: Double?
     var consecutiveFailures = 0
+    /// A connect or start is under way (it awaits the render or encoder thread).
+    var changingState = false
 
     /// A session for `configuration` drawing on `context`; it starts disconnected.
     public init(configuration: ProjectionSessionConfiguration, context: RenderContext) {
@@ -115,7 +117,10 @@ public actor ProjectionSession {
     /// Takes the head unit's capability and chooses the stream size: disconnected -> ready.
     /// Throws, and stays disconnected, when no size fits the supported sizes.
     public func connect(capability: VideoStreamingCapability) async throws(ProjectionSessionError) {
-        guard state == .disconnected else { throw fail(.invalidState(operation: "connect", state: state)) }
+        guard state == .disconnected, !changingState else { throw fail(.invalidState(operation: "connect", state: state)) }
+        // The awaits below let other calls in; this keeps a second connect from racing this one.
+        changingState = true
+        defer { changingState = false }
         let chosen = try choose(capability)
         try await prepareRenderer(for: chosen)
         self.capability = capability
@@ -125,7 +130,11 @@ public actor ProjectionSession {
 
     /// Starts the video: ready -> streaming. The first picture is an IDR.
     public func startStreaming() async throws(ProjectionSessionError) {
-        guard state == .ready, let stream else { throw fail(.invalidState(operation: "start streaming", state: state)) }
+        guard state == .ready, !changingState, let stream else {
+            throw fail(.invalidState(operation: "start streaming", state: state))
+        }
+        changingState = true
+        defer { changingState = false }
         let settings = EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
                                        customBitrate: configuration.customBitrate,
                                        rateControl: configuration.rateControl)
