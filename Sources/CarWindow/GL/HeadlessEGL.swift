@@ -1,6 +1,7 @@
 import CEGL
 import CGBM
 import Foundation
+import Synchronization
 
 /// The ways CarWindow can reach a GPU, or a software rasteriser, without a display.
 public enum EGLPlatform: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -132,7 +133,7 @@ final class HeadlessEGL {
         // The render thread released the context at shutdown; destroying it here is then safe
         // from any thread.
         eglDestroyContext(display, context)
-        eglTerminate(display)
+        EGLDisplayUse.end(display)
         if let gbmDevice { gbm_device_destroy(gbmDevice) }
         if drmFileDescriptor >= 0 { close(drmFileDescriptor) }
     }
@@ -241,16 +242,16 @@ final class HeadlessEGL {
     private static func createContext(on display: EGLDisplay?) throws(Failure) -> (display: EGLDisplay, context: EGLContext) {
         guard let display else { throw Failure(reason: "no display (\(eglErrorName()))") }
         var major: EGLint = 0, minor: EGLint = 0
-        guard eglInitialize(display, &major, &minor) == EGLBoolean(EGL_TRUE) else {
+        guard EGLDisplayUse.begin(display, major: &major, minor: &minor) else {
             throw Failure(reason: "eglInitialize failed (\(eglErrorName()))")
         }
-        let displayExtensions = String(cString: eglQueryString(display, EGL_EXTENSIONS))
+        let displayExtensions = eglQueryString(display, EGL_EXTENSIONS).map { String(cString: $0) } ?? ""
         guard displayExtensions.contains("EGL_KHR_surfaceless_context") else {
-            eglTerminate(display)
+            EGLDisplayUse.end(display)
             throw Failure(reason: "EGL \(major).\(minor) lacks EGL_KHR_surfaceless_context")
         }
         guard eglBindAPI(EGLenum(EGL_OPENGL_ES_API)) == EGLBoolean(EGL_TRUE) else {
-            eglTerminate(display)
+            EGLDisplayUse.end(display)
             throw Failure(reason: "eglBindAPI(OpenGL ES) failed (\(eglErrorName()))")
         }
         // Without EGL_KHR_no_config_context a config is still needed, though no surface is made.
@@ -259,17 +260,47 @@ final class HeadlessEGL {
             let attributes: [EGLint] = [EGL_RENDERABLE_TYPE, EGL_OPENGL_ES3_BIT, EGL_NONE]
             var found: EGLint = 0
             guard eglChooseConfig(display, attributes, &config, 1, &found) == EGLBoolean(EGL_TRUE), found > 0 else {
-                eglTerminate(display)
+                EGLDisplayUse.end(display)
                 throw Failure(reason: "no EGL config renders OpenGL ES 3")
             }
         }
         let contextAttributes: [EGLint] = [EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 0, EGL_NONE]
         guard let context = eglCreateContext(display, config, nil, contextAttributes) else {
             let reason = "eglCreateContext(OpenGL ES 3.0) failed (\(eglErrorName()))"
-            eglTerminate(display)
+            EGLDisplayUse.end(display)
             throw Failure(reason: reason)
         }
         return (display, context)
+    }
+}
+
+/// Counts the render contexts using each EGL display.
+///
+/// A platform display is one per process: every `RenderContext` on the surfaceless platform (or
+/// on the same device) gets the same `EGLDisplay`, and `eglTerminate` ends it for all of them
+/// (EGL 1.5 displays are not reference-counted). So a display is initialised by its first user
+/// and terminated by its last; both happen under one lock, so a context being made never meets
+/// a display another thread is terminating.
+enum EGLDisplayUse {
+    private static let users = Mutex<[UInt: Int]>([:])
+
+    /// Initialises `display` if needed and counts one more user; false when eglInitialize failed.
+    static func begin(_ display: EGLDisplay, major: inout EGLint, minor: inout EGLint) -> Bool {
+        users.withLock { users in
+            guard eglInitialize(display, &major, &minor) == EGLBoolean(EGL_TRUE) else { return false }
+            users[UInt(bitPattern: display), default: 0] += 1
+            return true
+        }
+    }
+
+    /// Counts one user less; the last one terminates the display.
+    static func end(_ display: EGLDisplay) {
+        users.withLock { users in
+            let key = UInt(bitPattern: display)
+            let remaining = (users[key] ?? 1) - 1
+            users[key] = remaining > 0 ? remaining : nil
+            if remaining <= 0 { eglTerminate(display) }
+        }
     }
 }
 
