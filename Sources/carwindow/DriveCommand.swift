@@ -223,9 +223,9 @@ struct DriveSummary {
         let movingSeconds = s.framesRenderedPerSecond.dropLast().filter { $0 > 0 }.map(Double.init)
         let movingFramesPerSecond = percentile(movingSeconds, 0.5)
         // What a capturer drawing and encoding every frame slot would have spent, from our own
-        // per-frame costs: an estimate, not a measurement of such a capturer.
+        // per-frame costs: an estimate, not a measurement of such a capturer. Ours is measured.
         let fixedRateWork = Double(fixedRateFrames) * (renderMs + encodeMs) / 1000
-        let ourWork = (Double(s.framesRendered) * (renderMs + encodeMs) + Double(s.refinementFrames + s.keepAlives) * encodeMs) / 1000
+        let ourWork = (s.renderMilliseconds.reduce(0, +) + s.encodeMilliseconds.reduce(0, +)) / 1000
         say(String(format: """
             summary: %.0f s streamed (%.0f s simulated)
               frames rendered %d, frames sent %d (refinements %d, keep-alives %d, IDR %d)

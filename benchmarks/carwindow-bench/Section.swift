@@ -54,6 +54,8 @@ struct BenchContext: Sendable {
     let verbose: Bool
 
     var assets: URL { root.appendingPathComponent("assets") }
+    /// The bundled Helsinki tiles every section draws.
+    var tiles: URL { assets.appendingPathComponent("helsinki.pmtiles") }
 
     func style(_ name: String) -> URL { assets.appendingPathComponent("styles/\(name).json") }
 
@@ -64,7 +66,7 @@ struct BenchContext: Sendable {
         try await MapRenderer(
             context: render, width: size.width, height: size.height,
             style: try Style(contentsOf: style(name)),
-            tiles: try openTileSource(at: assets.appendingPathComponent("helsinki.pmtiles")),
+            tiles: try openTileSource(at: tiles),
             fonts: try FontLibrary(directory: assets.appendingPathComponent("fonts")), camera: camera)
     }
 }

@@ -32,7 +32,7 @@ extension BenchContext {
     func makeSession(size: FrameSize, sink: @escaping @Sendable () -> any VideoSink, drawsEveryFrame: Bool = false,
                      tiles: (any TileSource)? = nil, camera: Camera) throws -> ProjectionSession {
         var configuration = ProjectionSessionConfiguration(
-            name: "bench", tiles: try tiles ?? openTileSource(at: assets.appendingPathComponent("helsinki.pmtiles")),
+            name: "bench", tiles: try tiles ?? openTileSource(at: self.tiles),
             dayStyle: try Style(contentsOf: style("day")), fonts: try FontLibrary(directory: assets.appendingPathComponent("fonts")),
             encoder: .forced(.openh264), camera: camera, makeSink: { _ in sink() })
         configuration.drawsEveryFrame = drawsEveryFrame
@@ -112,7 +112,7 @@ struct DriveSection: BenchmarkSection {
         // Quick: 20 s at 8x reaches the first two lights; full: 60 s at 4x drives to the third.
         let seconds = Double(context.count(quick: 20, full: 60))
         let speedup = Double(context.count(quick: 8, full: 4))
-        let tiles = SharedTileCache(source: try openTileSource(at: context.assets.appendingPathComponent("helsinki.pmtiles")))
+        let tiles = SharedTileCache(source: try openTileSource(at: context.tiles))
         let plan = try DrivePlan(route: try HelsinkiDrive.route(using: tiles))
         var table = TextTable(title: "Drive: \(Int(seconds)) s of the Helsinki drive at \(Int(speedup))x, 15 fps",
                               header: ["size", "mode", "drawn", "sent", "keep-alives", "CPU s", "kbit/s mean", "kbit/s max",
@@ -186,7 +186,7 @@ struct MemorySection: BenchmarkSection {
     func run(_ context: BenchContext) async throws -> SectionResult {
         var result = SectionResult(name: name)
         let size = context.sizes.first ?? FrameSize(width: 800, height: 480)
-        let tiles = SharedTileCache(source: try openTileSource(at: context.assets.appendingPathComponent("helsinki.pmtiles")))
+        let tiles = SharedTileCache(source: try openTileSource(at: context.tiles))
         let trip = try HelsinkiDrive.roundTrip(using: tiles)
         var route = trip
         while route.length < 18_000 { route = route.appending(trip) }

@@ -149,7 +149,14 @@ extension ProjectionSession {
         }
         record(&recorded.encodeMilliseconds, (SessionClock.now - start) * 1000)
         // A suspend, resize or stop that came while encoding wins: the unit is not sent.
-        guard state == .streaming, let sink, !Task.isCancelled else { return }
+        guard state == .streaming, let sink, !Task.isCancelled, deliver(unit, to: sink) else { return }
+        if forceIDR { needsIDR = false }
+        record(sent: unit, as: kind, changeSince: changeSince)
+    }
+
+    /// Hands `unit` to the sink. When the sink refuses it the error is reported and the next
+    /// picture is an IDR (a closed sink ends the stream); returns whether it was taken.
+    func deliver(_ unit: AccessUnit, to sink: any VideoSink) -> Bool {
         do {
             try sink.write(unit)
         } catch {
@@ -158,11 +165,10 @@ extension ProjectionSession {
             needsIDR = true
             emit(.error(.sink(error)))
             if case .closed = error { consecutiveFailures = Self.failureLimit }
-            return
+            return false
         }
         consecutiveFailures = 0
-        if forceIDR { needsIDR = false }
-        record(sent: unit, as: kind, changeSince: changeSince)
+        return true
     }
 
     /// Sends a hand-made skip picture as the keep-alive; false when one cannot be used now
@@ -173,18 +179,8 @@ extension ProjectionSession {
         skipPictureCount += 1
         guard let unit = skipPictures.skipPicture(presentationTime: SessionClock.now - origin,
                                                   frameNumber: skipPictureCount) else { return false }
-        do {
-            try sink.write(unit)
-        } catch {
-            recorded.sinkErrors += 1
-            consecutiveFailures += 1
-            needsIDR = true
-            emit(.error(.sink(error)))
-            if case .closed = error { consecutiveFailures = Self.failureLimit }
-            return true
-        }
-        consecutiveFailures = 0
-        record(sent: unit, as: .keepAlive, changeSince: nil)
+        // A refused skip picture still counts as handled: the IDR that follows resets the numbering.
+        if deliver(unit, to: sink) { record(sent: unit, as: .keepAlive, changeSince: nil) }
         return true
     }
 

@@ -135,9 +135,7 @@ public actor ProjectionSession {
         }
         changingState = true
         defer { changingState = false }
-        let settings = EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
-                                       customBitrate: configuration.customBitrate,
-                                       rateControl: configuration.rateControl)
+        let settings = makeEncoderSettings(for: stream)
         let stage: EncoderStage
         do {
             stage = try await EncoderStage(settings: settings, choice: configuration.encoder)
@@ -228,8 +226,7 @@ public actor ProjectionSession {
         encoder = nil
         try await prepareRenderer(for: chosen)
         emit(.resized(chosen))
-        let settings = EncoderSettings(stream: chosen, customFramesPerSecond: configuration.customFramesPerSecond,
-                                       customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
+        let settings = makeEncoderSettings(for: chosen)
         do {
             encoder = try await EncoderStage(settings: settings, choice: configuration.encoder)
             if wasStreaming { try sink?.streamWillStart(chosen) }
@@ -250,19 +247,7 @@ public actor ProjectionSession {
     /// stays, so connecting again is quick.
     public func stop() async {
         guard state != .disconnected, state != .stopping else { return }
-        let wasSending = state == .streaming
-        transition(to: .stopping)
-        noteStreamingTime()
-        await stopFrameLoop()
-        if wasSending { sink?.streamDidStop() }
-        if let encoder { _ = try? await encoder.finish() }
-        encoder = nil
-        sink?.close()
-        sink = nil
-        capability = nil
-        stream = nil
-        encoderSettings = nil
-        transition(to: .disconnected)
+        await tearDown(sinkIsStreaming: state == .streaming)
     }
 
     /// Stops and ends the event sequence; the session cannot be used afterwards.
@@ -329,8 +314,7 @@ public actor ProjectionSession {
     /// A new bitrate or frame rate for the same size, applied without a restart.
     func applyEncoderLimits(of stream: StreamResolution) async throws(ProjectionSessionError) {
         guard let encoder, var settings = encoderSettings else { return }
-        let wanted = EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
-                                     customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
+        let wanted = makeEncoderSettings(for: stream)
         do {
             if wanted.bitrate != settings.bitrate || encoderIsIdle { try await encoder.setBitrate(wanted.bitrate) }
             if wanted.framesPerSecond != settings.framesPerSecond || encoderIsIdle {
@@ -358,15 +342,29 @@ public actor ProjectionSession {
     /// After a failure that leaves no encoder: release everything and go back to disconnected.
     func endAfterFailure(_ error: ProjectionSessionError) async {
         emit(.error(error))
+        await tearDown(sinkIsStreaming: false)
+    }
+
+    /// stopping -> disconnected: ends the frame loop, the encoder and the sink.
+    private func tearDown(sinkIsStreaming: Bool) async {
         transition(to: .stopping)
+        noteStreamingTime()
         await stopFrameLoop()
+        if sinkIsStreaming { sink?.streamDidStop() }
         if let encoder { _ = try? await encoder.finish() }
         encoder = nil
         sink?.close()
         sink = nil
         capability = nil
         stream = nil
+        encoderSettings = nil
         transition(to: .disconnected)
+    }
+
+    /// The head unit's limits merged with the app's own values, for `stream`.
+    func makeEncoderSettings(for stream: StreamResolution) -> EncoderSettings {
+        EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
+                        customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
     }
 
     func transition(to newState: ProjectionSessionState) {

@@ -116,8 +116,9 @@ struct SkipPictureStream: Sendable {
     /// numbering. Nil when the slice does not parse or is not a reference picture.
     private mutating func renumber(_ nal: ArraySlice<UInt8>, isIDR: Bool, referenceIDC: UInt8) -> Renumbered? {
         guard let sps else { return nil }
-        var rbsp = NALUnit.removeEmulationPrevention(nal.dropFirst())
-        var reader = BitReader(rbsp)
+        // The numbering sits in the header's first few bytes; only a slice that is rewritten
+        // is unescaped whole.
+        var reader = BitReader(NALUnit.removeEmulationPrevention(nal.dropFirst().prefix(Self.headerPrefixBytes)))
         let frameNumBits = sps.frameNumBits, lsbBits = sps.picOrderCountLSBBits
         let frameNumPosition: Int, frameNum: Int
         var lsbPosition: Int?, lsb: Int?
@@ -149,11 +150,16 @@ struct SkipPictureStream: Sendable {
         lastFrameNum = shiftedFrameNum
         lastPictureOrderLSB = shiftedLSB
         guard frameNumShift != 0 || pictureOrderShift != 0 else { return .unchanged }
+        var rbsp = NALUnit.removeEmulationPrevention(nal.dropFirst())
         Self.overwrite(&rbsp, at: frameNumPosition, bits: frameNumBits, with: shiftedFrameNum)
         if let lsbPosition, let shiftedLSB { Self.overwrite(&rbsp, at: lsbPosition, bits: lsbBits, with: shiftedLSB) }
         guard let headerByte = nal.first else { return nil }
         return .rewritten([headerByte] + NALUnit.insertEmulationPrevention(rbsp))
     }
+
+    /// Escaped bytes read for a slice's numbering: first_mb_in_slice, slice_type, the PPS id,
+    /// frame_num, idr_pic_id and pic_order_cnt_lsb take at most about 16.
+    private static let headerPrefixBytes = 48
 
     /// Writes `value` into `count` bits of `bytes` starting at bit `position` (MSB first).
     private static func overwrite(_ bytes: inout [UInt8], at position: Int, bits count: Int, with value: Int) {
