@@ -4,7 +4,8 @@ public struct SDLSessionInfo: Sendable, Equatable {
     public var protocolVersion: String?
     /// The session's hash id, sent back in EndService.
     public var hashID: Int32?
-    /// The largest frame payload for every service unless a service's ACK says otherwise.
+    /// The largest frame (header included) for every service unless a service's ACK says
+    /// otherwise; what the head unit sent, clamped into 64...131,084 bytes.
     public var mtu: Int?
     /// The session id from the ACK's header.
     public var sessionID: UInt8
@@ -21,7 +22,7 @@ public struct SDLSessionInfo: Sendable, Equatable {
     init(ack document: BSONDocument, sessionID: UInt8) {
         protocolVersion = document["protocolVersion"]?.stringValue
         hashID = document["hashId"]?.integerValue.flatMap { Int32(exactly: $0) }
-        mtu = document["mtu"]?.integerValue
+        mtu = document["mtu"]?.integerValue.map(SDLWireLimits.clampedMTU)
         self.sessionID = sessionID
     }
 }
@@ -53,11 +54,12 @@ public struct SDLVideoServiceParameters: Sendable, Equatable {
     }
 
     /// The ACK's values, each falling back to what was asked: the ACK's width and height are
-    /// authoritative where present.
+    /// authoritative where present and within 16...8192 pixels; its MTU is clamped into
+    /// 64...131,084 bytes.
     func acknowledged(by document: BSONDocument) -> SDLVideoServiceParameters {
         var granted = self
         if let width = document["width"]?.integerValue, let height = document["height"]?.integerValue,
-           width > 0, height > 0 {
+           SDLWireLimits.videoDimension.contains(width), SDLWireLimits.videoDimension.contains(height) {
             granted.resolution = ImageResolution(width: width, height: height)
         }
         if let name = document["videoProtocol"]?.stringValue, let value = VideoStreamingProtocol(rawValue: name) {
@@ -66,7 +68,7 @@ public struct SDLVideoServiceParameters: Sendable, Equatable {
         if let name = document["videoCodec"]?.stringValue, let value = VideoStreamingCodec(rawValue: name) {
             granted.format.codec = value
         }
-        granted.mtu = document["mtu"]?.integerValue
+        granted.mtu = document["mtu"]?.integerValue.map(SDLWireLimits.clampedMTU)
         return granted
     }
 }

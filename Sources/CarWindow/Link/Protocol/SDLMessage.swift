@@ -169,18 +169,22 @@ public struct SDLMessageAssembler: Sendable {
             let total = Int(UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3]))
             let count = Int(UInt32(bytes[4]) << 24 | UInt32(bytes[5]) << 16 | UInt32(bytes[6]) << 8 | UInt32(bytes[7]))
             guard total <= maximumMessageSize else { throw .messageTooLarge(size: total, limit: maximumMessageSize) }
-            // Every consecutive frame carries at least one byte and at most one MTU.
-            guard count >= 1, total >= count, total <= count * maximumFramePayload else {
+            // Every consecutive frame carries at least one byte and at most one MTU. The limits
+            // are settable, so the product is checked rather than trusted not to overflow.
+            let (capacity, overflow) = count.multipliedReportingOverflow(by: max(maximumFramePayload, 1))
+            guard count >= 1, total >= count, overflow || total <= capacity else {
                 throw .inconsistentFrameCount(total: total, frames: count)
             }
             guard pending[key] == nil else { throw .malformedFirstFrame("message \(header.messageID) was already started") }
             guard pending.count < maximumPendingMessages else { throw .tooManyPendingMessages(limit: maximumPendingMessages) }
             var payload: [UInt8] = []
-            payload.reserveCapacity(total)
+            // What arrives, not what is announced, decides how much memory a message takes.
+            payload.reserveCapacity(min(total, maximumFramePayload))
             pending[key] = Pending(version: header.version, total: total, frameCount: count, payload: payload)
             return nil
         case .consecutive:
-            guard var message = pending[key] else {
+            // Taken out of the table while it grows, so appending never copies the bytes so far.
+            guard var message = pending.removeValue(forKey: key) else {
                 throw .unexpectedConsecutiveFrame("message \(header.messageID) on \(header.serviceType) has no first frame")
             }
             message.received += 1
@@ -193,7 +197,6 @@ public struct SDLMessageAssembler: Sendable {
             }
             message.payload += frame.payload
             if isLast {
-                pending[key] = nil
                 guard message.payload.count == message.total, message.received == message.frameCount else {
                     throw .unexpectedConsecutiveFrame("last frame after \(message.received) of \(message.frameCount) frames and \(message.payload.count) of \(message.total) bytes")
                 }
