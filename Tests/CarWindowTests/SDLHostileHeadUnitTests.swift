@@ -1,6 +1,66 @@
 import Foundation
+import Glibc
+import Synchronization
 import Testing
 @testable import CarWindow
+
+/// A head unit that answers only the RPC StartService, with whatever ACK the test gives, and
+/// then does what the test says: the other end of the cable as an attacker would be.
+struct ScriptedHeadUnit {
+    let listener: SDLTCPListener
+    let script: Task<Void, any Error>
+
+    /// Listens on a free port; `receiveBufferSize` makes a head unit that does not read push
+    /// back soon.
+    init(ack: BSONDocument, receiveBufferSize: Int? = nil,
+         then body: @escaping @Sendable (SDLTCPTransport) async throws -> Void) throws {
+        let listener = try SDLTCPListener(receiveBufferSize: receiveBufferSize)
+        self.listener = listener
+        script = Task {
+            let connection = try await listener.accept(timeout: .seconds(10))
+            defer { connection.close() }
+            var parser = SDLFrameParser(maximumFramePayload: 131_072)
+            var startService: SDLFrame?
+            while startService == nil {
+                parser.append(try await connection.read(maximumCount: 4096))
+                startService = try parser.nextFrame()
+            }
+            let reply = SDLMessage(version: 5, serviceType: .rpc, sessionID: 1, messageID: startService?.header.messageID ?? 0,
+                                   controlInfo: .startServiceACK, payload: try ack.encoded())
+            try await connection.write(reply.encoded(maximumFramePayload: 1024))
+            try await body(connection)
+        }
+    }
+
+    var port: Int { listener.port }
+
+    func close() {
+        script.cancel()
+        listener.close()
+    }
+
+    /// A connection to this head unit that never reconnects.
+    func connection(requestTimeout: Duration = .seconds(3), sendBufferSize: Int? = nil) -> SDLConnection {
+        let port = self.port
+        return SDLConnection(
+            configuration: .init(appName: "x", appID: "x", videoCandidates: [], reconnect: .never, requestTimeout: requestTimeout),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, sendBufferSize: sendBufferSize) })
+    }
+}
+
+/// Bytes of one frame with the given header fields and payload.
+func frameBytes(_ type: SDLFrameType, service: SDLServiceType = .rpc, info: UInt8 = 0, messageID: UInt32,
+                dataSize: UInt32? = nil, payload: [UInt8]) -> [UInt8] {
+    SDLFrameHeader(version: 5, frameType: type, serviceType: service, frameInfo: info, sessionID: 1,
+                   dataSize: dataSize ?? UInt32(payload.count), messageID: messageID).encoded() + payload
+}
+
+/// The process's resident memory in bytes (/proc/self/statm).
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+}
 
 /// The head unit is untrusted input: numbers off the wire are clamped before any arithmetic,
 /// frame sizes are ours, and a head unit that floods the app cannot grow its memory.
@@ -31,4 +91,80 @@ struct SDLHostileHeadUnitTests {
         let message = try #require(try assembler.add(frame(.consecutive, info: 0, [UInt8](repeating: 1, count: 25))))
         #expect(message.payload.count == 100)
     }
+
+    @Test func aHugeMTUNeitherTrapsNorLetsTheHeadUnitSizeOurBuffers() async throws {
+        let written = WrittenBytes()
+        let headUnit = try ScriptedHeadUnit(ack: Self.hugeMTU) { connection in
+            // A multi-frame message whose frame count times the claimed MTU overflows 64 bits...
+            try await connection.write(frameBytes(.first, messageID: 2, payload: [0, 0, 0, 100, 0, 0, 0, 4]))
+            // ...then a frame announcing 4 GiB, followed by as much as the app will take.
+            try await connection.write(frameBytes(.single, messageID: 3, dataSize: 0xFFFF_FFF0, payload: []))
+            let chunk = [UInt8](repeating: 0x55, count: 1 << 20)
+            for _ in 0..<200 {
+                do {
+                    try await connection.write(chunk)
+                } catch {
+                    return
+                }
+                written.add(chunk.count)
+            }
+        }
+        defer { headUnit.close() }
+        let connection = headUnit.connection()
+        await #expect(throws: SDLConnectionError.protocolViolation(.frameTooLarge(size: 0xFFFF_FFF0, limit: 131_084))) {
+            try await connection.start()
+        }
+        _ = await headUnit.script.result
+        // The app closed the connection at the header: only what the sockets buffer got through.
+        #expect(written.count < 32 << 20, "\(written.count) bytes were taken from a head unit announcing 4 GiB")
+        await connection.stop()
+    }
+
+    @Test func aHeartbeatFloodFromAHeadUnitThatDoesNotReadIsAnsweredInBoundedMemory() async throws {
+        let heartbeats = 100_000
+        let flooded = WrittenBytes()
+        let headUnit = try ScriptedHeadUnit(ack: ["mtu": .int64(131_084), "protocolVersion": .string("5.4.1")],
+                                            receiveBufferSize: 4096) { connection in
+            var bytes: [UInt8] = []
+            for index in 0..<heartbeats {
+                bytes += frameBytes(.control, service: .control, info: SDLControlFrameInfo.heartbeat.rawValue,
+                                    messageID: UInt32(index + 10), payload: [])
+            }
+            // The head unit reads nothing from here on: every answer the app writes stays queued.
+            try await connection.write(bytes)
+            flooded.add(bytes.count)
+            try await Task.sleep(for: .seconds(30))
+        }
+        defer { headUnit.close() }
+        let connection = headUnit.connection(requestTimeout: .seconds(20), sendBufferSize: 4096)
+        let residentBefore = residentBytes()
+        let starting = Task { try await connection.start() }
+        // The flood is on the app's side of the socket once the head unit's write returned;
+        // then the app has read and handled it all when its answers stop growing.
+        #expect(await ProjectionSessionTests.eventually(20) { flooded.count > 0 })
+        var handled = -1
+        while true {
+            try await Task.sleep(for: .milliseconds(200))
+            let statistics = await connection.outgoingQueueStatistics
+            let now = statistics.queuedMessages + statistics.coalescedHeartbeatACKs
+            if now == handled { break }
+            handled = now
+        }
+        let growth = residentBytes() - residentBefore
+        let statistics = await connection.outgoingQueueStatistics
+        print("heartbeat flood: \(heartbeats) heartbeats, RSS growth \(growth / 1024) KiB, \(statistics)")
+        #expect(statistics.queuedMessages + statistics.coalescedHeartbeatACKs >= heartbeats, "every heartbeat was handled")
+        #expect(statistics.peakMessages <= 3, "at most one answer waits besides the registration request")
+        #expect(growth < 32 << 20, "RSS grew by \(growth) bytes answering heartbeats")
+        starting.cancel()
+        await connection.stop()
+        _ = await starting.result
+    }
+}
+
+/// A byte count shared between a test and its head unit's task.
+final class WrittenBytes: Sendable {
+    private let total = Mutex(0)
+    func add(_ count: Int) { total.withLock { $0 += count } }
+    var count: Int { total.withLock { $0 } }
 }

@@ -44,6 +44,9 @@ public actor SDLConnection {
         public var startsVideoAutomatically = true
         /// Bounds of the queue in front of the video service.
         public var videoQueueLimits = SDLVideoQueueLimits()
+        /// Bounds of the queue in front of every control and RPC message; a head unit that
+        /// reads nothing until they are reached is dropped (and reconnected per ``reconnect``).
+        public var outgoingQueueLimits = SDLOutgoingQueueLimits()
         /// How to retry after losing the head unit.
         public var reconnect = SDLReconnectPolicy()
         /// The largest message accepted from the head unit.
@@ -53,6 +56,7 @@ public actor SDLConnection {
         public init(appName: String, appID: String, videoCandidates: [SDLVideoCandidate],
                     supportedSizes: [ImageResolution] = [], startsVideoAutomatically: Bool = true,
                     videoQueueLimits: SDLVideoQueueLimits = SDLVideoQueueLimits(),
+                    outgoingQueueLimits: SDLOutgoingQueueLimits = SDLOutgoingQueueLimits(),
                     reconnect: SDLReconnectPolicy = SDLReconnectPolicy(), requestTimeout: Duration = .seconds(5)) {
             self.appName = appName
             self.appID = appID
@@ -60,12 +64,13 @@ public actor SDLConnection {
             self.supportedSizes = supportedSizes
             self.startsVideoAutomatically = startsVideoAutomatically
             self.videoQueueLimits = videoQueueLimits
+            self.outgoingQueueLimits = outgoingQueueLimits
             self.reconnect = reconnect
             self.requestTimeout = requestTimeout
         }
     }
 
-    /// Frame payload allowed before the MTU is known: protocol v3/v4's 131072.
+    /// Frame size assumed before the head unit states its MTU: protocol v3/v4's 131072.
     static let defaultMTU = 131_072
     static let logger = Logger(label: "carwindow.sdl")
 
@@ -89,7 +94,12 @@ public actor SDLConnection {
     private enum Phase { case idle, connecting, running, reconnecting, stopped }
     private var phase = Phase.idle
     private var transport: (any SDLTransport)?
+    /// Control and RPC messages waiting for the transport; a new queue per transport.
+    private var outgoing: SDLOutgoingQueue?
     private var generation = 0
+    /// Why the last transport was lost: what a request made after the loss, but before the
+    /// connection noticed, fails with instead of a bare "not connected".
+    private var lossReason: SDLConnectionError?
     private var parser = SDLFrameParser(maximumFramePayload: SDLConnection.defaultMTU)
     private var assembler = SDLMessageAssembler(maximumMessageSize: 4 << 20, maximumFramePayload: SDLConnection.defaultMTU)
     private var readerTask: Task<Void, Never>?
@@ -181,6 +191,9 @@ public actor SDLConnection {
     /// Whether video may be sent now.
     public var isVideoAllowed: Bool { videoAllowed }
 
+    /// The counters of the queue in front of control and RPC messages (zero while not connected).
+    public var outgoingQueueStatistics: SDLOutgoingQueueStatistics { outgoing?.statistics ?? SDLOutgoingQueueStatistics() }
+
     /// Replaces the video candidates (a resize, a new capability); used by the next video start.
     public func setVideoCandidates(_ candidates: [SDLVideoCandidate]) {
         configuration.videoCandidates = candidates
@@ -258,6 +271,7 @@ public actor SDLConnection {
     private func establish() async throws(SDLConnectionError) {
         teardown()
         generation += 1
+        lossReason = nil
         let transport = makeTransport()
         self.transport = transport
         do {
@@ -267,6 +281,7 @@ public actor SDLConnection {
         }
         guard phase == .connecting || phase == .reconnecting else { throw .stopped }
         startReader(transport, generation: generation)
+        startWriter(transport, generation: generation)
 
         // The first StartService goes with a version 1 header, as the spec asks; the ACK says
         // which version the head unit speaks.
@@ -285,7 +300,8 @@ public actor SDLConnection {
         let info = SDLSessionInfo(ack: document, sessionID: ack.sessionID)
         let major = info.protocolVersion.flatMap { $0.split(separator: ".").first }.flatMap { UInt8($0) } ?? ack.version
         protocolVersion = min(max(major, 2), 5)
-        sessionMTU = info.mtu.map { max(64, $0) } ?? Self.defaultMTU
+        // Clamped when read: the frame limits below are ours, whatever the head unit claims.
+        sessionMTU = info.mtu ?? Self.defaultMTU
         videoMTU = sessionMTU
         // Accept what the head unit may send: its MTU, and never less than the v3 default.
         parser.maximumFramePayload = max(sessionMTU, Self.defaultMTU)
@@ -331,6 +347,23 @@ public actor SDLConnection {
         }
     }
 
+    /// Writes the queued control and RPC messages of this transport in order; a failed write
+    /// loses the connection.
+    private func startWriter(_ transport: any SDLTransport, generation: Int) {
+        let queue = SDLOutgoingQueue(limits: configuration.outgoingQueueLimits)
+        outgoing = queue
+        Task {
+            while let bytes = await queue.next() {
+                do throws(SDLTransportError) {
+                    try await transport.write(bytes)
+                } catch {
+                    self.connectionLost(.transport(error), generation: generation)
+                    return
+                }
+            }
+        }
+    }
+
     // MARK: Receiving
 
     private func received(_ bytes: [UInt8], generation: Int) async {
@@ -352,7 +385,8 @@ public actor SDLConnection {
             case .heartbeat:
                 let ack = SDLMessage(version: protocolVersion, serviceType: .control, sessionID: message.sessionID,
                                      messageID: message.messageID, controlInfo: .heartbeatACK, payload: [])
-                write(ack)
+                // A failure has already dropped the connection; there is nobody to tell.
+                try? enqueue(ack, mtu: sessionMTU, isHeartbeatACK: true)
             case .startServiceACK, .startServiceNAK, .endServiceACK, .endServiceNAK:
                 let key = ControlKey(service: message.serviceType, isStart: info == .startServiceACK || info == .startServiceNAK)
                 if let pending = pendingControl.removeValue(forKey: key) {
@@ -461,7 +495,7 @@ public actor SDLConnection {
 
     private func openVideo(_ parameters: SDLVideoServiceParameters) {
         video = parameters
-        videoMTU = parameters.mtu.map { max(64, $0) } ?? sessionMTU
+        videoMTU = parameters.mtu ?? sessionMTU
         rtpPacketizer = parameters.format.protocol == .rtp ? (try? RTPPacketizer(mtu: RTPPacketizer.maximumMTU)) : nil
         videoQueue.open()
         let generation = self.generation
@@ -533,30 +567,26 @@ public actor SDLConnection {
         return nextMessageID
     }
 
-    private func write(_ message: SDLMessage) {
-        guard let transport else { return }
-        let bytes = message.encoded(maximumFramePayload: Self.framePayload(forMTU: sessionMTU))
-        let generation = self.generation
-        Task {
-            do throws(SDLTransportError) {
-                try await transport.write(bytes)
-            } catch {
-                self.connectionLost(.transport(error), generation: generation)
-            }
-        }
-    }
-
-    private func writeNow(_ message: SDLMessage, mtu: Int) async throws(SDLConnectionError) {
-        guard let transport else { throw .notConnected }
-        do {
-            try await transport.write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: mtu)))
-        } catch {
-            throw .transport(error)
+    /// Queues a control or RPC message for the writer. A full queue means the head unit has
+    /// stopped reading: the connection is dropped rather than let memory grow.
+    private func enqueue(_ message: SDLMessage, mtu: Int, isHeartbeatACK: Bool = false) throws(SDLConnectionError) {
+        guard let outgoing else { throw lossReason ?? .notConnected }
+        let bytes = message.encoded(maximumFramePayload: Self.framePayload(forMTU: mtu))
+        switch outgoing.enqueue(bytes, isHeartbeatACK: isHeartbeatACK) {
+        case .queued, .coalesced:
+            return
+        case .closed:
+            throw lossReason ?? .notConnected
+        case .full:
+            let error = SDLConnectionError.headUnitNotReading(limits: outgoing.limits)
+            Self.logger.warning("\(error)")
+            connectionLost(error, generation: generation)
+            throw error
         }
     }
 
     private func control(_ info: SDLControlFrameInfo, on service: SDLServiceType, payload: [UInt8]) async throws(SDLConnectionError) -> SDLMessage {
-        guard transport != nil else { throw .notConnected }
+        guard transport != nil else { throw lossReason ?? .notConnected }
         let message = SDLMessage(version: protocolVersion, serviceType: service, sessionID: session?.sessionID ?? 0,
                                  messageID: protocolVersion == 1 ? 0 : takeMessageID(), controlInfo: info, payload: payload)
         let key = ControlKey(service: service, isStart: info == .startService)
@@ -566,12 +596,11 @@ public actor SDLConnection {
         let timeout = configuration.requestTimeout
         let result: Result<SDLMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
             pendingControl[key] = (token, continuation)
-            Task {
-                do throws(SDLConnectionError) {
-                    try await self.writeNow(message, mtu: self.sessionMTU)
-                } catch {
-                    self.failControl(key, token: token, with: error)
-                }
+            do throws(SDLConnectionError) {
+                try enqueue(message, mtu: sessionMTU)
+            } catch {
+                failControl(key, token: token, with: error)
+                return
             }
             Task {
                 try? await Task.sleep(for: timeout)
@@ -589,7 +618,7 @@ public actor SDLConnection {
 
     private func request<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters,
                                                 timeout: Duration? = nil) async throws(SDLConnectionError) -> SDLRPCMessage {
-        guard transport != nil, let session else { throw .notConnected }
+        guard transport != nil, let session else { throw lossReason ?? .notConnected }
         let correlationID = nextCorrelationID
         nextCorrelationID = nextCorrelationID >= 0x7FFF_FFFF ? 1 : nextCorrelationID + 1
         let rpc: SDLRPCMessage
@@ -603,12 +632,11 @@ public actor SDLConnection {
         let limit = timeout ?? configuration.requestTimeout
         let result: Result<SDLRPCMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
             pendingRequests[correlationID] = continuation
-            Task {
-                do throws(SDLConnectionError) {
-                    try await self.writeNow(message, mtu: self.sessionMTU)
-                } catch {
-                    self.failRequest(correlationID, with: error)
-                }
+            do throws(SDLConnectionError) {
+                try enqueue(message, mtu: sessionMTU)
+            } catch {
+                failRequest(correlationID, with: error)
+                return
             }
             Task {
                 try? await Task.sleep(for: limit)
@@ -631,8 +659,8 @@ public actor SDLConnection {
         } catch {
             throw .rpc(error)
         }
-        try await writeNow(SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: session.sessionID,
-                                      messageID: takeMessageID(), payload: rpc.encoded()), mtu: sessionMTU)
+        try enqueue(SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: session.sessionID,
+                               messageID: takeMessageID(), payload: rpc.encoded()), mtu: sessionMTU)
     }
 
     private static func checkSuccess(_ response: SDLRPCMessage) throws(SDLConnectionError) {
@@ -652,6 +680,8 @@ public actor SDLConnection {
         readerTask = nil
         transport?.close()
         transport = nil
+        outgoing?.close()
+        outgoing = nil
         closeVideoLocally()
         videoSenderTask = nil
         for reply in pendingRequests.values { reply.resume(returning: .failure(.notConnected)) }
@@ -671,6 +701,7 @@ public actor SDLConnection {
 
     private func connectionLost(_ error: SDLConnectionError, generation: Int) {
         guard generation == self.generation, transport != nil else { return }
+        lossReason = error
         // Whoever waits on an answer learns the real reason, not just "not connected".
         for reply in pendingRequests.values { reply.resume(returning: .failure(error)) }
         pendingRequests.removeAll()

@@ -111,6 +111,9 @@ public enum SDLConnectionError: Error, Sendable, Equatable, CustomStringConverti
     case hapticsNotSupported
     /// No video candidates were given.
     case noVideoCandidates
+    /// The head unit read nothing while the queue of control and RPC messages filled up to its
+    /// limits; the connection was dropped to bound memory.
+    case headUnitNotReading(limits: SDLOutgoingQueueLimits)
 
     /// What went wrong and what to do.
     public var description: String {
@@ -127,6 +130,7 @@ public enum SDLConnectionError: Error, Sendable, Equatable, CustomStringConverti
         case .videoNotAllowed: "video is not allowed now: the app must be FULL or LIMITED and streamable"
         case .hapticsNotSupported: "the head unit does not support haptic data (hapticSpatialDataSupported is not true)"
         case .noVideoCandidates: "no video resolution and format to offer"
+        case .headUnitNotReading(let limits): "the head unit stopped reading: \(limits.maximumMessages) messages or \(limits.maximumBytes) bytes waited to be written, so the connection was dropped to bound memory; check the head unit, the link reconnects"
         }
     }
 }
