@@ -30,14 +30,14 @@ struct SDLProjectionLinkTests {
         }
     }
 
-    static func rig(capability: VideoStreamingCapability) async throws -> Rig {
+    static func rig(capability: VideoStreamingCapability, reconnect: SDLReconnectPolicy = .never) async throws -> Rig {
         var simulatorConfiguration = HeadUnitSimulator.Configuration()
         simulatorConfiguration.capability = capability
         let simulator = HeadUnitSimulator(configuration: simulatorConfiguration)
         let port = try await simulator.start()
         let connection = SDLConnection(
             configuration: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", videoCandidates: [],
-                                                       startsVideoAutomatically: false, reconnect: .never,
+                                                       startsVideoAutomatically: false, reconnect: reconnect,
                                                        requestTimeout: .seconds(3)),
             transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: .seconds(2)) })
         var configuration = try ProjectionSessionTests.configuration(sink: RecordingSink())
@@ -96,6 +96,30 @@ struct SDLProjectionLinkTests {
         #expect(sizes.count == received.count && Set(sizes) == ["320,192"])
         await rig.close()
         #expect(await rig.simulator.snapshot().unregistered)
+    }
+
+    @Test func videoComesBackAfterTheHeadUnitDropsTheConnection() async throws {
+        let rig = try await Self.rig(capability: Self.capability, reconnect: SDLReconnectPolicy(
+            initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200), maximumAttempts: 20))
+        #expect(await ProjectionSessionTests.eventually { await rig.session.state == .streaming })
+        await ProjectionSessionTests.drive(rig.session, seconds: 0.5)
+        let before = try #require(await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= 5 })
+        // The head unit goes away mid-stream (as under kill -9) and comes back on the same port.
+        await rig.simulator.dropConnection()
+        let unitsBefore = await rig.simulator.snapshot().videoUnitCount
+        #expect(unitsBefore >= before.videoUnitCount)
+        let reconnected = await rig.simulator.wait(timeout: .seconds(10)) { $0.connections == 2 && $0.video != nil }
+        #expect(reconnected != nil, "the link reconnected and started the video service again")
+        await ProjectionSessionTests.drive(rig.session, seconds: 0.5)
+        let after = try #require(await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= unitsBefore + 5 },
+                                 "video flows again after the reconnect")
+        #expect(await rig.session.state == .streaming)
+        // Both halves decode on their own, and the new video service starts with an IDR.
+        let units = after.videoUnits
+        #expect(H264StreamRewriter.containsIDR(units[unitsBefore]))
+        #expect(try Self.decodedSizes(Array(units[..<unitsBefore])).count == unitsBefore)
+        #expect(try Self.decodedSizes(Array(units[unitsBefore...])).count == units.count - unitsBefore)
+        await rig.close()
     }
 
     @Test func losingTheHMILevelSuspendsAndRegainingItResumesWithAnIDR() async throws {

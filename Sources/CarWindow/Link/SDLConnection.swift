@@ -112,7 +112,12 @@ public actor SDLConnection {
     private var sessionMTU = SDLConnection.defaultMTU
     private var videoMTU = SDLConnection.defaultMTU
     private var rtpPacketizer: RTPPacketizer?
+    /// What the last HMI status allows.
     private var videoAllowed = false
+    /// What ``SDLConnectionEvent/videoAllowedChanged(_:)`` last said: video is announced as
+    /// allowed only while the connection runs, so a status that arrives while (re)registering
+    /// is announced once registration completes, when a video service can be started.
+    private var announcedVideoAllowed = false
 
     private typealias Reply<T> = CheckedContinuation<Result<T, SDLConnectionError>, Never>
     private var pendingRequests: [UInt32: Reply<SDLRPCMessage>] = [:]
@@ -145,7 +150,7 @@ public actor SDLConnection {
         do {
             try await establish()
             phase = .running
-            if videoAllowed, configuration.startsVideoAutomatically, video == nil { scheduleAutomaticVideoStart() }
+            announceVideoAllowed()
         } catch {
             phase = .idle
             teardown()
@@ -189,7 +194,7 @@ public actor SDLConnection {
     public nonisolated var videoQueueStatistics: SDLVideoQueueStatistics { videoQueue.statistics }
 
     /// Whether video may be sent now.
-    public var isVideoAllowed: Bool { videoAllowed }
+    public var isVideoAllowed: Bool { announcedVideoAllowed }
 
     /// The counters of the queue in front of control and RPC messages (zero while not connected).
     public var outgoingQueueStatistics: SDLOutgoingQueueStatistics { outgoing?.statistics ?? SDLOutgoingQueueStatistics() }
@@ -459,7 +464,6 @@ public actor SDLConnection {
     private func updateVideoAllowed(_ allowed: Bool) {
         guard allowed != videoAllowed else { return }
         videoAllowed = allowed
-        eventSink.yield(.videoAllowedChanged(allowed))
         if !allowed {
             // Sending outside FULL/LIMITED gets the app unregistered: stop at once.
             videoStartTask?.cancel()
@@ -468,10 +472,18 @@ public actor SDLConnection {
                 videoQueue.close()
                 videoStartTask = Task { await self.endVideoService() }
             }
-        } else if configuration.startsVideoAutomatically, video == nil, phase == .running {
-            // While registering, start() and the reconnect loop start video once they are done.
-            scheduleAutomaticVideoStart()
         }
+        announceVideoAllowed()
+    }
+
+    /// Tells whoever reads ``events`` whether video may be sent, when that changed: allowed by
+    /// the HMI status and the connection running (not still registering after a reconnect).
+    private func announceVideoAllowed() {
+        let allowed = videoAllowed && phase == .running
+        guard allowed != announcedVideoAllowed else { return }
+        announcedVideoAllowed = allowed
+        eventSink.yield(.videoAllowedChanged(allowed))
+        if allowed, configuration.startsVideoAutomatically, video == nil { scheduleAutomaticVideoStart() }
     }
 
     private func scheduleAutomaticVideoStart() {
@@ -693,10 +705,8 @@ public actor SDLConnection {
         session = nil
         hmiStatus = nil
         sessionMTU = Self.defaultMTU
-        if videoAllowed {
-            videoAllowed = false
-            eventSink.yield(.videoAllowedChanged(false))
-        }
+        videoAllowed = false
+        announceVideoAllowed()
     }
 
     private func connectionLost(_ error: SDLConnectionError, generation: Int) {
@@ -739,7 +749,7 @@ public actor SDLConnection {
                 guard phase == .reconnecting else { return }
                 phase = .running
                 eventSink.yield(.reconnected)
-                if videoAllowed, configuration.startsVideoAutomatically, video == nil { scheduleAutomaticVideoStart() }
+                announceVideoAllowed()
                 return
             } catch {
                 Self.logger.info("reconnect attempt \(attempt + 1) failed: \(error)")
