@@ -2,6 +2,10 @@
 /// "RTP" video protocol. Handles single NAL units, STAP-A and FU-A; malformed packets are
 /// counted and skipped, a broken FU-A is discarded whole.
 struct RTPStreamDepacketizer: Sendable {
+    /// The largest NAL unit reassembled from FU-A fragments; an app that never sends the end
+    /// fragment cannot grow the head unit's memory beyond it.
+    static let maximumFragmentedUnitSize = 8 << 20
+
     private var buffer: [UInt8] = []
     private var fragment: [UInt8]?
     /// Packets that could not be interpreted.
@@ -69,6 +73,11 @@ struct RTPStreamDepacketizer: Sendable {
             } else if fragment != nil {
                 fragment? += body
             } else {
+                malformedPackets += 1
+                return
+            }
+            if let partial = fragment, partial.count > Self.maximumFragmentedUnitSize {
+                fragment = nil
                 malformedPackets += 1
                 return
             }
