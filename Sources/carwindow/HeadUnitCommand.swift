@@ -134,8 +134,3 @@ struct HeadUnitCommand: AsyncParsableCommand {
     }
 }
 
-/// Writes a line to standard output at once: progress lines written with `\r` go out unbuffered
-/// too, so the two never appear out of order (in a terminal or a log file).
-func say(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
-}
