@@ -156,8 +156,10 @@ struct DriveCommand: AsyncParsableCommand {
             link = made
             let failure = LinkFailure()
             background = Task {
+                // The link ends for good when it stops or reconnecting gave up; a reconnect does not.
+                defer { stopper.stop() }
                 do {
-                    try await made.run { event in await Self.handle(event, drive: drive, stopper: stopper) }
+                    try await made.run { event in await Self.handle(event, drive: drive, stopper: nil) }
                 } catch {
                     failure.error = error
                     throw error
@@ -251,8 +253,9 @@ struct DriveCommand: AsyncParsableCommand {
     static func sdpPath(for url: URL) -> URL { url.deletingPathExtension().appendingPathExtension("sdp") }
 
     /// The engine's side of the events: control taps change its zoom; warnings are shown; the
-    /// session stopping by itself ends the drive.
-    static func handle(_ event: ProjectionSessionEvent, drive: SimulatedDrive, stopper: DriveStopper) async {
+    /// session stopping by itself ends the drive when `stopper` is given (without a head unit,
+    /// where nothing would start it again).
+    static func handle(_ event: ProjectionSessionEvent, drive: SimulatedDrive, stopper: DriveStopper?) async {
         switch event {
         case .controlTapped(let control):
             await drive.controlTapped(control)
@@ -263,7 +266,7 @@ struct DriveCommand: AsyncParsableCommand {
         case .error(let error):
             Console.error("\(error)")
         case .stateChanged(_, to: .disconnected):
-            stopper.stop()
+            stopper?.stop()
         default:
             break
         }

@@ -13,7 +13,7 @@ import Synchronization
 /// exit status.
 final class DriveOutputs: Sendable {
     let annexB: URL
-    /// The first MP4 file; a stream that starts again after a stop goes on in `name-2.mp4`.
+    /// The first MP4 file; a stream that starts again after a stop goes on in `name.2.mp4`.
     let mp4: URL?
     let rtp: (host: String, port: Int)?
     let connection: SDLConnection?
