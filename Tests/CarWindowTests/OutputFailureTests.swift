@@ -100,6 +100,30 @@ import Testing
         #expect(try Data(contentsOf: annexB) == Data(units[1].data + units[10].data))
     }
 
+    /// An output that refuses every unit would make every picture an IDR: after
+    /// `TeeSink.refusalLimit` refusals in a row it counts as failed and is closed.
+    @Test func anOutputThatRefusesUnitAfterUnitCountsAsFailed() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let units = try Self.units()
+        let predicted = units.filter { !$0.isKeyframe }
+        try #require(predicted.count > TeeSink.refusalLimit)
+        let failures = Failures()
+        let tee = TeeSink([try AnnexBFileSink(url: directory.appendingPathComponent("all.h264")),
+                           try MP4FileSink(url: directory.appendingPathComponent("never.mp4"))],
+                          outputFailed: { failures.append($0) })
+        for unit in predicted.prefix(TeeSink.refusalLimit - 1) { try tee.write(unit) }
+        #expect(failures.all.isEmpty && tee.needsKeyframe)
+        try tee.write(predicted[TeeSink.refusalLimit - 1])
+        guard case .invalidAccessUnit? = failures.all.first, failures.all.count == 1 else {
+            Issue.record("the refusing MP4 was not dropped: \(failures.all)")
+            return
+        }
+        #expect(!tee.needsKeyframe, "no IDR is asked for a dropped output")
+        #expect(tee.takeOutputErrors().count == TeeSink.refusalLimit, "each refusal reported once")
+        tee.close()
+    }
+
     /// The bound that the MP4 sink allocates room for is at least the index it writes, for
     /// many samples and several sample descriptions.
     @Test func theRoomKeptForTheMP4IndexCoversIt() throws {

@@ -5,7 +5,8 @@
 ///   closed, reported once (``takeOutputErrors()`` and the `outputFailed` handler) and left
 ///   out of later writes; the rest go on.
 /// - An output that refuses one unit (``SinkError/invalidAccessUnit(frameNumber:reason:)``, a
-///   dropped datagram) is reported the same way and gets an IDR next (``needsKeyframe``).
+///   dropped datagram) is reported the same way and gets an IDR next (``needsKeyframe``); one
+///   that refuses ``refusalLimit`` units in a row, IDRs included, counts as failed.
 /// - ``write(_:)`` throws only when no output took the unit: the refusal when some output still
 ///   works, ``SinkError/allOutputsFailed(count:)`` (which ends the stream) when none does.
 ///
@@ -15,13 +16,18 @@ public final class TeeSink: VideoSink {
     public let sinks: [any VideoSink]
     /// Every output that failed for good, with its error, in the order they failed.
     public private(set) var failures: [SinkError] = []
+    /// Units in a row an output may refuse before it counts as failed: a refusal that never
+    /// ends would otherwise make every picture an IDR.
+    public static let refusalLimit = 10
+
     /// Which outputs have not failed.
     private var working: [Bool]
+    private var refusalsInARow: [Int]
     private var isClosed = false
     private let outputFailed: (@Sendable (SinkError) -> Void)?
     private var unreported: [SinkError] = []
-    /// An output refused a unit; the next picture should be an IDR so it can start again.
-    private var refusedSinceKeyframe = false
+    /// Outputs that refused a unit and take no picture well until the next IDR.
+    private var awaitingKeyframe: [Bool]
 
     /// A sink writing to each of `sinks` in turn; `outputFailed` is called once for every output
     /// that fails for good (while writing, starting or closing), with its error, on the thread
@@ -29,6 +35,8 @@ public final class TeeSink: VideoSink {
     public init(_ sinks: [any VideoSink], outputFailed: (@Sendable (SinkError) -> Void)? = nil) {
         self.sinks = sinks
         self.working = Array(repeating: true, count: sinks.count)
+        self.refusalsInARow = Array(repeating: 0, count: sinks.count)
+        self.awaitingKeyframe = Array(repeating: false, count: sinks.count)
         self.outputFailed = outputFailed
     }
 
@@ -40,18 +48,21 @@ public final class TeeSink: VideoSink {
             do {
                 try sinks[index].write(unit)
                 taken = true
+                refusalsInARow[index] = 0
+                if unit.isKeyframe { awaitingKeyframe[index] = false }
             } catch {
-                if error.endsOutput {
+                refusalsInARow[index] += 1
+                if error.endsOutput || refusalsInARow[index] >= Self.refusalLimit {
                     drop(index, because: error)
                 } else {
-                    refusedSinceKeyframe = true
+                    awaitingKeyframe[index] = true
                     if let refusal { unreported.append(refusal) }
                     refusal = error
                 }
             }
         }
         if taken {
-            if let refusal { unreported.append(refusal) } else if unit.isKeyframe { refusedSinceKeyframe = false }
+            if let refusal { unreported.append(refusal) }
             return
         }
         if let refusal { throw refusal }
@@ -62,7 +73,7 @@ public final class TeeSink: VideoSink {
     public var hasWorkingOutput: Bool { working.contains(true) }
 
     public var needsKeyframe: Bool {
-        refusedSinceKeyframe || sinks.indices.contains { working[$0] && sinks[$0].needsKeyframe }
+        sinks.indices.contains { working[$0] && (awaitingKeyframe[$0] || sinks[$0].needsKeyframe) }
     }
 
     /// ``SinkError/allOutputsFailed(count:)`` once every output has failed; nil before.
