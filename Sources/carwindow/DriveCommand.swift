@@ -10,17 +10,17 @@ struct DriveCommand: AsyncParsableCommand {
         commandName: "drive",
         abstract: "Drives a simulated car along a route and streams the map as H.264, drawing only when it moves.",
         discussion: """
-        Without --route the car drives through the bundled Helsinki data, on a route computed on the
-        roads of its transportation layer, stopping at lights. The stream goes to out/drive.h264 and
-        out/drive.mp4 (real timing: still periods last as long as they did), and optionally live to
+        Without --route the car drives through the bundled Helsinki data, on a route computed on the \
+        roads of its transportation layer, stopping at lights. The stream goes to out/drive.h264 and \
+        out/drive.mp4 (real timing: still periods last as long as they did), and optionally live to \
         an RTP receiver.
 
-        Ctrl-C (SIGINT), SIGTERM or SIGHUP stop the drive: the files are finished (the MP4 gets its
-        index), the summary is printed and the exit status is 130, 143 or 129; a second signal
-        exits at once. The outputs fail independently: a full disk ends the recordings (each
-        ending on a whole picture, and still playable) while the stream to the head unit goes on.
-        Exit status: 0 when every output was written; 74 when an output failed while writing;
-        73 when an output cannot be created (missing folder, or another process writes it);
+        Ctrl-C (SIGINT), SIGTERM or SIGHUP stop the drive: the files are finished (the MP4 gets its \
+        index), the summary is printed and the exit status is 130, 143 or 129; a second signal \
+        exits at once. The outputs fail independently: a full disk ends the recordings (each \
+        ending on a whole picture, and still playable) while the stream to the head unit goes on. \
+        Exit status: 0 when every output was written; 74 when an output failed while writing; \
+        73 when an output cannot be created (missing folder, or another process writes it); \
         66 when an input file is missing; 64 for a bad option.
         """)
 

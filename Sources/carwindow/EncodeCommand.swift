@@ -9,9 +9,9 @@ struct EncodeCommand: AsyncParsableCommand {
         commandName: "encode",
         abstract: "Renders a camera path and writes it as an H.264 Annex-B stream (plays in ffplay).",
         discussion: """
-        Ctrl-C (SIGINT), SIGTERM or SIGHUP stop after the access unit being written: the file ends
-        on a whole picture and the exit status is 130, 143 or 129. A write that fails (a full disk)
-        cuts the file back to its last whole picture and exits with 74; an output another process
+        Ctrl-C (SIGINT), SIGTERM or SIGHUP stop after the access unit being written: the file ends \
+        on a whole picture and the exit status is 130, 143 or 129. A write that fails (a full disk) \
+        cuts the file back to its last whole picture and exits with 74; an output another process \
         writes, or whose folder is missing, exits with 73.
         """)
 

@@ -9,14 +9,14 @@ struct HeadUnitCommand: AsyncParsableCommand {
         commandName: "headunit",
         abstract: "Runs a simulated SmartDeviceLink head unit on TCP that records the video it receives.",
         discussion: """
-        It accepts one app at a time (protocol v5), answers RegisterAppInterface and
-        GetSystemCapability with the capability given by the options, grants HMI level FULL, writes
-        the received H.264 to --out, shows the haptic rectangles it receives, and taps the app's
-        zoom-in button (--tap-after seconds after the video starts) with an OnTouchEvent.
+        It accepts one app at a time (protocol v5), answers RegisterAppInterface and \
+        GetSystemCapability with the capability given by the options, grants HMI level FULL, writes \
+        the received H.264 to --out, shows the haptic rectangles it receives, and taps the app's \
+        zoom-in button (--tap-after seconds after the video starts) with an OnTouchEvent. \
         Pair it with: carwindow drive --sdl 127.0.0.1:PORT
 
-        Ctrl-C (SIGINT), SIGTERM or SIGHUP close the recording and exit with 130, 143 or 129. A
-        recording that fails (a full disk) ends on its last whole access unit while the head unit
+        Ctrl-C (SIGINT), SIGTERM or SIGHUP close the recording and exit with 130, 143 or 129. A \
+        recording that fails (a full disk) ends on its last whole access unit while the head unit \
         goes on; the exit status is then 74.
         """)
 

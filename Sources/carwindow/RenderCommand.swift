@@ -9,7 +9,7 @@ struct RenderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render", abstract: "Renders one view of the map to a PNG file.",
         discussion: """
-        The PNG is written under a temporary name beside --out and renamed into place when
+        The PNG is written under a temporary name beside --out and renamed into place when \
         complete, so a reader never sees half a picture and two renders to one path never mix.
         """)
 
