@@ -47,7 +47,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "carwindow",
-            dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // Figures for people, not tests: `swift run -c release carwindow-bench`.
@@ -57,7 +58,8 @@ let package = Package(
             path: "benchmarks/carwindow-bench",
             swiftSettings: strict
         ),
-        .testTarget(name: "CarWindowTests", dependencies: ["CarWindow"], exclude: ["Fixtures", "Golden"],
+        // The command-line tests run the built `carwindow` next to the test bundle.
+        .testTarget(name: "CarWindowTests", dependencies: ["CarWindow", "carwindow"], exclude: ["Fixtures", "Golden"],
                     swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -10,22 +10,36 @@ struct DriveCommand: AsyncParsableCommand {
         commandName: "drive",
         abstract: "Drives a simulated car along a route and streams the map as H.264, drawing only when it moves.",
         discussion: """
-        Without --route the car drives through the bundled Helsinki data, on a route computed on the
-        roads of its transportation layer, stopping at lights. The stream goes to out/drive.h264 and
-        out/drive.mp4 (real timing: still periods last as long as they did), and optionally live to
+        Without --route the car drives through the bundled Helsinki data, on a route computed on the \
+        roads of its transportation layer, stopping at lights. The stream goes to out/drive.h264 and \
+        out/drive.mp4 (real timing: still periods last as long as they did), and optionally live to \
         an RTP receiver.
+
+        Ctrl-C (SIGINT), SIGTERM or SIGHUP stop the drive: the files are finished (the MP4 gets its \
+        index), the summary is printed and the exit status is 130, 143 or 129; a second signal \
+        exits at once. The outputs fail independently: a full disk ends the recordings (each \
+        ending on a whole picture, and still playable) while the stream to the head unit goes on. \
+        Exit status: 0 when every output was written; 74 when an output failed while writing; \
+        73 when an output cannot be created (missing folder, or another process writes it); \
+        66 when an input file is missing; 64 for a bad option.
         """)
+
+    static let defaultOut = "out/drive.h264"
 
     @Option(help: "Tile source (default: the bundled Helsinki tiles).") var tiles: String?
     @Option(help: "A GeoJSON LineString (or Feature/FeatureCollection with one) to drive instead of the computed route.")
     var route: String?
-    @Option(help: "Head unit screen size WIDTHxHEIGHT.") var size = "800x480"
+    @Option(help: "Head unit screen size WIDTHxHEIGHT (each side 1-8192).") var size = "800x480"
     @Option(help: "Head unit display scale (1-10): the stream is the screen size divided by it.") var scale = 1.0
-    @Option(help: "Head unit's preferred frames per second.") var fps = 15
-    @Option(help: "Head unit's maximum bitrate in kbit/s.") var maxBitrate = 600
-    @Option(help: "Simulated seconds per second.") var speed = 2.0
-    @Option(help: "Stop after this many seconds even if the car has not arrived.") var maxSeconds: Double?
-    @Option(help: "Annex-B output; an .mp4 with real timestamps is written beside it.") var out = "out/drive.h264"
+    @Option(help: "Head unit's preferred frames per second (1-60).") var fps = 15
+    @Option(help: "Head unit's maximum bitrate in kbit/s (1-200000).") var maxBitrate = 600
+    @Option(help: "Simulated seconds per second (0.1-1000).") var speed = 2.0
+    @Option(help: "Stop after this many seconds even if the car has not arrived (0.1-604800).") var maxSeconds: Double?
+    @Option(help: """
+        Annex-B output; an .mp4 with real timestamps is written beside it (default: \(Self.defaultOut), \
+        its folder created when missing; the folder of a path you give must exist).
+        """)
+    var out: String?
     @Flag(help: "Do not write the .mp4.") var noMP4 = false
     @Option(help: "Also stream RTP to HOST:PORT (an .sdp file for ffplay/VLC is written beside the output).")
     var rtp: String?
@@ -35,55 +49,117 @@ struct DriveCommand: AsyncParsableCommand {
     @Option(help: "Encoder: auto, vaapi or openh264 (default: $CARWINDOW_ENCODER or auto).") var encoder = "auto"
     @Option(help: "Force an EGL platform: gbm, device or surfaceless.") var platform: String?
 
+    func validate() throws {
+        _ = try parseSize(size)
+        try OptionCheck.number(scale, "--scale", in: VideoStreamingCapability.scaleRange)
+        try OptionCheck.integer(fps, "--fps", in: 1...60, unit: " frames per second")
+        try OptionCheck.integer(maxBitrate, "--max-bitrate", in: 1...200_000, unit: " kbit/s")
+        try OptionCheck.number(speed, "--speed", in: 0.1...1000, unit: " simulated seconds per second")
+        try OptionCheck.number(maxSeconds, "--max-seconds", in: 0.1...604_800, unit: " seconds")
+        _ = try encoderChoice(encoder)
+        _ = try eglPlatform(platform)
+        _ = try rtpTarget()
+        if let sdl { _ = try Self.hostAndPort(sdl, option: "--sdl", example: "127.0.0.1:12345") }
+        if tiles != nil, route == nil {
+            throw ValidationError("with --tiles, give --route (a GeoJSON line): the computed route is for the bundled Helsinki data")
+        }
+        let outURL = URL(fileURLWithPath: out ?? Self.defaultOut)
+        guard !outURL.lastPathComponent.isEmpty, !(out ?? "").hasSuffix("/") else {
+            throw ValidationError("--out must name a file, like out/drive.h264; got '\(out ?? "")'")
+        }
+        let others = (noMP4 ? [] : [Self.mp4Path(for: outURL)]) + (rtp == nil ? [] : [Self.sdpPath(for: outURL)])
+        if let clash = others.first(where: { $0.standardizedFileURL.path == outURL.standardizedFileURL.path }) {
+            throw ValidationError("--out \(outURL.path) is also the \(clash.pathExtension) file written beside it; give the Annex-B file another extension, like .h264")
+        }
+    }
+
     func run() async throws {
+        let signals = StopSignals.install()
+        try await runCommand { try await drive(signals: signals) }
+    }
+
+    /// The drive; returns the exit status (a signal's, 74 when an output failed, else 0).
+    private func drive(signals: StopSignals) async throws -> Int32 {
         let (screenWidth, screenHeight) = try parseSize(size)
         let choice = try encoderChoice(encoder)
-        let outURL = URL(fileURLWithPath: out)
-        try FileManager.default.createDirectory(at: outURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-
-        let source = SharedTileCache(source: try openTileSource(at: tiles.map { URL(fileURLWithPath: $0) } ?? Assets.tiles))
-        let drivingRoute: DrivingRoute
-        if let route {
-            drivingRoute = try DrivingRoute(geoJSONContentsOf: URL(fileURLWithPath: route))
-        } else {
-            guard tiles == nil else {
-                throw ValidationError("with --tiles, give --route (a GeoJSON line): the computed route is for the bundled Helsinki data")
-            }
-            let started = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
-            drivingRoute = try HelsinkiDrive.route(using: source)
-            say(String(format: "route: %.2f km on the roads of the transportation layer, computed in %.0f ms",
-                         drivingRoute.length / 1000, (Double(DispatchTime.now().uptimeNanoseconds) / 1e9 - started) * 1000))
-        }
-        let plan = try DrivePlan(route: drivingRoute)
-        say(String(format: "drive: %.0f s simulated (%d stops), shown at %.1fx", plan.duration, plan.stops.count, speed))
-
-        let context = try await RenderContext(platform: try eglPlatform(platform))
-        say(context.info.description)
-        let fonts = try FontLibrary(directory: Assets.fonts)
+        let outURL = URL(fileURLWithPath: out ?? Self.defaultOut)
+        try outputFolder(for: outURL, option: "--out", createIfMissing: out == nil)
+        let tilesURL = try tiles.map {
+            try inputFile($0, option: "--tiles", kind: "a .pmtiles or .mbtiles file or a z/x/y tile folder", folderAllowed: true)
+        } ?? Assets.tiles
+        let routeURL = try route.map { try inputFile($0, option: "--route", kind: "a GeoJSON file with a LineString") }
         let connection = try sdl.map { try Self.sdlConnection(to: $0) }
-        let makeSink = try sinkFactory(outURL: outURL, connection: connection)
-        let configuration = ProjectionSessionConfiguration(
-            name: "drive", tiles: source, dayStyle: try Style(contentsOf: Assets.style("day")),
-            nightStyle: try Style(contentsOf: Assets.style("night")), appearance: night ? .night : .day, fonts: fonts,
-            encoder: choice, camera: Camera(center: plan.state(at: 0).coordinate, zoom: 17, pitch: 45),
-            makeSink: makeSink)
-        let session = ProjectionSession(configuration: configuration, context: context)
-        let capability = VideoStreamingCapability(
-            preferredResolution: ImageResolution(width: screenWidth, height: screenHeight), maxBitrate: maxBitrate,
-            supportedFormats: [.h264Raw, .h264RTP], hapticSpatialDataSupported: true, scale: scale, preferredFPS: fps)
+        let rtpTarget = try rtpTarget()
+        let outputs = try DriveOutputs(annexB: outURL, mp4: noMP4 ? nil : Self.mp4Path(for: outURL), rtp: rtpTarget,
+                                       sdp: rtpTarget == nil ? nil : Self.sdpPath(for: outURL), connection: connection)
+        if let rtp { say("RTP to \(rtp); watch with: ffplay -protocol_whitelist file,udp,rtp \(Self.sdpPath(for: outURL).path)") }
+
+        // From here on the outputs exist: every way out finishes them.
+        var context: RenderContext?
+        do {
+            let source = SharedTileCache(source: try openTileSource(at: tilesURL))
+            let drivingRoute: DrivingRoute
+            if let routeURL {
+                drivingRoute = try DrivingRoute(geoJSONContentsOf: routeURL)
+            } else {
+                let started = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+                drivingRoute = try HelsinkiDrive.route(using: source)
+                say(String(format: "route: %.2f km on the roads of the transportation layer, computed in %.0f ms",
+                           drivingRoute.length / 1000, (Double(DispatchTime.now().uptimeNanoseconds) / 1e9 - started) * 1000))
+            }
+            let plan = try DrivePlan(route: drivingRoute)
+            say(String(format: "drive: %.0f s simulated (%d stops), shown at %.1fx", plan.duration, plan.stops.count, speed))
+            if let status = signals.exitStatus {
+                outputs.closeUnused()
+                say("stopped before the drive began")
+                return status
+            }
+            let made = try await RenderContext(platform: try eglPlatform(platform))
+            context = made
+            say(made.info.description)
+            let configuration = ProjectionSessionConfiguration(
+                name: "drive", tiles: source, dayStyle: try Style(contentsOf: Assets.style("day")),
+                nightStyle: try Style(contentsOf: Assets.style("night")), appearance: night ? .night : .day,
+                fonts: try FontLibrary(directory: Assets.fonts), encoder: choice,
+                camera: Camera(center: plan.state(at: 0).coordinate, zoom: 17, pitch: 45), makeSink: outputs.sinkFactory)
+            let session = ProjectionSession(configuration: configuration, context: made)
+            let capability = VideoStreamingCapability(
+                preferredResolution: ImageResolution(width: screenWidth, height: screenHeight), maxBitrate: maxBitrate,
+                supportedFormats: [.h264Raw, .h264RTP], hapticSpatialDataSupported: true, scale: scale, preferredFPS: fps)
+            let status = try await stream(session: session, capability: capability, plan: plan, connection: connection,
+                                          outputs: outputs, signals: signals)
+            await made.shutdown()
+            return status
+        } catch {
+            outputs.closeUnused()
+            await context?.shutdown()
+            throw error
+        }
+    }
+
+    /// Streams the drive until the car arrives, --max-seconds, a signal, or the session stopping
+    /// by itself (every output failed, the head unit gone for good); then finishes every output
+    /// and prints the summary.
+    private func stream(session: ProjectionSession, capability: VideoStreamingCapability, plan: DrivePlan,
+                        connection: SDLConnection?, outputs: DriveOutputs, signals: StopSignals) async throws -> Int32 {
         let drive = SimulatedDrive(plan: plan, session: session,
                                    options: SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds))
+        let stopper = DriveStopper()
+        signals.onStop { _ in stopper.stop() }
         let cpuBefore = ProcessCPU.seconds
         var link: SDLProjectionLink?
         let background: Task<Void, any Error>
+        var startFailure: (any Error)?
         if let connection {
             // The head unit decides: its capability sets the size, its HMI level starts the video.
             let made = SDLProjectionLink(session: session, connection: connection)
             link = made
             let failure = LinkFailure()
             background = Task {
+                // The link ends for good when it stops or reconnecting gave up; a reconnect does not.
+                defer { stopper.stop() }
                 do {
-                    try await made.run { event in await Self.handle(event, drive: drive) }
+                    try await made.run { event in await Self.handle(event, drive: drive, stopper: nil) }
                 } catch {
                     failure.error = error
                     throw error
@@ -91,87 +167,106 @@ struct DriveCommand: AsyncParsableCommand {
             }
             say("connecting to the head unit at \(sdl ?? "")")
             let deadline = Date().addingTimeInterval(30)
-            while await session.state != .streaming {
-                if Date() > deadline {
-                    await made.stop()
-                    throw ValidationError("the head unit at \(sdl ?? "") did not let the app stream within 30 s (HMI level, capability or video service refused)")
+            while await session.state != .streaming, !stopper.isStopped {
+                if let error = failure.error {
+                    startFailure = error
+                    break
                 }
-                if let error = failure.error { throw error }
-                try await Task.sleep(for: .milliseconds(100))
+                if Date() > deadline {
+                    startFailure = CommandFailure(
+                        description: "the head unit at \(sdl ?? "") did not let the app stream within 30 s (HMI level, capability or video service refused); check that it runs and shows the app",
+                        exitStatus: ExitStatus.unavailable)
+                    break
+                }
+                try? await Task.sleep(for: .milliseconds(100))
             }
         } else {
-            background = Task { for await event in session.events { await Self.handle(event, drive: drive) } }
-            try await session.connect(capability: capability)
-            try await session.startStreaming()
+            background = Task { for await event in session.events { await Self.handle(event, drive: drive, stopper: stopper) } }
+            do {
+                try await session.connect(capability: capability)
+                try await session.startStreaming()
+            } catch {
+                startFailure = error
+            }
         }
-        if let stream = await session.stream, let settings = await session.encoderSettings {
-            say("stream: \(stream.encodedSize) (screen \(stream.displaySize), scale \(stream.scale)), "
-                  + "\(Int(settings.framesPerSecond)) fps, \(settings.bitrate / 1000) kbit/s")
+        var driven = 0.0
+        if startFailure == nil, !stopper.isStopped {
+            if let stream = await session.stream, let settings = await session.encoderSettings {
+                say("stream: \(stream.encodedSize) (screen \(stream.displaySize), scale \(stream.scale)), "
+                    + "\(Int(settings.framesPerSecond)) fps, \(settings.bitrate / 1000) kbit/s")
+            }
+            let driving = Task {
+                let driven = await drive.run { progress in Console.progress(Self.progressLine(progress)) }
+                // A last still moment: the picture sharpens and keep-alives follow.
+                try? await Task.sleep(for: .seconds(1.5))
+                return driven
+            }
+            stopper.whenStopped { driving.cancel() }
+            driven = await driving.value
+            Console.endProgressLine()
         }
-        let driven = await drive.run { progress in
-            let line = String(format: "\r%5.0f/%.0f s  %4.2f/%.2f km  %3.0f km/h%@  drawn %d  sent %d  keep-alives %d  %4.0f kbit/s ",
-                              progress.simulatedSeconds, progress.totalSeconds, progress.distance / 1000,
-                              progress.length / 1000, progress.speed * 3.6, progress.isStopped ? " (stopped)" : "          ",
-                              progress.statistics.framesRendered, progress.statistics.framesSent,
-                              progress.statistics.keepAlives, Self.recentKilobits(progress.statistics))
-            FileHandle.standardOutput.write(Data(line.utf8))
-        }
-        // A last still moment: the picture sharpens and keep-alives follow.
-        try await Task.sleep(for: .seconds(1.5))
         let statistics = await session.statistics
         let settings = await session.encoderSettings
-        if let link {
-            await link.stop()
-            _ = await background.result
-        }
+        if let link { await link.stop() }
+        // The one call that stops the stream and finishes every output (the MP4 gets its index).
         await session.close()
-        background.cancel()
+        _ = await background.result
+        outputs.closeUnused()
+        if let startFailure { throw startFailure }
         let cpu = ProcessCPU.seconds - cpuBefore
-        await context.shutdown()
-        say("")
+        if let number = signals.received { say("stopped by \(StopSignals.name(number))") }
         DriveSummary(statistics: statistics, framesPerSecond: settings?.framesPerSecond ?? Double(fps),
                      bitrate: settings?.bitrate ?? maxBitrate * 1000, cpuSeconds: cpu, simulatedSeconds: driven).report()
-        say("wrote \(out)" + (noMP4 ? "" : " and \(Self.mp4Path(for: outURL).path)"))
+        for line in outputs.report() { say(line) }
+        if let status = signals.exitStatus { return status }
+        return outputs.failures.isEmpty ? 0 : ExitStatus.ioError
     }
 
-    /// The file sinks, plus RTP when asked.
-    func sinkFactory(outURL: URL, connection: SDLConnection?) throws -> VideoSinkFactory {
-        let writeMP4 = !noMP4
-        let mp4URL = Self.mp4Path(for: outURL)
-        var rtpTarget: (host: String, port: Int)?
-        if let rtp {
-            let parts = rtp.split(separator: ":")
-            guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else {
-                throw ValidationError("--rtp must be HOST:PORT, like 127.0.0.1:5004; got '\(rtp)'")
-            }
-            rtpTarget = (String(parts[0]), port)
-            let sdpURL = outURL.deletingPathExtension().appendingPathExtension("sdp")
-            try RTPUDPSink.sdp(host: String(parts[0]), port: port).write(to: sdpURL, atomically: true, encoding: .utf8)
-            say("RTP to \(rtp); watch with: ffplay -protocol_whitelist file,udp,rtp \(sdpURL.path)")
+    static func progressLine(_ progress: SimulatedDrive.Progress) -> String {
+        String(format: "%5.0f/%.0f s  %4.2f/%.2f km  %3.0f km/h%@  drawn %d  sent %d  keep-alives %d  %4.0f kbit/s ",
+               progress.simulatedSeconds, progress.totalSeconds, progress.distance / 1000,
+               progress.length / 1000, progress.speed * 3.6, progress.isStopped ? " (stopped)" : "          ",
+               progress.statistics.framesRendered, progress.statistics.framesSent,
+               progress.statistics.keepAlives, recentKilobits(progress.statistics))
+    }
+
+    /// --rtp as host and port.
+    func rtpTarget() throws -> (host: String, port: Int)? {
+        try rtp.map { try Self.hostAndPort($0, option: "--rtp", example: "127.0.0.1:5004") }
+    }
+
+    static func hostAndPort(_ text: String, option: String, example: String) throws -> (host: String, port: Int) {
+        // The last colon separates the port, so a bracketed IPv6 address works too.
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+              (1...65535).contains(port) else {
+            throw ValidationError("\(option) must be HOST:PORT with the port in 1...65535, like \(example); got '\(text)'")
         }
-        let target = rtpTarget
-        return { _ throws(SinkError) in
-            var sinks: [any VideoSink] = [try AnnexBFileSink(url: outURL)]
-            if writeMP4 { sinks.append(try MP4FileSink(url: mp4URL)) }
-            if let target { sinks.append(try RTPUDPSink(host: target.host, port: target.port)) }
-            if let connection { sinks.append(SDLVideoSink(connection: connection)) }
-            return TeeSink(sinks)
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else {
+            throw ValidationError("\(option) must be HOST:PORT with a host, like \(example); got '\(text)'")
         }
+        return (host, port)
     }
 
     static func mp4Path(for url: URL) -> URL { url.deletingPathExtension().appendingPathExtension("mp4") }
+    static func sdpPath(for url: URL) -> URL { url.deletingPathExtension().appendingPathExtension("sdp") }
 
-    /// The engine's side of the events: control taps change its zoom; warnings are shown.
-    static func handle(_ event: ProjectionSessionEvent, drive: SimulatedDrive) async {
+    /// The engine's side of the events: control taps change its zoom; warnings are shown; the
+    /// session stopping by itself ends the drive when `stopper` is given (without a head unit,
+    /// where nothing would start it again).
+    static func handle(_ event: ProjectionSessionEvent, drive: SimulatedDrive, stopper: DriveStopper?) async {
         switch event {
         case .controlTapped(let control):
             await drive.controlTapped(control)
         case .resized(let stream):
-            say("\nthe head unit resized the stream to \(stream.encodedSize)")
+            say("the head unit resized the stream to \(stream.encodedSize)")
         case .warning(let text):
-            FileHandle.standardError.write(Data("\nwarning: \(text)\n".utf8))
+            Console.warning(text)
         case .error(let error):
-            FileHandle.standardError.write(Data("\nerror: \(error)\n".utf8))
+            Console.error("\(error)")
+        case .stateChanged(_, to: .disconnected):
+            stopper?.stop()
         default:
             break
         }
@@ -179,11 +274,7 @@ struct DriveCommand: AsyncParsableCommand {
 
     /// A connection to the head unit at "HOST:PORT".
     static func sdlConnection(to address: String) throws -> SDLConnection {
-        let parts = address.split(separator: ":")
-        guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else {
-            throw ValidationError("--sdl must be HOST:PORT, like 127.0.0.1:12345; got '\(address)'")
-        }
-        let host = String(parts[0])
+        let (host, port) = try hostAndPort(address, option: "--sdl", example: "127.0.0.1:12345")
         return SDLConnection(
             configuration: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-drive", videoCandidates: [],
                                                        startsVideoAutomatically: false),
@@ -195,6 +286,36 @@ struct DriveCommand: AsyncParsableCommand {
         let seconds = statistics.bytesPerSecond
         guard seconds.count >= 2 else { return 0 }
         return Double(seconds[seconds.count - 2]) * 8 / 1000
+    }
+}
+
+/// Ends a drive once: on a signal, or when the session stops by itself.
+final class DriveStopper: Sendable {
+    private struct State {
+        var stopped = false
+        var actions: [@Sendable () -> Void] = []
+    }
+    private let state = Mutex(State())
+
+    var isStopped: Bool { state.withLock { $0.stopped } }
+
+    func stop() {
+        let actions = state.withLock { state -> [@Sendable () -> Void] in
+            guard !state.stopped else { return [] }
+            state.stopped = true
+            defer { state.actions = [] }
+            return state.actions
+        }
+        for action in actions { action() }
+    }
+
+    /// Runs `action` on the stop, at once when it already happened.
+    func whenStopped(_ action: @escaping @Sendable () -> Void) {
+        let stopped = state.withLock { state in
+            if !state.stopped { state.actions.append(action) }
+            return state.stopped
+        }
+        if stopped { action() }
     }
 }
 

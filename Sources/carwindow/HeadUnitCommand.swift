@@ -9,19 +9,29 @@ struct HeadUnitCommand: AsyncParsableCommand {
         commandName: "headunit",
         abstract: "Runs a simulated SmartDeviceLink head unit on TCP that records the video it receives.",
         discussion: """
-        It accepts one app at a time (protocol v5), answers RegisterAppInterface and
-        GetSystemCapability with the capability given by the options, grants HMI level FULL, writes
-        the received H.264 to --out, shows the haptic rectangles it receives, and taps the app's
-        zoom-in button (--tap-after seconds after the video starts) with an OnTouchEvent.
+        It accepts one app at a time (protocol v5), answers RegisterAppInterface and \
+        GetSystemCapability with the capability given by the options, grants HMI level FULL, writes \
+        the received H.264 to --out, shows the haptic rectangles it receives, and taps the app's \
+        zoom-in button (--tap-after seconds after the video starts) with an OnTouchEvent. \
         Pair it with: carwindow drive --sdl 127.0.0.1:PORT
+
+        Ctrl-C (SIGINT), SIGTERM or SIGHUP close the recording and exit with 130, 143 or 129. A \
+        recording that fails (a full disk) ends on its last whole access unit while the head unit \
+        goes on; the exit status is then 74.
         """)
 
-    @Option(help: "TCP port to listen on (SDL Core uses 12345; 0 picks a free one).") var port = 12345
-    @Option(help: "Where the received video goes (Annex-B).") var out = "out/received.h264"
-    @Option(help: "Screen size WIDTHxHEIGHT offered to the app.") var size = "800x480"
+    static let defaultOut = "out/received.h264"
+
+    @Option(help: "TCP port to listen on, 0-65535 (SDL Core uses 12345; 0 picks a free one).") var port = 12345
+    @Option(help: """
+        Where the received video goes, Annex-B (default: \(Self.defaultOut), its folder created when \
+        missing; the folder of a path you give must exist).
+        """)
+    var out: String?
+    @Option(help: "Screen size WIDTHxHEIGHT offered to the app (each side 1-8192).") var size = "800x480"
     @Option(help: "Display scale offered (1-10).") var scale = 1.0
-    @Option(help: "Preferred frames per second offered.") var fps = 15
-    @Option(help: "Maximum bitrate offered, kbit/s.") var maxBitrate = 600
+    @Option(help: "Preferred frames per second offered (1-60).") var fps = 15
+    @Option(help: "Maximum bitrate offered, kbit/s (1-200000).") var maxBitrate = 600
     @Flag(help: "Say haptic spatial data is not supported.") var noHaptics = false
     @Option(help: "Seconds after the video starts to tap the app's zoom-in button (0: never).") var tapAfter = 5.0
     @Option(help: "Quit after this many seconds (default: when the app leaves).") var seconds: Double?
@@ -35,10 +45,32 @@ struct HeadUnitCommand: AsyncParsableCommand {
     @Flag(help: "Be a slow head unit: read 1 KiB every 2 ms with small socket buffers.") var slow = false
     @Option(help: "Seconds after the video starts to drop the connection (the app reconnects).") var dropAfter: Double?
 
+    func validate() throws {
+        try OptionCheck.integer(port, "--port", in: 0...65535)
+        _ = try parseSize(size)
+        try OptionCheck.number(scale, "--scale", in: VideoStreamingCapability.scaleRange)
+        try OptionCheck.integer(fps, "--fps", in: 1...60, unit: " frames per second")
+        try OptionCheck.integer(maxBitrate, "--max-bitrate", in: 1...200_000, unit: " kbit/s")
+        try OptionCheck.number(tapAfter, "--tap-after", in: 0...86_400, unit: " seconds")
+        try OptionCheck.number(seconds, "--seconds", in: 0.1...604_800, unit: " seconds")
+        for size in nak { _ = try parseSize(size) }
+        try OptionCheck.number(resizeAfter, "--resize-after", in: 0...86_400, unit: " seconds")
+        _ = try parseSize(resizeTo)
+        try OptionCheck.number(backgroundAfter, "--background-after", in: 0...86_400, unit: " seconds")
+        try OptionCheck.number(backgroundFor, "--background-for", in: 0...86_400, unit: " seconds")
+        try OptionCheck.number(dropAfter, "--drop-after", in: 0...86_400, unit: " seconds")
+    }
+
     func run() async throws {
+        let signals = StopSignals.install()
+        try await runCommand { try await serve(signals: signals) }
+    }
+
+    /// Runs the head unit until the app leaves, --seconds or a signal; returns the exit status.
+    private func serve(signals: StopSignals) async throws -> Int32 {
         let (width, height) = try parseSize(size)
-        let outURL = URL(fileURLWithPath: out)
-        try FileManager.default.createDirectory(at: outURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let outURL = URL(fileURLWithPath: out ?? Self.defaultOut)
+        try outputFolder(for: outURL, option: "--out", createIfMissing: out == nil)
         var configuration = HeadUnitSimulator.Configuration()
         configuration.port = port
         configuration.videoOutputPath = outURL.path
@@ -58,6 +90,10 @@ struct HeadUnitCommand: AsyncParsableCommand {
         let resizeTarget = try parseSize(resizeTo)
         let simulator = HeadUnitSimulator(configuration: configuration)
         let listening = try await simulator.start()
+        if let failure = await simulator.snapshot().videoOutputFailure {
+            await simulator.stop()
+            throw failure
+        }
         say("head unit listening on 127.0.0.1:\(listening) (\(width)x\(height), scale \(scale), \(fps) fps, \(maxBitrate) kbit/s)")
         say("stream into it with: carwindow drive --sdl 127.0.0.1:\(listening)")
 
@@ -69,12 +105,17 @@ struct HeadUnitCommand: AsyncParsableCommand {
         var resized = false, foregrounded = false, dropped = false
         var backgrounded: Date?
         var lastVideo: SDLVideoServiceParameters?
-        while true {
+        var reportedOutputFailure = false
+        while signals.received == nil {
             try await Task.sleep(for: .milliseconds(250))
             let snapshot = await simulator.snapshot()
+            if let failure = snapshot.videoOutputFailure, !reportedOutputFailure {
+                reportedOutputFailure = true
+                Console.error("\(failure); the head unit goes on without recording")
+            }
             if let name = snapshot.registeredAppName, !sawApp {
                 sawApp = true
-                say("\napp registered: \(name) (\(snapshot.appHMITypes.joined(separator: ",")))")
+                say("app registered: \(name) (\(snapshot.appHMITypes.joined(separator: ",")))")
             }
             if let video = snapshot.video, videoSince == nil {
                 videoSince = Date()
@@ -83,7 +124,7 @@ struct HeadUnitCommand: AsyncParsableCommand {
             }
             if snapshot.hapticData.count > reportedHaptics, let latest = snapshot.hapticData.last {
                 reportedHaptics = snapshot.hapticData.count
-                say("\nhaptic rectangles (\(latest.count)): " + latest.map { "#\($0.id) \($0.rect)" }.joined(separator: " "))
+                say("haptic rectangles (\(latest.count)): " + latest.map { "#\($0.id) \($0.rect)" }.joined(separator: " "))
             }
             if let since = videoSince, !tapped, tapAfter > 0, Date().timeIntervalSince(since) >= tapAfter,
                let zoomIn = snapshot.hapticData.last?.first(where: { $0.id == HapticRegionSet.regionID(for: .zoomIn) }) {
@@ -91,51 +132,52 @@ struct HeadUnitCommand: AsyncParsableCommand {
                 let point = zoomIn.rect.center, now = Int(Date().timeIntervalSince1970 * 1000) & 0x3FFF_FFFF
                 try? await simulator.sendTouch(TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: now, x: point.x, y: point.y)]))
                 try? await simulator.sendTouch(TouchEvent(type: .end, touches: [.init(id: 0, timestamp: now + 70, x: point.x, y: point.y)]))
-                say("\ntapped zoom in at (\(Int(point.x)), \(Int(point.y)))")
+                say("tapped zoom in at (\(Int(point.x)), \(Int(point.y)))")
             }
             if let since = videoSince {
                 let elapsed = Date().timeIntervalSince(since)
                 if let resizeAfter, !resized, elapsed >= resizeAfter {
                     resized = true
-                    say("\nresizing the screen to \(resizeTo)")
+                    say("resizing the screen to \(resizeTo)")
                     try? await simulator.sendCapabilityUpdate(VideoStreamingCapability(
                         preferredResolution: ImageResolution(width: resizeTarget.0, height: resizeTarget.1)))
                 }
                 if let backgroundAfter, backgrounded == nil, elapsed >= backgroundAfter {
                     backgrounded = Date()
-                    say("\nHMI BACKGROUND, NOT_STREAMABLE")
+                    say("HMI BACKGROUND, NOT_STREAMABLE")
                     try? await simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .background, videoStreamingState: .notStreamable))
                 }
                 if let since = backgrounded, !foregrounded, Date().timeIntervalSince(since) >= backgroundFor {
                     foregrounded = true
-                    say("\nHMI FULL, STREAMABLE")
+                    say("HMI FULL, STREAMABLE")
                     try? await simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
                 }
                 if let dropAfter, !dropped, elapsed >= dropAfter {
                     dropped = true
-                    say("\ndropping the connection")
+                    say("dropping the connection")
                     await simulator.dropConnection()
                 }
             }
             if let video = snapshot.video, video != lastVideo {
                 lastVideo = video
-                if videoSince != nil { say("\nvideo service: \(video.resolution) \(video.format)") }
+                if videoSince != nil { say("video service: \(video.resolution) \(video.format)") }
             }
-            let line = String(format: "\rreceived %d access units", snapshot.videoUnitCount)
-            FileHandle.standardOutput.write(Data(line.utf8))
+            Console.progress(String(format: "received %d access units", snapshot.videoUnitCount))
             if sawApp, snapshot.unregistered || (!snapshot.isConnected && !dropped) {
-                say("\napp left after \(snapshot.videoUnitCount) access units")
+                say("app left after \(snapshot.videoUnitCount) access units")
                 break
             }
             if let seconds, Date().timeIntervalSince(start) >= seconds { break }
         }
         await simulator.stop()
-        say("wrote \(out)")
+        let snapshot = await simulator.snapshot()
+        if let number = signals.received { say("stopped by \(StopSignals.name(number)) after \(snapshot.videoUnitCount) access units") }
+        if let failure = snapshot.videoOutputFailure {
+            say("FAILED: \(failure)")
+            return signals.exitStatus ?? ExitStatus.ioError
+        }
+        say("wrote \(outURL.path)")
+        return signals.exitStatus ?? 0
     }
 }
 
-/// Writes a line to standard output at once: progress lines written with `\r` go out unbuffered
-/// too, so the two never appear out of order (in a terminal or a log file).
-func say(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
-}

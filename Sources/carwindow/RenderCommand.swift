@@ -1,62 +1,103 @@
 import ArgumentParser
 import CarWindow
 import Foundation
+import Glibc
+import Logging
 
 /// `carwindow render`: one frame to a PNG.
 struct RenderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "render", abstract: "Renders one view of the map to a PNG file.")
+        commandName: "render", abstract: "Renders one view of the map to a PNG file.",
+        discussion: """
+        The PNG is written under a temporary name beside --out and renamed into place when \
+        complete, so a reader never sees half a picture and two renders to one path never mix.
+        """)
 
     @Option(help: "Tile source: .pmtiles, .mbtiles or a z/x/y folder (default: the bundled Helsinki tiles).")
     var tiles: String?
     @Option(help: "MapLibre style JSON, or 'day' / 'night' for the bundled styles.")
     var style = "day"
-    @Option(help: "Latitude of the centre.") var lat = 60.1699
-    @Option(help: "Longitude of the centre.") var lon = 24.9415
-    @Option(help: "Zoom level (MapLibre's, 512-pixel tiles).") var zoom = 16.0
-    @Option(help: "Degrees clockwise from north that point up.") var bearing = 0.0
+    @Option(help: "Latitude of the centre, -85.0511-85.0511 (Web Mercator's limit).") var lat = 60.1699
+    @Option(help: "Longitude of the centre, -180-180.") var lon = 24.9415
+    @Option(help: "Zoom level 0-22 (MapLibre's, 512-pixel tiles).") var zoom = 16.0
+    @Option(help: "Degrees clockwise from north that point up, -360-360.") var bearing = 0.0
     @Option(help: "Camera tilt in degrees, 0-60.") var pitch = 0.0
-    @Option(help: "Image size as WIDTHxHEIGHT.") var size = "800x480"
-    @Option(help: "Output PNG path.") var out = "map.png"
-    @Option(help: "Frames to draw for timing (the PNG shows the last).") var frames = 1
+    @Option(help: "Image size as WIDTHxHEIGHT (each side 1-8192).") var size = "800x480"
+    @Option(help: "Output PNG path (its folder must exist).") var out = "map.png"
+    @Option(help: "Frames to draw for timing, 1-10000 (the PNG shows the last).") var frames = 1
     @Option(help: "Force an EGL platform: gbm, device or surfaceless.") var platform: String?
     @Flag(help: "Hide the zoom and recenter buttons.") var noControls = false
-    @Option(help: "Draw a vehicle at this heading (degrees) at the centre.") var vehicleHeading: Double?
+    @Option(help: "Draw a vehicle at this heading (degrees, -360-360) at the centre.") var vehicleHeading: Double?
+
+    func validate() throws {
+        _ = try parseSize(size)
+        try OptionCheck.number(lat, "--lat", in: -Camera.maximumLatitude...Camera.maximumLatitude, unit: " degrees")
+        try OptionCheck.number(lon, "--lon", in: -180...180, unit: " degrees")
+        try OptionCheck.number(zoom, "--zoom", in: 0...Camera.maximumZoom)
+        try OptionCheck.number(bearing, "--bearing", in: -360...360, unit: " degrees")
+        try OptionCheck.number(pitch, "--pitch", in: 0...Camera.maximumPitch, unit: " degrees")
+        try OptionCheck.integer(frames, "--frames", in: 1...10_000)
+        try OptionCheck.number(vehicleHeading, "--vehicle-heading", in: -360...360, unit: " degrees")
+        _ = try eglPlatform(platform)
+    }
 
     func run() async throws {
-        let (width, height) = try parseSize(size)
-        let setup = try await MapSetup(tiles: tiles, style: style, width: width, height: height, platform: platform,
-                                       camera: Camera(center: GeoCoordinate(latitude: lat, longitude: lon), zoom: zoom,
-                                                      bearing: bearing, pitch: pitch))
-        print(setup.context.info)
-        var overlays = MapOverlays(showsControls: !noControls)
-        if let vehicleHeading {
-            overlays.vehicle = VehicleMarker(coordinate: GeoCoordinate(latitude: lat, longitude: lon), heading: vehicleHeading)
-        }
-        await setup.renderer.setOverlays(overlays)
-        let first = await setup.renderer.renderWhenLoaded()
-        await setup.renderer.finish()
-        var times: [Double] = []
-        var issue = 0.0
-        for _ in 1..<max(frames, 1) {
-            let start = DispatchTime.now().uptimeNanoseconds
-            issue += await setup.renderer.renderFrame().encodeMilliseconds
+        try await runCommand {
+            let (width, height) = try parseSize(size)
+            let outURL = URL(fileURLWithPath: out)
+            try outputFolder(for: outURL, option: "--out", createIfMissing: false)
+            let setup = try await MapSetup(tiles: tiles, style: style, width: width, height: height, platform: platform,
+                                           camera: Camera(center: GeoCoordinate(latitude: lat, longitude: lon), zoom: zoom,
+                                                          bearing: bearing, pitch: pitch))
+            print(setup.context.info)
+            var overlays = MapOverlays(showsControls: !noControls)
+            if let vehicleHeading {
+                overlays.vehicle = VehicleMarker(coordinate: GeoCoordinate(latitude: lat, longitude: lon), heading: vehicleHeading)
+            }
+            await setup.renderer.setOverlays(overlays)
+            let first = await setup.renderer.renderWhenLoaded()
             await setup.renderer.finish()
-            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+            var times: [Double] = []
+            var issue = 0.0
+            for _ in 1..<max(frames, 1) {
+                let start = DispatchTime.now().uptimeNanoseconds
+                issue += await setup.renderer.renderFrame().encodeMilliseconds
+                await setup.renderer.finish()
+                times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+            }
+            let image = await setup.renderer.readPixels()
+            await setup.context.shutdown()
+            try Self.writeWhole(image, to: outURL)
+            if times.isEmpty {
+                print(String(format: "first frame (tiles loaded): %.2f ms to issue, %d tiles, %d labels", first.encodeMilliseconds,
+                             first.tilesDrawn, first.labels))
+            } else {
+                let sorted = times.sorted()
+                print(String(format: "%d frames: %.2f ms per frame (median %.2f, draw and finish; %.2f ms issuing), %d tiles, %d labels",
+                             times.count, times.reduce(0, +) / Double(times.count), sorted[sorted.count / 2],
+                             issue / Double(times.count), first.tilesDrawn, first.labels))
+            }
+            print("wrote \(out) (\(width)x\(height))")
+            return 0
         }
-        let image = await setup.renderer.readPixels()
-        try image.writePNG(to: URL(fileURLWithPath: out))
-        if times.isEmpty {
-            print(String(format: "first frame (tiles loaded): %.2f ms to issue, %d tiles, %d labels", first.encodeMilliseconds,
-                         first.tilesDrawn, first.labels))
-        } else {
-            let sorted = times.sorted()
-            print(String(format: "%d frames: %.2f ms per frame (median %.2f, draw and finish; %.2f ms issuing), %d tiles, %d labels",
-                         times.count, times.reduce(0, +) / Double(times.count), sorted[sorted.count / 2],
-                         issue / Double(times.count), first.tilesDrawn, first.labels))
+    }
+
+    /// Writes the PNG beside `url` under a temporary name, then renames it into place.
+    static func writeWhole(_ image: RGBAImage, to url: URL) throws {
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).partial")
+        do {
+            try image.writePNG(to: temporary)
+        } catch {
+            unlink(temporary.path)
+            throw error
         }
-        print("wrote \(out) (\(width)x\(height))")
-        await setup.context.shutdown()
+        guard rename(temporary.path, url.path) == 0 else {
+            let error = Errno(rawValue: errno)
+            unlink(temporary.path)
+            throw CommandFailure(description: "cannot put the PNG at \(url.path): \(error); choose another path",
+                                 exitStatus: ExitStatus.cannotCreate)
+        }
     }
 }
 
@@ -76,11 +117,15 @@ struct MapSetup {
     let renderer: MapRenderer
 
     init(tiles: String?, style: String, width: Int, height: Int, platform: String?, camera: Camera) async throws {
-        let tileURL = tiles.map { URL(fileURLWithPath: $0) } ?? Assets.tiles
-        let styleURL = ["day", "night"].contains(style) ? Assets.style(style) : URL(fileURLWithPath: style)
+        let tileURL = try tiles.map {
+            try inputFile($0, option: "--tiles", kind: "a .pmtiles or .mbtiles file or a z/x/y tile folder", folderAllowed: true)
+        } ?? Assets.tiles
+        let styleURL = try ["day", "night"].contains(style)
+            ? Assets.style(style) : inputFile(style, option: "--style", kind: "a MapLibre style JSON file, or day or night")
         let source = try openTileSource(at: tileURL)
-        let parsedStyle = try Style(contentsOf: styleURL)
-        for warning in parsedStyle.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+        // Warnings are printed here, once; the style's own logger would print each again.
+        let parsedStyle = try Style(contentsOf: styleURL, logger: Logger(label: "carwindow.style") { _ in SwiftLogNoOpLogHandler() })
+        for warning in parsedStyle.warnings { Console.warning("\(warning)") }
         let fonts = try FontLibrary(directory: Assets.fonts)
         var forced: EGLPlatform?
         if let platform {

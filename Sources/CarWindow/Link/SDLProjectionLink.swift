@@ -93,10 +93,13 @@ public actor SDLProjectionLink {
         forwarding.cancel()
     }
 
-    /// Ends the video service, unregisters the app and closes the connection; ``run(sessionEvents:)``
-    /// then returns.
+    /// Ends the video service, unregisters the app, closes the connection and stops the session,
+    /// which finishes its sink (an MP4 recording gets its index) before this returns;
+    /// ``run(sessionEvents:)`` then returns. Call ``ProjectionSession/close()`` afterwards to end
+    /// the session's events too.
     public func stop() async {
         await connection.stop()
+        await session.stop()
     }
 
     // MARK: Head unit -> session

@@ -50,7 +50,7 @@ extension ProjectionSession {
                 if recognizer.hasPendingTap { tickGestures(at: SessionClock.now) }
             }
             if consecutiveFailures >= Self.failureLimit {
-                emit(.warning("\(consecutiveFailures) frames in a row failed; the stream stops"))
+                emit(.warning("the stream stops: \(Self.failureLimit) frames in a row failed, or the output cannot take more (see the errors before)"))
                 Task { await self.stop() }
                 return
             }
@@ -154,21 +154,29 @@ extension ProjectionSession {
         record(sent: unit, as: kind, changeSince: changeSince)
     }
 
-    /// Hands `unit` to the sink. When the sink refuses it the error is reported and the next
-    /// picture is an IDR (a closed sink ends the stream); returns whether it was taken.
+    /// Hands `unit` to the sink; returns whether it was taken. Errors of single outputs that the
+    /// sink went on without (a tee's failed recording) are reported as they come. When the sink
+    /// refuses the unit the error is reported and the next picture is an IDR; an error that ends
+    /// the output (a closed sink, a tee with no working output) ends the stream.
     func deliver(_ unit: AccessUnit, to sink: any VideoSink) -> Bool {
+        let refusal: SinkError?
         do {
             try sink.write(unit)
+            refusal = nil
         } catch {
-            recorded.sinkErrors += 1
-            consecutiveFailures += 1
-            needsIDR = true
-            emit(.error(.sink(error)))
-            if case .closed = error { consecutiveFailures = Self.failureLimit }
-            return false
+            refusal = error
         }
-        consecutiveFailures = 0
-        return true
+        for error in sink.takeOutputErrors() { emit(.error(.sink(error))) }
+        guard let refusal else {
+            consecutiveFailures = 0
+            return true
+        }
+        recorded.sinkErrors += 1
+        consecutiveFailures += 1
+        needsIDR = true
+        emit(.error(.sink(refusal)))
+        if refusal.endsOutput { consecutiveFailures = Self.failureLimit }
+        return false
     }
 
     /// Sends a hand-made skip picture as the keep-alive; false when one cannot be used now

@@ -251,6 +251,10 @@ public actor ProjectionSession {
     }
 
     /// Stops and ends the event sequence; the session cannot be used afterwards.
+    ///
+    /// The one call that ends a session for good: the frame loop and the encoder stop and the
+    /// sink is closed, so every output is finished when it returns (an MP4 recording has its
+    /// index and plays). Call it on quitting, Ctrl-C included, before the process exits.
     public func close() async {
         await stop()
         eventContinuation.finish()

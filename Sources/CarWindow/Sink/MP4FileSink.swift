@@ -25,7 +25,15 @@ import Logging
 /// - Memory grows by 12 bytes per sample (size and time) plus 4 per IDR; the sample bytes go
 ///   straight to disk.
 ///
-/// The folder must exist: a sink that created folders would hide a mistyped path.
+/// A recording that runs out of room still plays: the sink keeps disk space allocated past the
+/// samples for its index, and when it cannot grow that room (a full disk, `ulimit -f`) or a
+/// write fails, it drops the picture that did not fit, writes `moov` for the samples it has and
+/// closes, throwing ``SinkError/writeFailed(path:_:)`` (or ``SinkError/finishFailed(path:_:)``
+/// when even the index could not be written). A process under a file size limit must ignore
+/// `SIGXFSZ` to get the error instead of being killed.
+///
+/// The folder must exist: a sink that created folders would hide a mistyped path. The file is
+/// locked while the sink has it open (see ``SinkError/fileLocked(path:)``).
 public final class MP4FileSink: VideoSink {
     /// The file being written.
     public let url: URL
@@ -39,6 +47,12 @@ public final class MP4FileSink: VideoSink {
     private static let logger = Logger(label: "carwindow.sink")
     /// Duration of the last sample when there is no earlier one to copy: one frame at 15 fps.
     private static let lonePictureDuration = 1.0 / 15
+    /// Disk space allocated ahead of need, past the room the index needs, so the space for the
+    /// index grows a few times a minute rather than with every picture.
+    static let allocationStep: UInt64 = 64 << 10
+
+    /// The error that ended the sink: a write that failed, or an index that could not be written.
+    public private(set) var failure: SinkError?
 
     private var descriptor: FileDescriptor?
     /// Where the `free` box before `mdat` begins; `mdat`'s own 8-byte header follows it.
@@ -56,6 +70,11 @@ public final class MP4FileSink: VideoSink {
     /// 1-based numbers of the IDR samples, for `stss`.
     private var syncSamples: [UInt32] = []
     private var chunks: [Chunk] = []
+    /// The end of the disk space allocated so far; nil when the file is no regular file
+    /// (`/dev/null`), whose writes cannot run out of room this way.
+    private var allocatedEnd: UInt64?
+    /// Bytes of the `avcC` parameter sets of every sample description, for the index's size.
+    private var parameterSetBytes = 0
 
     /// One run of consecutive samples sharing one sample description.
     private struct Chunk {
@@ -89,10 +108,12 @@ public final class MP4FileSink: VideoSink {
         self.url = url
         self.timescale = timescale
         let file: FileDescriptor
+        let isRegularFile: Bool
         do {
             file = try FileDescriptor.openForWriting(path: url.path, truncate: true)
+            isRegularFile = try file.isRegularFile
         } catch {
-            throw .cannotOpenFile(path: url.path, error)
+            throw .opening(path: url.path, error)
         }
         var header = MP4BoxWriter()
         header.box("ftyp") { ftyp in
@@ -110,7 +131,14 @@ public final class MP4FileSink: VideoSink {
         endOffset = UInt64(header.bytes.count)
         do {
             try file.writeAll(header.bytes, at: 0)
+            if isRegularFile {
+                let end = endOffset + UInt64(Self.indexSizeBound(samples: 0, parameterSetBytes: 0, descriptions: 0)) + Self.allocationStep
+                try file.allocate(from: 0, length: end)
+                allocatedEnd = end
+            }
         } catch {
+            // An empty header is no use to anyone.
+            _ = try? file.truncate(to: 0)
             file.close()
             throw .writeFailed(path: url.path, error)
         }
@@ -161,9 +189,13 @@ public final class MP4FileSink: VideoSink {
         }
 
         do {
+            try makeRoom(forSampleOf: sample.count, newDescription: description)
             try descriptor.writeAll(sample, at: endOffset)
         } catch {
-            throw .writeFailed(path: url.path, error)
+            // The picture that did not fit is dropped: the index covers the samples before it.
+            let failure = finishFile(on: descriptor) ?? .writeFailed(path: url.path, error)
+            self.failure = failure
+            throw failure
         }
 
         let descriptionNumber: UInt32
@@ -173,6 +205,7 @@ public final class MP4FileSink: VideoSink {
             currentDescription = index
         case .new(let entry):
             descriptions.append(entry)
+            parameterSetBytes += Self.parameterSetBytes(of: entry)
             descriptionNumber = UInt32(descriptions.count)
             currentDescription = descriptions.count - 1
         }
@@ -192,12 +225,47 @@ public final class MP4FileSink: VideoSink {
     /// 64-bit `mdat` size and `co64` without writing 4 GiB of pictures.
     func skipMediaData(_ count: UInt64) {
         endOffset += count
+        // The hole stays a hole: room for the index is allocated from its end on.
+        allocatedEnd = allocatedEnd.map { max($0, endOffset) }
     }
 
-    /// Fixes the `mdat` size, appends the index (`moov`) and closes the file. Failures are logged:
-    /// the pictures stay on disk, but without `moov` players cannot open the file.
+    /// Fixes the `mdat` size, appends the index (`moov`) and closes the file. A failure is logged
+    /// and kept in ``failure``: the pictures stay on disk, but without `moov` players cannot open
+    /// the file.
     public func close() {
         guard let descriptor else { return }
+        if let failure = finishFile(on: descriptor) { self.failure = failure }
+    }
+
+    /// Grows the allocated space so that a sample of `size` bytes and the index after it fit.
+    private func makeRoom(forSampleOf size: Int, newDescription: DescriptionChoice) throws(Errno) {
+        guard let allocated = allocatedEnd, let descriptor else { return }
+        var descriptions = descriptions.count, parameterSetBytes = parameterSetBytes
+        if case .new(let entry) = newDescription {
+            descriptions += 1
+            parameterSetBytes += Self.parameterSetBytes(of: entry)
+        }
+        let needed = endOffset + UInt64(size)
+            + UInt64(Self.indexSizeBound(samples: sampleSizes.count + 1, parameterSetBytes: parameterSetBytes, descriptions: descriptions))
+        guard needed > allocated else { return }
+        try descriptor.allocate(from: allocated, length: needed + Self.allocationStep - allocated)
+        allocatedEnd = needed + Self.allocationStep
+    }
+
+    /// At least the size of `moov` for this many samples and sample descriptions: each sample
+    /// adds at most one entry to every table (stts 8, stss 4, stsc 12, stsz 4, co64 8 bytes),
+    /// each description its fixed boxes and parameter sets, and the rest is under 1 KiB.
+    static func indexSizeBound(samples: Int, parameterSetBytes: Int, descriptions: Int) -> Int {
+        1024 + 36 * samples + 160 * descriptions + parameterSetBytes
+    }
+
+    private static func parameterSetBytes(of description: SampleDescription) -> Int {
+        (description.sequenceParameterSets + description.pictureParameterSets).reduce(0) { $0 + $1.count + 2 }
+    }
+
+    /// Writes the `mdat` size and `moov` after the last whole sample, cuts the file there and
+    /// closes it; returns the error when that failed (it is logged too).
+    private func finishFile(on descriptor: FileDescriptor) -> SinkError? {
         self.descriptor = nil
         defer { descriptor.close() }
         let mdatSize = endOffset - mdatRegionOffset - 8
@@ -217,10 +285,13 @@ public final class MP4FileSink: VideoSink {
         do {
             try descriptor.writeAll(mdatHeader.bytes, at: mdatHeaderOffset)
             try descriptor.writeAll(movie, at: endOffset)
-            try descriptor.truncate(to: endOffset + UInt64(movie.count))
+            // Allocated room and any part of a failed sample go.
+            if allocatedEnd != nil { try descriptor.truncate(to: endOffset + UInt64(movie.count)) }
         } catch {
             Self.logger.error("MP4 file \(url.path) is incomplete: writing its index failed: \(error); the \(sampleSizes.count) pictures are there but players cannot open it")
+            return .finishFailed(path: url.path, error)
         }
+        return nil
     }
 
     // MARK: Checking input

@@ -99,7 +99,7 @@ public final class RTPUDPSink: VideoSink {
         do {
             file = try FileDescriptor.openForWriting(path: url.path, truncate: true)
         } catch {
-            throw .cannotOpenFile(path: url.path, error)
+            throw SinkError.opening(path: url.path, error)
         }
         defer { file.close() }
         do {

@@ -22,7 +22,7 @@ public struct Errno: Error, Sendable, Equatable, Hashable, CustomStringConvertib
         case EINTR: "EINTR"
         case EIO: "EIO"
         case EBADF: "EBADF"
-        case EAGAIN: "EAGAIN"
+        case EAGAIN: "EAGAIN"  // also EWOULDBLOCK on Linux
         case ENOMEM: "ENOMEM"
         case EACCES: "EACCES"
         case EEXIST: "EEXIST"
@@ -49,6 +49,10 @@ public struct Errno: Error, Sendable, Equatable, Hashable, CustomStringConvertib
         case ECONNREFUSED: "ECONNREFUSED"
         case EHOSTUNREACH: "EHOSTUNREACH"
         case EDQUOT: "EDQUOT"
+        case ESPIPE: "ESPIPE"
+        case ENODEV: "ENODEV"
+        case ENOLCK: "ENOLCK"
+        case EOPNOTSUPP: "EOPNOTSUPP"
         default: "errno \(rawValue)"
         }
     }
@@ -67,9 +71,58 @@ struct FileDescriptor {
     let rawValue: Int32
 
     /// Opens a file for writing, creating it with mode 0644 when it is missing.
+    ///
+    /// A regular file is locked first (an exclusive, non-blocking `flock`, which belongs to this
+    /// open file description) and only then emptied when `truncate` is set: a second writer, in
+    /// another process or in this one, fails with ``Errno`` `EWOULDBLOCK` and leaves the first
+    /// one's file untouched. The lock lasts until ``close()``. Devices and pipes (`/dev/null`,
+    /// `/dev/full`) are neither locked nor truncated. A file system without `flock` is written
+    /// unlocked.
     static func openForWriting(path: String, truncate: Bool) throws(Errno) -> FileDescriptor {
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)
-        return FileDescriptor(rawValue: try retryingInterrupts { open(path, flags, mode_t(0o644)) })
+        // O_TRUNC would empty the file before the lock is known to be ours.
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? 0 : O_APPEND)
+        let file = FileDescriptor(rawValue: try retryingInterrupts { open(path, flags, mode_t(0o644)) })
+        do throws(Errno) {
+            guard try file.isRegularFile else { return file }
+            if flock(file.rawValue, LOCK_EX | LOCK_NB) == -1 {
+                let error = Errno.current
+                if error.rawValue == EWOULDBLOCK { throw error }
+                // ENOLCK, EOPNOTSUPP, EINVAL: this file system cannot lock; write as before.
+            }
+            if truncate { try file.truncate(to: 0) }
+        } catch {
+            file.close()
+            throw error
+        }
+        return file
+    }
+
+    /// Whether the descriptor is a regular file (not a device, pipe or socket).
+    var isRegularFile: Bool {
+        get throws(Errno) {
+            var status = stat()
+            guard fstat(rawValue, &status) == 0 else { throw Errno.current }
+            return status.st_mode & S_IFMT == S_IFREG
+        }
+    }
+
+    /// The file's size in bytes.
+    func size() throws(Errno) -> UInt64 {
+        var status = stat()
+        guard fstat(rawValue, &status) == 0 else { throw Errno.current }
+        return UInt64(max(0, status.st_size))
+    }
+
+    /// Makes the file system allocate `length` bytes from `offset` now (the file grows to cover
+    /// them), so later writes there cannot fail for lack of space; a full disk or the process's
+    /// file size limit (`ulimit -f`) fails here instead, with `ENOSPC` or `EFBIG`.
+    func allocate(from offset: UInt64, length: UInt64) throws(Errno) {
+        while true {
+            // posix_fallocate returns the error number instead of setting errno.
+            let result = posix_fallocate(rawValue, off_t(offset), off_t(length))
+            if result == 0 { return }
+            if result != EINTR { throw Errno(rawValue: result) }
+        }
     }
 
     /// A new socket; `SOCK_CLOEXEC` so child processes (encoders, ffmpeg) never inherit it.

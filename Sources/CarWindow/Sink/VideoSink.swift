@@ -8,8 +8,10 @@ import Glibc
 ///
 /// - Important: Not thread-safe: the pipeline stage that owns the encoder owns the sink.
 public protocol VideoSink: AnyObject {
-    /// Sends or stores one access unit; after an error the sink may still be used for the next one
-    /// unless the error is ``SinkError/closed(_:)``.
+    /// Sends or stores one access unit. After an error that ends the output
+    /// (``SinkError/endsOutput``) the sink has closed itself, leaving what it wrote before whole
+    /// (a file ends on a whole access unit), and later writes throw ``SinkError/closed(_:)``;
+    /// after any other error it takes the next unit as usual.
     func write(_ unit: AccessUnit) throws(SinkError)
     /// Releases the file or socket; later writes throw ``SinkError/closed(_:)``. Calling it twice is harmless.
     func close()
@@ -24,10 +26,20 @@ public protocol VideoSink: AnyObject {
     /// link under back-pressure drops whole units, then needs a picture that decodes alone).
     /// The default is false: files and RTP never drop.
     var needsKeyframe: Bool { get }
+    /// Why the sink stopped taking units for good, or could not finish what it wrote when it
+    /// closed (an MP4 file whose index could not be written); nil while all is well. The default
+    /// is nil.
+    var failure: SinkError? { get }
+    /// Errors of single outputs that did not make ``write(_:)`` throw because another output of
+    /// this sink took the unit (a ``TeeSink``'s failing member), since the last call; each is
+    /// handed out once. A projection session reports them as error events. The default is none.
+    func takeOutputErrors() -> [SinkError]
 }
 
 extension VideoSink {
     public var needsKeyframe: Bool { false }
+    public var failure: SinkError? { nil }
+    public func takeOutputErrors() -> [SinkError] { [] }
     public func streamWillStart(_ stream: StreamResolution) throws(SinkError) {}
     public func streamDidStop() {}
 }
@@ -36,8 +48,18 @@ extension VideoSink {
 public enum SinkError: Error, CustomStringConvertible, Equatable {
     /// A file could not be opened (a missing folder is `ENOENT`: sinks never create folders).
     case cannotOpenFile(path: String, Errno)
-    /// Writing to a file failed (a full disk is `ENOSPC`).
+    /// Another writer holds the file's lock: another process (or another sink of this one) is
+    /// writing it, and this sink left it untouched.
+    case fileLocked(path: String)
+    /// Writing to a file failed (a full disk is `ENOSPC`, `ulimit -f` is `EFBIG`). A file sink
+    /// that fails while writing a unit closes the file on the last whole access unit.
     case writeFailed(path: String, Errno)
+    /// The last step of a file could not be written (an MP4's index, or cutting a failed
+    /// write back): the pictures are on disk but the file is damaged.
+    case finishFailed(path: String, Errno)
+    /// Every output of a ``TeeSink`` has failed (each was reported on its own); nothing takes
+    /// the stream any more.
+    case allOutputsFailed(count: Int)
     /// The host name did not resolve to any IPv4 or IPv6 address.
     case unresolvableHost(host: String, port: Int, reason: String)
     /// A socket call failed; `operation` names it (`socket`, `connect`, `send`).
@@ -56,8 +78,14 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .cannotOpenFile(let path, let error):
             "cannot open \(path) for writing: \(error); \(Self.advice(for: error, path: path))"
+        case .fileLocked(let path):
+            "\(path) is being written by another process (or another output of this one), so it was left untouched; stop that writer or choose another path"
         case .writeFailed(let path, let error):
             "writing to \(path) failed: \(error); \(Self.advice(for: error, path: path))"
+        case .finishFailed(let path, let error):
+            "finishing \(path) failed: \(error); the pictures are on disk but players may not open it; \(Self.advice(for: error, path: path))"
+        case .allOutputsFailed(let count):
+            "every output (\(count)) has failed, so nothing takes the stream; see the error of each"
         case .unresolvableHost(let host, let port, let reason):
             "cannot resolve \(host) (port \(port)): \(reason); check the host name or use a numeric address"
         case .socketFailed(let operation, let destination, let error):
@@ -73,12 +101,35 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
         }
     }
 
+    /// Whether the sink that threw this cannot take more units: true for a failed file, socket
+    /// setup or byte writer, a closed sink and a bad configuration; false for a unit refused on
+    /// its own (``invalidAccessUnit(frameNumber:reason:)``) and for a datagram that a network
+    /// hiccup dropped (`ENOBUFS`, `EAGAIN`, an unreachable network), after which the next IDR
+    /// gets through.
+    public var endsOutput: Bool {
+        switch self {
+        case .invalidAccessUnit:
+            false
+        case .socketFailed(let operation, _, let error):
+            !(operation == "send" && [ENOBUFS, EAGAIN, EINTR, ENETUNREACH, EHOSTUNREACH, ENETDOWN, ECONNREFUSED].contains(error.rawValue))
+        case .cannotOpenFile, .fileLocked, .writeFailed, .finishFailed, .allOutputsFailed, .unresolvableHost,
+             .transportFailed, .closed, .invalidConfiguration:
+            true
+        }
+    }
+
+    /// The error for a file that `open` (with its lock) refused.
+    static func opening(path: String, _ error: Errno) -> SinkError {
+        error.rawValue == EWOULDBLOCK ? .fileLocked(path: path) : .cannotOpenFile(path: path, error)
+    }
+
     /// What a person can do about the common error numbers.
     private static func advice(for error: Errno, path: String) -> String {
         switch error.rawValue {
         case ENOENT, ENOTDIR: "create the folder first (sinks never create folders) or choose another path"
         case EACCES, EPERM, EROFS: "choose a place this user may write to"
-        case ENOSPC, EDQUOT, EFBIG: "free some disk space or write elsewhere"
+        case ENOSPC, EDQUOT: "free some disk space or write elsewhere"
+        case EFBIG: "the file reached this process's file size limit (ulimit -f) or the file system's largest file; raise the limit or write elsewhere"
         case EISDIR: "name a file, not a folder"
         case ECONNREFUSED: "start the receiver first or check the port"
         case ENETUNREACH, EHOSTUNREACH, ENETDOWN: "check the network connection and the address"

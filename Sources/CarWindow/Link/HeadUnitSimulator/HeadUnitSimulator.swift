@@ -90,6 +90,9 @@ public actor HeadUnitSimulator {
         public var heartbeatACKs = 0
         /// Requests answered, by function.
         public var requests: [SDLFunctionID] = []
+        /// Why the video file (``Configuration/videoOutputPath``) could not be opened or
+        /// written; the file then ends on the last whole access unit and receives no more.
+        public var videoOutputFailure: SinkError?
     }
 
     static let logger = Logger(label: "carwindow.headunit")
@@ -102,7 +105,7 @@ public actor HeadUnitSimulator {
     private var state = Snapshot()
     private var sessionID: UInt8 = 0
     private var messageID: UInt32 = 0
-    private var videoFile: FileHandle?
+    private var videoFile: AnnexBFileSink?
     private var depacketizer = RTPStreamDepacketizer()
     private var waiters: [(id: Int, condition: @Sendable (Snapshot) -> Bool, continuation: CheckedContinuation<Snapshot?, Never>)] = []
     private var nextWaiterID = 0
@@ -121,8 +124,11 @@ public actor HeadUnitSimulator {
         let listener = try SDLTCPListener(host: configuration.host, port: configuration.port, receiveBufferSize: configuration.receiveBufferSize)
         self.listener = listener
         if let path = configuration.videoOutputPath {
-            _ = FileManager.default.createFile(atPath: path, contents: nil)
-            videoFile = FileHandle(forWritingAtPath: path)
+            do {
+                videoFile = try AnnexBFileSink(url: URL(fileURLWithPath: path))
+            } catch {
+                state.videoOutputFailure = error
+            }
         }
         acceptTask = Task { await self.acceptLoop(listener) }
         return listener.port
@@ -137,7 +143,7 @@ public actor HeadUnitSimulator {
         listener?.close()
         listener = nil
         dropConnection()
-        try? videoFile?.close()
+        videoFile?.close()
         videoFile = nil
         for waiter in waiters { waiter.continuation.resume(returning: nil) }
         waiters.removeAll()
@@ -393,7 +399,13 @@ public actor HeadUnitSimulator {
             state.videoUnits.append(annexB)
             videoBytesInMemory += annexB.count
         }
-        videoFile?.write(Data(annexB))
+        do {
+            try videoFile?.write(AccessUnit(data: annexB, isKeyframe: false, presentationTime: 0, frameNumber: state.videoUnitCount))
+        } catch {
+            // The sink closed itself on the last whole unit; the head unit goes on without a file.
+            state.videoOutputFailure = error
+            videoFile = nil
+        }
         changed()
     }
 

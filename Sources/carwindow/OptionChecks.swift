@@ -1,0 +1,34 @@
+import ArgumentParser
+
+/// Checks of numeric options: every argument is untrusted, so NaN, infinities, negative and
+/// absurd values are refused with one line naming the option and what it accepts.
+enum OptionCheck {
+    /// `value` must be a finite number in `range`.
+    static func number(_ value: Double, _ option: String, in range: ClosedRange<Double>, unit: String = "") throws {
+        guard value.isFinite, range.contains(value) else {
+            throw ValidationError("\(option) must be a number in \(format(range.lowerBound))...\(format(range.upperBound))\(unit); got \(format(value))")
+        }
+    }
+
+    /// `value`, when given, must be a finite number in `range`.
+    static func number(_ value: Double?, _ option: String, in range: ClosedRange<Double>, unit: String = "") throws {
+        if let value { try number(value, option, in: range, unit: unit) }
+    }
+
+    /// `value` must be in `range`.
+    static func integer(_ value: Int, _ option: String, in range: ClosedRange<Int>, unit: String = "") throws {
+        guard range.contains(value) else {
+            throw ValidationError("\(option) must be in \(range.lowerBound)...\(range.upperBound)\(unit); got \(value)")
+        }
+    }
+
+    /// `value`, when given, must be in `range`.
+    static func integer(_ value: Int?, _ option: String, in range: ClosedRange<Int>, unit: String = "") throws {
+        if let value { try integer(value, option, in: range, unit: unit) }
+    }
+
+    private static func format(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        return String(value)
+    }
+}
