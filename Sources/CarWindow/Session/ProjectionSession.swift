@@ -89,6 +89,10 @@ public actor ProjectionSession {
     var consecutiveFailures = 0
     /// A connect or start is under way (it awaits the render or encoder thread).
     var changingState = false
+    /// Frame loops running now: one while a stream exists (streaming or suspended), else none.
+    package internal(set) var runningFrameLoops = 0
+    /// Encoder stages made and not finished yet: one while a stream exists, else none.
+    package internal(set) var liveEncoderStages = 0
 
     /// A session for `configuration` drawing on `context`; it starts disconnected.
     public init(configuration: ProjectionSessionConfiguration, context: RenderContext) {
@@ -139,6 +143,7 @@ public actor ProjectionSession {
         let stage: EncoderStage
         do {
             stage = try await EncoderStage(settings: settings, choice: configuration.encoder)
+            liveEncoderStages += 1
         } catch {
             throw fail(.encoder(error))
         }
@@ -148,12 +153,13 @@ public actor ProjectionSession {
             self.sink = sink
         } catch {
             _ = try? await stage.finish()
+            liveEncoderStages -= 1
             throw fail(.sink(error))
         }
         encoder = stage
         beginStream(settings: settings, stream: stream)
         transition(to: .streaming)
-        loop = Task { await self.runFrameLoop() }
+        startFrameLoop()
     }
 
     /// Stops sending (the head unit may not show video now); the encoder and sink stay.
@@ -222,13 +228,17 @@ public actor ProjectionSession {
         let wasStreaming = state == .streaming
         await stopFrameLoop()
         sink?.streamDidStop()
-        if let encoder { _ = try? await encoder.finish() }
+        if let encoder {
+            _ = try? await encoder.finish()
+            liveEncoderStages -= 1
+        }
         encoder = nil
         try await prepareRenderer(for: chosen)
         emit(.resized(chosen))
         let settings = makeEncoderSettings(for: chosen)
         do {
             encoder = try await EncoderStage(settings: settings, choice: configuration.encoder)
+            liveEncoderStages += 1
             if wasStreaming { try sink?.streamWillStart(chosen) }
         } catch let error as EncoderError {
             await endAfterFailure(.encoder(error))
@@ -240,7 +250,7 @@ public actor ProjectionSession {
             throw .renderer("\(error)")
         }
         beginStream(settings: settings, stream: chosen)
-        loop = Task { await self.runFrameLoop() }
+        startFrameLoop()
     }
 
     /// Ends the stream: any state -> stopping -> disconnected. The sink is closed; the renderer
@@ -331,6 +341,15 @@ public actor ProjectionSession {
         pacer.configuration.framesPerSecond = FramePacer.Configuration(framesPerSecond: wanted.framesPerSecond).framesPerSecond
     }
 
+    /// Starts the frame loop task; it counts as running from here until its last step.
+    func startFrameLoop() {
+        runningFrameLoops += 1
+        loop = Task {
+            await self.runFrameLoop()
+            self.runningFrameLoops -= 1
+        }
+    }
+
     func stopFrameLoop() async {
         guard let loop else { return }
         self.loop = nil
@@ -351,7 +370,10 @@ public actor ProjectionSession {
         noteStreamingTime()
         await stopFrameLoop()
         if sinkIsStreaming { sink?.streamDidStop() }
-        if let encoder { _ = try? await encoder.finish() }
+        if let encoder {
+            _ = try? await encoder.finish()
+            liveEncoderStages -= 1
+        }
         encoder = nil
         sink?.close()
         sink = nil
