@@ -67,7 +67,7 @@ public actor MapRenderer {
     private var labelPlacer = LabelPlacer()
     private var atlasGeneration = -1
     /// An encoder surface imported for zero copy.
-    private var importedPlanes: (planes: DMABufPlanes, luma: DMABufTexture, chroma: DMABufTexture)?
+    private var importedPlanes: (planes: DMABufPlanes, luma: DMABufTexture, chroma: DMABufTexture, context: GLContextID)?
     private let logger = Logger(label: "carwindow.render")
     /// How many GPU tiles stay resident; older ones are released.
     private let gpuTileCapacity = 96
@@ -239,7 +239,7 @@ public actor MapRenderer {
             do {
                 let luma = try DMABufImport.importPlane(planes.luma, display: context.display.raw)
                 let chroma = try DMABufImport.importPlane(planes.chroma, display: context.display.raw)
-                importedPlanes = (planes, luma, chroma)
+                importedPlanes = (planes, luma, chroma, GLObjectLedger.made(.texture, count: 2))
             } catch {
                 throw .gl(.glFailure("cannot import the encoder's surface: \(error)"))
             }
@@ -268,10 +268,10 @@ public actor MapRenderer {
 
     private func releaseImportedPlanes() {
         guard let imported = importedPlanes else { return }
-        for plane in [imported.luma, imported.chroma] {
-            var texture = plane.texture
-            glDeleteTextures(1, &texture)
-            DMABufImport.destroy(plane.image, display: context.display.raw)
+        let textures = [imported.luma.texture, imported.chroma.texture]
+        GLObjectLedger.release(.texture, count: 2, madeIn: imported.context) { glDeleteTextures(2, textures) }
+        for image in [imported.luma.image, imported.chroma.image] {
+            DMABufImport.destroy(image, display: context.display.raw)
         }
         importedPlanes = nil
     }

@@ -17,6 +17,8 @@ public actor RenderContext {
     public nonisolated let info: GLInfo
     /// The EGL display, for importing an encoder's dma-bufs (zero copy).
     nonisolated let display: EGLDisplayHandle
+    /// The context every GL object of this render thread is made in.
+    nonisolated let glContext: GLContextID
 
     let egl: HeadlessEGL
     let logger = Logger(label: "carwindow.gl")
@@ -52,6 +54,7 @@ public actor RenderContext {
         self.thread = thread
         self.info = info
         display = EGLDisplayHandle(raw: egl.display)
+        glContext = GLContextID(raw: UInt(bitPattern: egl.context))
     }
 
     /// Releases the context from the render thread and lets the thread end. GL objects that
@@ -61,7 +64,20 @@ public actor RenderContext {
         isShutDown = true
         glFinish()
         egl.releaseCurrent()
+        GLObjectLedger.contextEnded(glContext)
         thread.stop()
+    }
+
+    /// The GL object names alive in this context, once the work already queued on the render
+    /// thread (a released renderer's deinit, say) has run.
+    package func liveGLObjects() -> GLObjectCensus {
+        GLObjectLedger.census(of: glContext)
+    }
+
+    /// Releases of this context's GL objects that came on a thread where it was not current:
+    /// names that could not be deleted. Zero unless an owner died off the render thread.
+    package func strayGLReleases() -> Int {
+        GLObjectLedger.strayReleases(of: glContext)
     }
 }
 

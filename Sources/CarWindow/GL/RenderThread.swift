@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A dedicated thread that runs the jobs of one actor, so every job of that actor runs on the
 /// same OS thread.
@@ -62,7 +63,18 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
+    /// OS threads of render threads running now, per name (`carwindow.render`,
+    /// `carwindow.encode`): a census for leak tests, since the kernel's thread names are
+    /// best-effort (the system renames some).
+    package static func running(named name: String) -> Int {
+        runningThreads.withLock { $0[name] ?? 0 }
+    }
+
+    private static let runningThreads = Mutex<[String: Int]>([:])
+
     private func runLoop() {
+        Self.runningThreads.withLock { $0[name, default: 0] += 1 }
+        defer { Self.runningThreads.withLock { $0[name, default: 0] -= 1 } }
         // Set from the thread itself so the system name (what profilers show) changes too;
         // Linux keeps 15 characters.
         Thread.current.name = String(name.prefix(15))
