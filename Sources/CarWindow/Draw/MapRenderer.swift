@@ -80,6 +80,13 @@ public actor MapRenderer {
     private var frameCovering: [TileID] = []
     private var coveringScratch: [(TileID, Double)] = []
 
+    /// Its GL objects (target, programs, buffers, GPU tiles, the NV12 converter) die with it,
+    /// here on the render thread where their context is current, whichever thread let the
+    /// renderer go. After the context's shutdown they went with the context: nothing is deleted.
+    isolated deinit {
+        releaseImportedPlanes()
+    }
+
     /// Makes a renderer drawing `style` over `tiles` at `width` x `height`.
     public init(context: RenderContext, width: Int, height: Int, style: Style, tiles source: any TileSource,
                 fonts: FontLibrary, camera: Camera) async throws(MapRenderError) {

@@ -57,8 +57,18 @@ public actor RenderContext {
         glContext = GLContextID(raw: UInt(bitPattern: egl.context))
     }
 
+    /// A context dropped without ``shutdown()`` shuts down here, on its render thread, so the
+    /// thread ends. (It cannot be dropped while a renderer still uses it: renderers hold it.)
+    isolated deinit {
+        shutdown()
+    }
+
+    /// Returns once every job queued on the render thread before the call has run: the
+    /// isolated deinits of renderers released just before, say.
+    func waitForQueuedWork() {}
+
     /// Releases the context from the render thread and lets the thread end. GL objects that
-    /// maps still hold are freed with the context.
+    /// maps still hold are freed with the context; maps released later delete nothing.
     public func shutdown() {
         guard !isShutDown else { return }
         isShutDown = true

@@ -275,11 +275,13 @@ public actor ProjectionSession {
         await oneAtATime { await stopNow() }
     }
 
-    /// Stops and ends the event sequence; the session cannot be used afterwards.
+    /// Stops, ends the event sequence and lets the renderer go: its GL objects are deleted on
+    /// the render thread before this returns. The session cannot be used afterwards.
     public func close() async {
         await oneAtATime {
             await stopNow()
             eventContinuation.finish()
+            await releaseRenderer()
         }
     }
 
@@ -419,6 +421,16 @@ public actor ProjectionSession {
     private func finishEncoderStage(_ stage: EncoderStage) async {
         _ = try? await stage.finish()
         liveEncoderStages -= 1
+    }
+
+    /// Lets the renderer go; its isolated deinit deletes its GL objects on the render thread,
+    /// queued before the wait below ends.
+    private func releaseRenderer() async {
+        guard renderer != nil else { return }
+        renderer = nil
+        lastFrame = nil
+        spareFrame = nil
+        await context.waitForQueuedWork()
     }
 
     /// stopping -> disconnected: ends the frame loop, the encoder and the sink.
