@@ -345,6 +345,10 @@ public actor ProjectionSession {
     }
 
     func beginStream(settings: EncoderSettings, stream: StreamResolution) {
+        if let asked = stream.capability.preferredFPS, Double(asked) > EncoderSettings.maximumStreamingFramesPerSecond {
+            emit(.warning("the head unit asks for \(asked) fps; the stream runs at \(Int(settings.framesPerSecond)) fps, "
+                          + "the most this app draws and encodes"))
+        }
         encoderSettings = settings
         encoderIsIdle = false
         skipPictures = SkipPictureStream()
