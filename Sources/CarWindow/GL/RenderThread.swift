@@ -81,8 +81,8 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
     }
 
     /// OS threads of render threads running now, per name (`carwindow.render`,
-    /// `carwindow.encode`): a census for leak tests, since the kernel's thread names are
-    /// best-effort (the system renames some).
+    /// `carwindow.encode`): a census for leak tests. The kernel's names (`/proc/self/task/*/comm`)
+    /// cannot stand in: ours sometimes read as a dispatch queue's there.
     package static func running(named name: String) -> Int {
         runningThreads.withLock { $0[name] ?? 0 }
     }
