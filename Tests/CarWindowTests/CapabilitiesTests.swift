@@ -361,7 +361,7 @@ import Testing
         (nil, nil, 10, 400_000, 10, 400_000),              // lower than the defaults
         (nil, nil, 30, 2_000_000, 15, 600_000),            // higher than the defaults
         (0, 0, -5, -1, 15, 600_000),                       // nonsense is ignored
-        (1000, Int.max, nil, nil, 240, 200_000_000),       // capped at what the encoder accepts
+        (1000, Int.max, nil, nil, 60, 200_000_000),        // capped at what the stream can serve
     ])
     func encoderSettingsMerge(headUnitFPS: Int?, headUnitKbps: Int?, appFPS: Double?, appBitrate: Int?,
                               fps: Double, bitrate: Int) throws {
@@ -373,6 +373,32 @@ import Testing
         #expect(settings.bitrate == bitrate)
         #expect(settings.width == 800 && settings.height == 480)
         #expect(throws: Never.self) { try settings.validate() }
+    }
+
+    /// A head unit may ask for any frame rate; a stream runs at 60 at most, because drawing,
+    /// encoding and the pacer cannot serve more (at 2^31-1 the pacer drew without pause and
+    /// pegged a core).
+    @Test(arguments: [61, 240, 1000, Int(Int32.max), Int.max])
+    func absurdHeadUnitFrameRatesStreamAtSixtyAtMost(headUnitFPS: Int) throws {
+        let capability = VideoStreamingCapability(preferredResolution: ImageResolution(width: 800, height: 480),
+                                                  preferredFPS: headUnitFPS)
+        let stream = try #require(capability.chooseStreamResolution().stream)
+        let settings = EncoderSettings(stream: stream)
+        #expect(settings.framesPerSecond == 60)
+        #expect(FramePacer.Configuration(framesPerSecond: Double(headUnitFPS)).framesPerSecond == 60)
+        #expect(EncoderSettings(stream: stream, customFramesPerSecond: 1e9).framesPerSecond == 60)
+    }
+
+    /// The StartService ACK's size comes off the wire: no value may trap on its way into the
+    /// display size.
+    @Test(arguments: [Int.max, Int(Int32.max), 1 << 40, -5])
+    func anAcknowledgedSizeOfAnyValueGivesADisplaySizeWithoutTrapping(side: Int) throws {
+        let capability = VideoStreamingCapability(preferredResolution: ImageResolution(width: 800, height: 480), scale: 10)
+        let stream = try #require(capability.chooseStreamResolution().stream)
+        let acked = stream.acknowledged(width: side, height: 480)
+        #expect(acked.encodedSize == ImageResolution(width: side, height: 480))
+        #expect((0...VideoStreamingCapability.maximumDisplaySide).contains(acked.displaySize.width))
+        #expect(acked.displaySize.height == 4800)
     }
 
     // MARK: Resize

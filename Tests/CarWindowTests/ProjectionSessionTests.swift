@@ -136,6 +136,19 @@ final class EventLog: Sendable {
         await context.shutdown()
     }
 
+    @Test func aHeadUnitAskingForTwoBillionFramesASecondGetsSixtyAndAWarning() async throws {
+        let context = try await RenderContext()
+        let sink = RecordingSink()
+        var capability = Self.capability
+        capability.preferredFPS = Int(Int32.max)
+        let (session, log) = try await Self.streaming(sink, context: context, capability: capability)
+        #expect(await session.encoderSettings?.framesPerSecond == 60)
+        #expect(await session.pacer.configuration.framesPerSecond == 60)
+        #expect(await Self.eventually { log.warnings.contains { $0.contains("2147483647 fps") } }, "\(log.warnings)")
+        await session.close()
+        await context.shutdown()
+    }
+
     @Test func aMovingCameraStreamsAtLeastFifteenFramesASecondEvenly() async throws {
         let context = try await RenderContext()
         let sink = RecordingSink()

@@ -67,7 +67,7 @@ public actor MapRenderer {
     private var labelPlacer = LabelPlacer()
     private var atlasGeneration = -1
     /// An encoder surface imported for zero copy.
-    private var importedPlanes: (planes: DMABufPlanes, luma: DMABufTexture, chroma: DMABufTexture)?
+    private var importedPlanes: (planes: DMABufPlanes, luma: DMABufTexture, chroma: DMABufTexture, context: GLContextID)?
     private let logger = Logger(label: "carwindow.render")
     /// How many GPU tiles stay resident; older ones are released.
     private let gpuTileCapacity = 96
@@ -79,6 +79,13 @@ public actor MapRenderer {
     private var drawnInOpaquePass: [Bool] = []
     private var frameCovering: [TileID] = []
     private var coveringScratch: [(TileID, Double)] = []
+
+    /// Its GL objects (target, programs, buffers, GPU tiles, the NV12 converter) die with it,
+    /// here on the render thread where their context is current, whichever thread let the
+    /// renderer go. After the context's shutdown they went with the context: nothing is deleted.
+    isolated deinit {
+        releaseImportedPlanes()
+    }
 
     /// Makes a renderer drawing `style` over `tiles` at `width` x `height`.
     public init(context: RenderContext, width: Int, height: Int, style: Style, tiles source: any TileSource,
@@ -239,7 +246,7 @@ public actor MapRenderer {
             do {
                 let luma = try DMABufImport.importPlane(planes.luma, display: context.display.raw)
                 let chroma = try DMABufImport.importPlane(planes.chroma, display: context.display.raw)
-                importedPlanes = (planes, luma, chroma)
+                importedPlanes = (planes, luma, chroma, GLObjectLedger.made(.texture, count: 2))
             } catch {
                 throw .gl(.glFailure("cannot import the encoder's surface: \(error)"))
             }
@@ -268,10 +275,10 @@ public actor MapRenderer {
 
     private func releaseImportedPlanes() {
         guard let imported = importedPlanes else { return }
-        for plane in [imported.luma, imported.chroma] {
-            var texture = plane.texture
-            glDeleteTextures(1, &texture)
-            DMABufImport.destroy(plane.image, display: context.display.raw)
+        let textures = [imported.luma.texture, imported.chroma.texture]
+        GLObjectLedger.release(.texture, count: 2, madeIn: imported.context) { glDeleteTextures(2, textures) }
+        for image in [imported.luma.image, imported.chroma.image] {
+            DMABufImport.destroy(image, display: context.display.raw)
         }
         importedPlanes = nil
     }

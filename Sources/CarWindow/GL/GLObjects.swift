@@ -1,11 +1,14 @@
 import CGLES
 
-// Thin owners of GL object names. They are not Sendable: they live inside the render actor and
-// die with it, so `glDelete*` runs on the thread that owns the context.
+// Thin owners of GL object names. They are not Sendable: they live inside the actor that owns
+// them (a MapRenderer, on its context's render thread) and die in its isolated deinit, so
+// `glDelete*` runs on the thread where their context is current. GLObjectLedger counts every
+// name and makes no GL call for a release anywhere else.
 
 /// A compiled and linked program made from files under shaders/.
 final class GLProgram {
     let name: GLuint
+    private let context: GLContextID
     private var uniformLocations: [String: GLint] = [:]
 
     /// Builds `vertex` and `fragment` (file names under shaders/) with the shared prelude.
@@ -15,23 +18,27 @@ final class GLProgram {
         defer { glDeleteShader(vertexShader) }
         let fragmentShader = try Self.compile(GLenum(GL_FRAGMENT_SHADER), file: fragment, defines: defines)
         defer { glDeleteShader(fragmentShader) }
-        name = glCreateProgram()
-        glAttachShader(name, vertexShader)
-        glAttachShader(name, fragmentShader)
+        let program = glCreateProgram()
+        glAttachShader(program, vertexShader)
+        glAttachShader(program, fragmentShader)
         for (index, attribute) in attributes.enumerated() {
-            glBindAttribLocation(name, GLuint(index), attribute)
+            glBindAttribLocation(program, GLuint(index), attribute)
         }
-        glLinkProgram(name)
+        glLinkProgram(program)
         var linked: GLint = 0
-        glGetProgramiv(name, GLenum(GL_LINK_STATUS), &linked)
+        glGetProgramiv(program, GLenum(GL_LINK_STATUS), &linked)
         guard linked == GL_TRUE else {
-            let log = Self.infoLog(name, glGetProgramiv, glGetProgramInfoLog)
-            glDeleteProgram(name)
+            let log = Self.infoLog(program, glGetProgramiv, glGetProgramInfoLog)
+            glDeleteProgram(program)
             throw .glFailure("linking \(vertex) + \(fragment) failed: \(log)")
         }
+        name = program
+        context = GLObjectLedger.made(.program)
     }
 
-    deinit { glDeleteProgram(name) }
+    deinit {
+        GLObjectLedger.release(.program, madeIn: context) { glDeleteProgram(name) }
+    }
 
     /// The location of `uniform`, looked up once.
     func location(_ uniform: String) -> GLint {
@@ -85,6 +92,7 @@ final class GLProgram {
 final class GLBuffer {
     let name: GLuint
     let target: GLenum
+    private let context: GLContextID
     private(set) var byteCount = 0
 
     init(target: GLenum) {
@@ -92,11 +100,12 @@ final class GLBuffer {
         glGenBuffers(1, &name)
         self.name = name
         self.target = target
+        context = GLObjectLedger.made(.buffer)
     }
 
     deinit {
         var name = self.name
-        glDeleteBuffers(1, &name)
+        GLObjectLedger.release(.buffer, madeIn: context) { glDeleteBuffers(1, &name) }
     }
 
     /// Replaces the contents; keeps the storage when the new data fits, so per-frame uploads of
@@ -117,16 +126,18 @@ final class GLBuffer {
 /// A vertex array object.
 final class GLVertexArray {
     let name: GLuint
+    private let context: GLContextID
 
     init() {
         var name: GLuint = 0
         glGenVertexArrays(1, &name)
         self.name = name
+        context = GLObjectLedger.made(.vertexArray)
     }
 
     deinit {
         var name = self.name
-        glDeleteVertexArrays(1, &name)
+        GLObjectLedger.release(.vertexArray, madeIn: context) { glDeleteVertexArrays(1, &name) }
     }
 
     /// Declares float attribute `index` of `components` at `offset` in a vertex of `stride` bytes.
@@ -141,6 +152,7 @@ final class GLVertexArray {
 /// A 2D texture.
 final class GLTexture {
     let name: GLuint
+    private let context: GLContextID
     private(set) var width = 0
     private(set) var height = 0
 
@@ -148,11 +160,12 @@ final class GLTexture {
         var name: GLuint = 0
         glGenTextures(1, &name)
         self.name = name
+        context = GLObjectLedger.made(.texture)
     }
 
     deinit {
         var name = self.name
-        glDeleteTextures(1, &name)
+        GLObjectLedger.release(.texture, madeIn: context) { glDeleteTextures(1, &name) }
     }
 
     /// (Re)allocates storage; contents undefined.
@@ -175,7 +188,8 @@ final class GLTexture {
 final class GLRenderTarget {
     let framebuffer: GLuint
     let color = GLTexture()
-    private var depthStencil: GLuint = 0
+    private let depthStencil: GLuint
+    private let context: GLContextID
     private(set) var width = 0
     private(set) var height = 0
 
@@ -183,14 +197,17 @@ final class GLRenderTarget {
         var name: GLuint = 0
         glGenFramebuffers(1, &name)
         framebuffer = name
-        glGenRenderbuffers(1, &depthStencil)
+        glGenRenderbuffers(1, &name)
+        depthStencil = name
+        context = GLObjectLedger.made(.framebuffer)
+        _ = GLObjectLedger.made(.renderbuffer)
         try resize(width: width, height: height)
     }
 
     deinit {
-        var name = framebuffer
-        glDeleteFramebuffers(1, &name)
-        glDeleteRenderbuffers(1, &depthStencil)
+        var framebuffer = framebuffer, depthStencil = depthStencil
+        GLObjectLedger.release(.framebuffer, madeIn: context) { glDeleteFramebuffers(1, &framebuffer) }
+        GLObjectLedger.release(.renderbuffer, madeIn: context) { glDeleteRenderbuffers(1, &depthStencil) }
     }
 
     func resize(width: Int, height: Int) throws(GLSetupError) {

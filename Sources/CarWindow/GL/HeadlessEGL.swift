@@ -133,6 +133,7 @@ final class HeadlessEGL {
         // The render thread released the context at shutdown; destroying it here is then safe
         // from any thread.
         eglDestroyContext(display, context)
+        GLObjectLedger.contextDestroyed(GLContextID(raw: UInt(bitPattern: context)))
         EGLDisplayUse.end(display)
         if let gbmDevice { gbm_device_destroy(gbmDevice) }
         if drmFileDescriptor >= 0 { close(drmFileDescriptor) }

@@ -17,6 +17,8 @@ public actor RenderContext {
     public nonisolated let info: GLInfo
     /// The EGL display, for importing an encoder's dma-bufs (zero copy).
     nonisolated let display: EGLDisplayHandle
+    /// The context every GL object of this render thread is made in.
+    nonisolated let glContext: GLContextID
 
     let egl: HeadlessEGL
     let logger = Logger(label: "carwindow.gl")
@@ -52,16 +54,40 @@ public actor RenderContext {
         self.thread = thread
         self.info = info
         display = EGLDisplayHandle(raw: egl.display)
+        glContext = GLContextID(raw: UInt(bitPattern: egl.context))
     }
 
+    /// A context dropped without ``shutdown()`` shuts down here, on its render thread, so the
+    /// thread ends. (It cannot be dropped while a renderer still uses it: renderers hold it.)
+    isolated deinit {
+        shutdown()
+    }
+
+    /// Returns once every job queued on the render thread before the call has run: the
+    /// isolated deinits of renderers released just before, say.
+    func waitForQueuedWork() {}
+
     /// Releases the context from the render thread and lets the thread end. GL objects that
-    /// maps still hold are freed with the context.
+    /// maps still hold are freed with the context; maps released later delete nothing.
     public func shutdown() {
         guard !isShutDown else { return }
         isShutDown = true
         glFinish()
         egl.releaseCurrent()
+        GLObjectLedger.contextEnded(glContext)
         thread.stop()
+    }
+
+    /// The GL object names alive in this context, once the work already queued on the render
+    /// thread (a released renderer's deinit, say) has run.
+    package func liveGLObjects() -> GLObjectCensus {
+        GLObjectLedger.census(of: glContext)
+    }
+
+    /// Releases of this context's GL objects that came on a thread where it was not current:
+    /// names that could not be deleted. Zero unless an owner died off the render thread.
+    package func strayGLReleases() -> Int {
+        GLObjectLedger.strayReleases(of: glContext)
     }
 }
 

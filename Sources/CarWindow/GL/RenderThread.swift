@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A dedicated thread that runs the jobs of one actor, so every job of that actor runs on the
 /// same OS thread.
@@ -7,6 +8,11 @@ import Foundation
 /// `unownedExecutor` is a `RenderThread` therefore owns its GL context for good: every isolated
 /// method runs on this thread and nowhere else.
 ///
+/// After ``stop()`` the thread ends once its queue is empty. A job that arrives later (the
+/// isolated deinit of a renderer released after its context shut down, say) starts a thread
+/// again that runs it and ends in turn, so such jobs run, one at a time, rather than wait
+/// forever; no GL context is current there any more.
+///
 /// - Important: Thread-safe. `enqueue` may be called from any thread.
 public final class RenderThread: SerialExecutor, @unchecked Sendable {
     // Guarded by `condition`.
@@ -14,27 +20,39 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
     private var pending: [UnownedJob] = []
     private var running: [UnownedJob] = []
     private var stopping = false
+    /// Whether a thread serves the queue now.
+    private var hasThread = false
     private var threadID: pthread_t?
     private let name: String
 
     /// Starts the thread. It runs until ``stop()`` is called and its queue is empty.
     public init(name: String = "carwindow.render") {
         self.name = name
-        // The thread keeps its executor alive until `stop()`: jobs may still be queued.
+        condition.lock()
+        startThread()
+        while threadID == nil { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Starts the OS thread that serves the queue; called with `condition` locked.
+    private func startThread() {
+        hasThread = true
+        // The thread keeps its executor alive while it runs: jobs may still be queued.
         let thread = Thread { self.runLoop() }
         thread.name = name
         thread.stackSize = 8 << 20
-        condition.lock()
         thread.start()
-        while threadID == nil { condition.wait() }
-        condition.unlock()
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         pending.append(job)
-        condition.signal()
+        if hasThread {
+            condition.signal()
+        } else {
+            startThread()
+        }
         condition.unlock()
     }
 
@@ -62,7 +80,18 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
+    /// OS threads of render threads running now, per name (`carwindow.render`,
+    /// `carwindow.encode`): a census for leak tests. The kernel's names (`/proc/self/task/*/comm`)
+    /// cannot stand in: ours sometimes read as a dispatch queue's there.
+    package static func running(named name: String) -> Int {
+        runningThreads.withLock { $0[name] ?? 0 }
+    }
+
+    private static let runningThreads = Mutex<[String: Int]>([:])
+
     private func runLoop() {
+        Self.runningThreads.withLock { $0[name, default: 0] += 1 }
+        defer { Self.runningThreads.withLock { $0[name, default: 0] -= 1 } }
         // Set from the thread itself so the system name (what profilers show) changes too;
         // Linux keeps 15 characters.
         Thread.current.name = String(name.prefix(15))
@@ -82,6 +111,8 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
             running.removeAll(keepingCapacity: true)
             condition.lock()
         }
+        hasThread = false
+        threadID = nil
         condition.unlock()
     }
 }

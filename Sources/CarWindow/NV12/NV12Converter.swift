@@ -24,20 +24,23 @@ final class NV12Converter {
     private var planeFramebuffers: (luma: GLuint, chroma: GLuint, textures: SIMD2<UInt32>)?
     private let emptyVertexArray = GLVertexArray()
     private var fullRange = false
+    private let context: GLContextID
 
     init() throws(GLSetupError) {
         lumaProgram = try GLProgram(vertex: "fullscreen.vert", fragment: "nv12_luma.frag", attributes: [])
         chromaProgram = try GLProgram(vertex: "fullscreen.vert", fragment: "nv12_chroma.frag", attributes: [])
         glGenFramebuffers(2, &framebuffers)
         glGenBuffers(2, &pixelBuffers)
+        context = GLObjectLedger.made(.framebuffer, count: 2)
+        _ = GLObjectLedger.made(.buffer, count: 2)
     }
 
     deinit {
-        glDeleteFramebuffers(2, framebuffers)
-        glDeleteBuffers(2, pixelBuffers)
+        GLObjectLedger.release(.framebuffer, count: 2, madeIn: context) { glDeleteFramebuffers(2, framebuffers) }
+        GLObjectLedger.release(.buffer, count: 2, madeIn: context) { glDeleteBuffers(2, pixelBuffers) }
         if let planeFramebuffers {
             let names = [planeFramebuffers.luma, planeFramebuffers.chroma]
-            glDeleteFramebuffers(2, names)
+            GLObjectLedger.release(.framebuffer, count: 2, madeIn: context) { glDeleteFramebuffers(2, names) }
         }
     }
 
@@ -57,7 +60,12 @@ final class NV12Converter {
         }
         if planeFramebuffers?.textures != SIMD2(luma, chroma) {
             var names: [GLuint] = [0, 0]
-            if let old = planeFramebuffers { names = [old.luma, old.chroma] } else { glGenFramebuffers(2, &names) }
+            if let old = planeFramebuffers {
+                names = [old.luma, old.chroma]
+            } else {
+                glGenFramebuffers(2, &names)
+                _ = GLObjectLedger.made(.framebuffer, count: 2)
+            }
             for (framebuffer, texture) in zip(names, [luma, chroma]) {
                 glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
                 glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), texture, 0)

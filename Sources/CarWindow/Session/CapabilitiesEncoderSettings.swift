@@ -8,13 +8,13 @@ extension EncoderSettings {
     /// defaults (15 fps, 600 kbit/s), and the app's own values apply only where they are lower,
     /// because a head unit's limits are what its decoder and link can take.
     ///
-    /// Non-positive or non-finite values, from either side, are ignored; the bitrate is capped at
-    /// what ``validate()`` accepts.
+    /// Non-positive or non-finite values, from either side, are ignored; the frame rate is capped
+    /// at ``maximumStreamingFramesPerSecond`` and the bitrate at what ``validate()`` accepts.
     public init(stream: StreamResolution, customFramesPerSecond: Double? = nil, customBitrate: Int? = nil,
                 rateControl: RateControl = .cbr, idrInterval: Int? = nil) {
         var framesPerSecond = Self.defaultFramesPerSecond
         if let preferred = stream.capability.preferredFPS, preferred > 0 {
-            framesPerSecond = min(Double(preferred), Self.maximumFramesPerSecond)
+            framesPerSecond = min(Double(preferred), Self.maximumStreamingFramesPerSecond)
         }
         if let customFramesPerSecond, customFramesPerSecond.isFinite, customFramesPerSecond > 0 {
             framesPerSecond = min(framesPerSecond, customFramesPerSecond)
@@ -34,4 +34,8 @@ extension EncoderSettings {
     public static let maximumBitrate = 200_000_000
     /// The highest frame rate ``validate()`` accepts.
     public static let maximumFramesPerSecond: Double = 240
+    /// The highest frame rate a stream to a head unit runs at, whatever the head unit asks:
+    /// drawing, NV12 conversion and encoding take several milliseconds a picture, and head
+    /// units show 60 at most. Above it the pacer would draw without pause and take a core.
+    public static let maximumStreamingFramesPerSecond: Double = 60
 }

@@ -100,12 +100,19 @@ public struct StreamResolution: Sendable, Equatable {
     }
 
     /// This stream at the size the head unit acknowledged in StartService ACK: the ACK's size is
-    /// authoritative, and the display size follows as ACK size times scale.
+    /// authoritative, and the display size follows as ACK size times scale, each side within
+    /// 0...``VideoStreamingCapability/maximumDisplaySide`` whatever the ACK said.
     public func acknowledged(width: Int, height: Int) -> StreamResolution {
         var copy = self
         copy.encodedSize = ImageResolution(width: width, height: height)
-        copy.displaySize = ImageResolution(width: Int((Double(width) * scale).rounded()),
-                                           height: Int((Double(height) * scale).rounded()))
+        func displaySide(_ side: Int) -> Int {
+            let scaled = (Double(side) * scale).rounded()
+            let limit = VideoStreamingCapability.maximumDisplaySide
+            // Compared as a Double first: converting a product beyond Int's range would trap.
+            guard scaled.isFinite, scaled > 0 else { return 0 }
+            return scaled >= Double(limit) ? limit : Int(scaled)
+        }
+        copy.displaySize = ImageResolution(width: displaySide(width), height: displaySide(height))
         return copy
     }
 
@@ -164,7 +171,7 @@ extension VideoStreamingCapability {
     }
 
     /// A side longer than any screen, so size arithmetic on hostile values cannot overflow.
-    static let maximumDisplaySide = 1 << 20
+    public static let maximumDisplaySide = 1 << 20
 
     /// Chooses the stream as the iOS library does: this capability, then its nested ones in
     /// order; the first whose scaled size fits `sizes` wins.

@@ -12,9 +12,10 @@
 /// that tests drive deterministically.
 public struct FramePacer: Sendable, Equatable {
     public struct Configuration: Sendable, Equatable {
-        /// Frames per second while the map moves: the negotiated rate. Sessions negotiate at
-        /// least 15 (SmartDeviceLink's default) unless the head unit itself asks for less, and a
-        /// head unit's limit is never exceeded.
+        /// Frames per second while the map moves: the negotiated rate, in 1...60
+        /// (``EncoderSettings/maximumStreamingFramesPerSecond``). Sessions negotiate at least 15
+        /// (SmartDeviceLink's default) unless the head unit itself asks for less, and a head
+        /// unit's limit is never exceeded.
         public var framesPerSecond: Double
         /// Re-encodes of the last picture after motion stops.
         public var refinementFrames: Int
@@ -22,7 +23,8 @@ public struct FramePacer: Sendable, Equatable {
         public var keepAliveInterval: Double
 
         public init(framesPerSecond: Double = 15, refinementFrames: Int = 3, keepAliveInterval: Double = 0.5) {
-            self.framesPerSecond = framesPerSecond.isFinite && framesPerSecond > 0 ? min(max(framesPerSecond, 1), 240) : 15
+            self.framesPerSecond = framesPerSecond.isFinite && framesPerSecond > 0
+                ? min(max(framesPerSecond, 1), EncoderSettings.maximumStreamingFramesPerSecond) : 15
             self.refinementFrames = max(refinementFrames, 0)
             self.keepAliveInterval = keepAliveInterval.isFinite ? min(max(keepAliveInterval, 0.05), 0.9) : 0.5
         }

@@ -132,6 +132,7 @@ extension ProjectionSession {
             return
         }
         let forceIDR = needsIDR || sink?.needsKeyframe == true
+        let run = pictureRun
         let start = SessionClock.now
         let unit: AccessUnit
         do {
@@ -148,8 +149,8 @@ extension ProjectionSession {
             return
         }
         record(&recorded.encodeMilliseconds, (SessionClock.now - start) * 1000)
-        // A suspend, resize or stop that came while encoding wins: the unit is not sent.
-        guard state == .streaming, let sink, !Task.isCancelled, deliver(unit, to: sink) else { return }
+        // A suspend, resume, resize or stop that came while encoding wins: the unit is not sent.
+        guard state == .streaming, run == pictureRun, let sink, !Task.isCancelled, deliver(unit, to: sink) else { return }
         if forceIDR { needsIDR = false }
         record(sent: unit, as: kind, changeSince: changeSince)
     }

@@ -72,14 +72,20 @@ extension ProjectionSession {
     }
 
     /// Switches between the day and night styles while streaming. The new style's tiles are
-    /// laid out before it is shown, so the head unit never sees a half-drawn map.
+    /// laid out before it is shown, so the head unit never sees a half-drawn map. Calls take
+    /// effect in the order they were made, so the last one wins; one that a later call overtook
+    /// while it waited its turn is skipped.
     public func setAppearance(_ appearance: MapAppearance) async {
-        guard appearance != self.appearance else { return }
-        self.appearance = appearance
-        if let renderer {
-            await renderer.switchStyle(to: style(for: appearance))
+        appearanceCalls += 1
+        let call = appearanceCalls
+        await oneAtATime {
+            guard call == appearanceCalls, appearance != self.appearance else { return }
+            self.appearance = appearance
+            if let renderer {
+                await renderer.switchStyle(to: style(for: appearance))
+            }
+            changed()
         }
-        changed()
     }
 
     /// Declares the engine's own haptic regions (rendered pixels), replacing earlier ones.

@@ -47,7 +47,8 @@ public actor ProjectionSession {
         return current
     }
     var recorded = ProjectionSessionStatistics()
-    /// The style in use.
+    /// The appearance of the last ``setAppearance(_:)`` call that has run: the map shows its
+    /// style from the first picture after that style's tiles are laid out.
     public internal(set) var appearance: MapAppearance
 
     let eventContinuation: AsyncStream<ProjectionSessionEvent>.Continuation
@@ -78,6 +79,9 @@ public actor ProjectionSession {
     var lastFrame: NV12Frame?
     var spareFrame: NV12Frame?
     var needsIDR = true
+    /// Counts runs of pictures: each start, resume and resize begins one with an IDR. A picture
+    /// encoded in one run (before a suspend, say) is never sent in the next.
+    var pictureRun = 0
     /// Whether the encoder runs at the keep-alive rate.
     var encoderIsIdle = false
     /// Follows the encoder's stream so keep-alives can be hand-made skip pictures.
@@ -87,8 +91,15 @@ public actor ProjectionSession {
     var streamingSince: Double?
     var statisticsOrigin: Double?
     var consecutiveFailures = 0
-    /// A connect or start is under way (it awaits the render or encoder thread).
-    var changingState = false
+    /// A life-cycle call is under way; the ones that came after it wait here, in order.
+    private var lifeCycleBusy = false
+    private var lifeCycleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Counts ``setAppearance(_:)`` calls, so a call that a later one overtook loads no style.
+    var appearanceCalls = 0
+    /// Frame loops running now: one while a stream exists (streaming or suspended), else none.
+    package internal(set) var runningFrameLoops = 0
+    /// Encoder stages made and not finished yet: one while a stream exists, else none.
+    package internal(set) var liveEncoderStages = 0
 
     /// A session for `configuration` drawing on `context`; it starts disconnected.
     public init(configuration: ProjectionSessionConfiguration, context: RenderContext) {
@@ -113,70 +124,77 @@ public actor ProjectionSession {
     }
 
     // MARK: Life cycle
+    //
+    // Every call that changes the stream (connect, start, suspend, resume, a new capability, an
+    // appearance, stop, close) runs alone and in the order the calls reached the session: each
+    // waits for the ones before it to finish. Without that, actor reentrancy let them interleave
+    // at every await (a stop in the middle of a resize left a new encoder and frame loop running
+    // on a disconnected session). Camera, overlay, touch and IDR calls change no resources and
+    // take effect at once.
 
     /// Takes the head unit's capability and chooses the stream size: disconnected -> ready.
-    /// Throws, and stays disconnected, when no size fits the supported sizes.
+    /// Throws, and stays disconnected, when no size fits the supported sizes or the session is
+    /// already connected.
     public func connect(capability: VideoStreamingCapability) async throws(ProjectionSessionError) {
-        guard state == .disconnected, !changingState else { throw fail(.invalidState(operation: "connect", state: state)) }
-        // The awaits below let other calls in; this keeps a second connect from racing this one.
-        changingState = true
-        defer { changingState = false }
-        let chosen = try choose(capability)
-        try await prepareRenderer(for: chosen)
-        self.capability = capability
-        stream = chosen
-        transition(to: .ready)
+        try await oneAtATime { () async throws(ProjectionSessionError) in
+            guard state == .disconnected else { throw fail(.invalidState(operation: "connect", state: state)) }
+            let chosen = try choose(capability)
+            try await prepareRenderer(for: chosen)
+            self.capability = capability
+            stream = chosen
+            transition(to: .ready)
+        }
     }
 
     /// Starts the video: ready -> streaming. The first picture is an IDR.
     public func startStreaming() async throws(ProjectionSessionError) {
-        guard state == .ready, !changingState, let stream else {
-            throw fail(.invalidState(operation: "start streaming", state: state))
+        try await oneAtATime { () async throws(ProjectionSessionError) in
+            guard state == .ready, let stream else {
+                throw fail(.invalidState(operation: "start streaming", state: state))
+            }
+            let settings = makeEncoderSettings(for: stream)
+            let stage = try await makeEncoderStage(settings: settings)
+            do throws(SinkError) {
+                let sink = try configuration.makeSink(stream)
+                try sink.streamWillStart(stream)
+                self.sink = sink
+            } catch {
+                await finishEncoderStage(stage)
+                throw fail(.sink(error))
+            }
+            encoder = stage
+            beginStream(settings: settings, stream: stream)
+            transition(to: .streaming)
+            startFrameLoop()
         }
-        changingState = true
-        defer { changingState = false }
-        let settings = makeEncoderSettings(for: stream)
-        let stage: EncoderStage
-        do {
-            stage = try await EncoderStage(settings: settings, choice: configuration.encoder)
-        } catch {
-            throw fail(.encoder(error))
-        }
-        do {
-            let sink = try configuration.makeSink(stream)
-            try sink.streamWillStart(stream)
-            self.sink = sink
-        } catch {
-            _ = try? await stage.finish()
-            throw fail(.sink(error))
-        }
-        encoder = stage
-        beginStream(settings: settings, stream: stream)
-        transition(to: .streaming)
-        loop = Task { await self.runFrameLoop() }
     }
 
-    /// Stops sending (the head unit may not show video now); the encoder and sink stay.
-    public func suspend() {
-        guard state == .streaming else { return }
-        noteStreamingTime()
-        sink?.streamDidStop()
-        transition(to: .suspended)
-        wake.signal()
+    /// Stops sending (the head unit may not show video now); the encoder and sink stay. Does
+    /// nothing unless streaming.
+    public func suspend() async {
+        await oneAtATime {
+            guard state == .streaming else { return }
+            noteStreamingTime()
+            sink?.streamDidStop()
+            transition(to: .suspended)
+            wake.signal()
+        }
     }
 
     /// Sends again after ``suspend()``, starting with an IDR.
-    public func resume() throws(ProjectionSessionError) {
-        guard state == .suspended, let stream else { throw fail(.invalidState(operation: "resume", state: state)) }
-        do {
-            try sink?.streamWillStart(stream)
-        } catch {
-            throw fail(.sink(error))
+    public func resume() async throws(ProjectionSessionError) {
+        try await oneAtATime { () throws(ProjectionSessionError) in
+            guard state == .suspended, let stream else { throw fail(.invalidState(operation: "resume", state: state)) }
+            do throws(SinkError) {
+                try sink?.streamWillStart(stream)
+            } catch {
+                throw fail(.sink(error))
+            }
+            restartPictures()
+            streamingSince = SessionClock.now
+            transition(to: .streaming)
+            wake.signal()
         }
-        restartPictures()
-        streamingSince = SessionClock.now
-        transition(to: .streaming)
-        wake.signal()
     }
 
     /// Makes the next picture an IDR (a head unit that lost sync, a new receiver).
@@ -189,8 +207,14 @@ public actor ProjectionSession {
     /// Takes a new capability from the head unit. Missing fields keep their current values. A
     /// different stream size stops the stream, restarts it at the new size with an IDR and
     /// reports ``ProjectionSessionEvent/resized(_:)``; the size never changes mid-stream. A
-    /// capability with no usable size throws and the session goes on as it was.
+    /// capability with no usable size throws and the session goes on as it was. When the
+    /// restart itself fails (no encoder, a sink that refuses), the stream ends: the session is
+    /// disconnected and the error thrown.
     public func updateCapability(_ update: VideoStreamingCapability) async throws(ProjectionSessionError) {
+        try await oneAtATime { () async throws(ProjectionSessionError) in try await takeCapability(update) }
+    }
+
+    private func takeCapability(_ update: VideoStreamingCapability) async throws(ProjectionSessionError) {
         guard let current = capability else {
             throw fail(.invalidState(operation: "update the capability", state: state))
         }
@@ -222,42 +246,76 @@ public actor ProjectionSession {
         let wasStreaming = state == .streaming
         await stopFrameLoop()
         sink?.streamDidStop()
-        if let encoder { _ = try? await encoder.finish() }
+        if let encoder { await finishEncoderStage(encoder) }
         encoder = nil
-        try await prepareRenderer(for: chosen)
-        emit(.resized(chosen))
         let settings = makeEncoderSettings(for: chosen)
-        do {
-            encoder = try await EncoderStage(settings: settings, choice: configuration.encoder)
-            if wasStreaming { try sink?.streamWillStart(chosen) }
-        } catch let error as EncoderError {
-            await endAfterFailure(.encoder(error))
-            throw .encoder(error)
-        } catch let error as SinkError {
-            await endAfterFailure(.sink(error))
-            throw .sink(error)
+        do throws(ProjectionSessionError) {
+            try await prepareRenderer(for: chosen)
+            emit(.resized(chosen))
+            encoder = try await makeEncoderStage(settings: settings)
+            if wasStreaming {
+                do {
+                    try sink?.streamWillStart(chosen)
+                } catch {
+                    throw fail(.sink(error))
+                }
+            }
         } catch {
-            throw .renderer("\(error)")
+            // Half a stream is no stream: nothing may keep running on a session that cannot send.
+            await tearDown(sinkIsStreaming: false)
+            throw error
         }
         beginStream(settings: settings, stream: chosen)
-        loop = Task { await self.runFrameLoop() }
+        startFrameLoop()
     }
 
     /// Ends the stream: any state -> stopping -> disconnected. The sink is closed; the renderer
     /// stays, so connecting again is quick.
     public func stop() async {
+        await oneAtATime { await stopNow() }
+    }
+
+    /// Stops, ends the event sequence and lets the renderer go: its GL objects are deleted on
+    /// the render thread before this returns. The session cannot be used afterwards.
+    ///
+    /// The one call that ends a session for good: the frame loop and the encoder stop and the
+    /// sink is closed, so every output is finished when it returns (an MP4 recording has its
+    /// index and plays). Call it on quitting, Ctrl-C included, before the process exits. Life-
+    /// cycle calls run one at a time, so a stop already under way has finished when it returns.
+    public func close() async {
+        await oneAtATime {
+            await stopNow()
+            eventContinuation.finish()
+            await releaseRenderer()
+        }
+    }
+
+    private func stopNow() async {
         guard state != .disconnected, state != .stopping else { return }
         await tearDown(sinkIsStreaming: state == .streaming)
     }
 
-    /// Stops and ends the event sequence; the session cannot be used afterwards.
-    ///
-    /// The one call that ends a session for good: the frame loop and the encoder stop and the
-    /// sink is closed, so every output is finished when it returns (an MP4 recording has its
-    /// index and plays). Call it on quitting, Ctrl-C included, before the process exits.
-    public func close() async {
-        await stop()
-        eventContinuation.finish()
+    // MARK: One life-cycle call at a time
+
+    /// Runs `operation` once every life-cycle call that reached the session before it has
+    /// finished; later ones wait for it in turn.
+    func oneAtATime<Failure: Error>(_ operation: () async throws(Failure) -> Void) async throws(Failure) {
+        if lifeCycleBusy {
+            await withCheckedContinuation { lifeCycleWaiters.append($0) }
+        } else {
+            lifeCycleBusy = true
+        }
+        defer { passLifeCycleOn() }
+        try await operation()
+    }
+
+    /// Hands the turn to the next waiting call, or frees it.
+    private func passLifeCycleOn() {
+        if lifeCycleWaiters.isEmpty {
+            lifeCycleBusy = false
+        } else {
+            lifeCycleWaiters.removeFirst().resume()
+        }
     }
 
     // MARK: Internals of the life cycle
@@ -292,6 +350,10 @@ public actor ProjectionSession {
     }
 
     func beginStream(settings: EncoderSettings, stream: StreamResolution) {
+        if let asked = stream.capability.preferredFPS, Double(asked) > EncoderSettings.maximumStreamingFramesPerSecond {
+            emit(.warning("the head unit asks for \(asked) fps; the stream runs at \(Int(settings.framesPerSecond)) fps, "
+                          + "the most this app draws and encodes"))
+        }
         encoderSettings = settings
         encoderIsIdle = false
         skipPictures = SkipPictureStream()
@@ -310,6 +372,7 @@ public actor ProjectionSession {
 
     /// The next picture is drawn afresh and is an IDR.
     func restartPictures() {
+        pictureRun &+= 1
         pacer.restart()
         needsIDR = true
         pendingChangeSince = SessionClock.now
@@ -335,6 +398,15 @@ public actor ProjectionSession {
         pacer.configuration.framesPerSecond = FramePacer.Configuration(framesPerSecond: wanted.framesPerSecond).framesPerSecond
     }
 
+    /// Starts the frame loop task; it counts as running from here until its last step.
+    func startFrameLoop() {
+        runningFrameLoops += 1
+        loop = Task {
+            await self.runFrameLoop()
+            self.runningFrameLoops -= 1
+        }
+    }
+
     func stopFrameLoop() async {
         guard let loop else { return }
         self.loop = nil
@@ -343,10 +415,31 @@ public actor ProjectionSession {
         await loop.value
     }
 
-    /// After a failure that leaves no encoder: release everything and go back to disconnected.
-    func endAfterFailure(_ error: ProjectionSessionError) async {
-        emit(.error(error))
-        await tearDown(sinkIsStreaming: false)
+    /// An encoder for `settings` on its own thread, counted until it is finished.
+    private func makeEncoderStage(settings: EncoderSettings) async throws(ProjectionSessionError) -> EncoderStage {
+        do {
+            let stage = try await EncoderStage(settings: settings, choice: configuration.encoder)
+            liveEncoderStages += 1
+            return stage
+        } catch {
+            throw fail(.encoder(error))
+        }
+    }
+
+    /// Ends `stage`'s stream and lets its thread go.
+    private func finishEncoderStage(_ stage: EncoderStage) async {
+        _ = try? await stage.finish()
+        liveEncoderStages -= 1
+    }
+
+    /// Lets the renderer go; its isolated deinit deletes its GL objects on the render thread,
+    /// queued before the wait below ends.
+    private func releaseRenderer() async {
+        guard renderer != nil else { return }
+        renderer = nil
+        lastFrame = nil
+        spareFrame = nil
+        await context.waitForQueuedWork()
     }
 
     /// stopping -> disconnected: ends the frame loop, the encoder and the sink.
@@ -355,7 +448,7 @@ public actor ProjectionSession {
         noteStreamingTime()
         await stopFrameLoop()
         if sinkIsStreaming { sink?.streamDidStop() }
-        if let encoder { _ = try? await encoder.finish() }
+        if let encoder { await finishEncoderStage(encoder) }
         encoder = nil
         sink?.close()
         sink = nil
