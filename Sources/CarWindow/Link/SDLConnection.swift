@@ -66,7 +66,7 @@ public actor SDLConnection {
     }
 
     /// Frame payload allowed before the MTU is known: protocol v3/v4's 131072.
-    static let defaultMTU = 131_072
+    package static let defaultMTU = 131_072
     static let logger = Logger(label: "carwindow.sdl")
 
     /// The configuration given at creation (``setVideoCandidates(_:)`` changes the candidates).
@@ -285,11 +285,11 @@ public actor SDLConnection {
         let info = SDLSessionInfo(ack: document, sessionID: ack.sessionID)
         let major = info.protocolVersion.flatMap { $0.split(separator: ".").first }.flatMap { UInt8($0) } ?? ack.version
         protocolVersion = min(max(major, 2), 5)
-        sessionMTU = info.mtu.map { max(64, $0) } ?? Self.defaultMTU
+        sessionMTU = Self.negotiatedMTU(info.mtu, otherwise: Self.defaultMTU)
         videoMTU = sessionMTU
-        // Accept what the head unit may send: its MTU, and never less than the v3 default.
-        parser.maximumFramePayload = max(sessionMTU, Self.defaultMTU)
-        assembler.maximumFramePayload = max(sessionMTU, Self.defaultMTU)
+        let incomingLimit = Self.incomingFramePayloadLimit(sessionMTU: sessionMTU)
+        parser.maximumFramePayload = incomingLimit
+        assembler.maximumFramePayload = incomingLimit
         session = info
 
         let registration = try await request(.registerAppInterface, parameters: SDLRegisterAppInterfaceRequest(
@@ -461,7 +461,7 @@ public actor SDLConnection {
 
     private func openVideo(_ parameters: SDLVideoServiceParameters) {
         video = parameters
-        videoMTU = parameters.mtu.map { max(64, $0) } ?? sessionMTU
+        videoMTU = Self.negotiatedMTU(parameters.mtu, otherwise: sessionMTU)
         rtpPacketizer = parameters.format.protocol == .rtp ? (try? RTPPacketizer(mtu: RTPPacketizer.maximumMTU)) : nil
         videoQueue.open()
         let generation = self.generation
@@ -501,7 +501,19 @@ public actor SDLConnection {
 
     /// The payload per frame for a negotiated MTU. Head units differ on whether `mtu` counts the
     /// 12-byte header; leaving it out of the payload fits both readings.
-    static func framePayload(forMTU mtu: Int) -> Int { max(1, mtu - SDLFrameHeader.size) }
+    package static func framePayload(forMTU mtu: Int) -> Int { max(1, mtu - SDLFrameHeader.size) }
+
+    /// The MTU a StartServiceACK's `mtu` sets, or `fallback` when the ACK has none. The fuzz
+    /// target for the link applies the head unit's MTU through this too.
+    package static func negotiatedMTU(_ acknowledged: Int?, otherwise fallback: Int) -> Int {
+        acknowledged.map { max(64, $0) } ?? fallback
+    }
+
+    /// The largest frame payload accepted from the head unit once the session's MTU is known:
+    /// its MTU, and never less than the v3 default.
+    package static func incomingFramePayloadLimit(sessionMTU: Int) -> Int {
+        max(sessionMTU, defaultMTU)
+    }
 
     private func closeVideoLocally() {
         guard video != nil else { return }

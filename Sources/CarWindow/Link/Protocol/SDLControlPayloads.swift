@@ -18,7 +18,7 @@ public struct SDLSessionInfo: Sendable, Equatable {
     }
 
     /// Reads the ACK's BSON; fields of the wrong type are treated as absent.
-    init(ack document: BSONDocument, sessionID: UInt8) {
+    package init(ack document: BSONDocument, sessionID: UInt8) {
         protocolVersion = document["protocolVersion"]?.stringValue
         hashID = document["hashId"]?.integerValue.flatMap { Int32(exactly: $0) }
         mtu = document["mtu"]?.integerValue
@@ -43,7 +43,7 @@ public struct SDLVideoServiceParameters: Sendable, Equatable {
     }
 
     /// The StartService BSON: height, width, videoProtocol, videoCodec, in SDL Core's order.
-    var startServiceDocument: BSONDocument {
+    package var startServiceDocument: BSONDocument {
         [
             "height": .int32(Int32(clamping: resolution.height)),
             "width": .int32(Int32(clamping: resolution.width)),
@@ -54,7 +54,7 @@ public struct SDLVideoServiceParameters: Sendable, Equatable {
 
     /// The ACK's values, each falling back to what was asked: the ACK's width and height are
     /// authoritative where present.
-    func acknowledged(by document: BSONDocument) -> SDLVideoServiceParameters {
+    package func acknowledged(by document: BSONDocument) -> SDLVideoServiceParameters {
         var granted = self
         if let width = document["width"]?.integerValue, let height = document["height"]?.integerValue,
            width > 0, height > 0 {
@@ -85,7 +85,7 @@ public struct SDLServiceRejection: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// Reads a NAK's BSON; an empty or unreadable payload gives an empty rejection.
-    init(nak payload: [UInt8]) {
+    package init(nak payload: [UInt8]) {
         let document = (try? BSONDocument(decoding: payload)) ?? BSONDocument()
         rejectedParameters = document["rejectedParams"]?.arrayValue?.compactMap(\.stringValue) ?? []
         reason = document["reason"]?.stringValue
