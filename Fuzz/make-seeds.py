@@ -76,11 +76,12 @@ def sdl_seeds(capture):
     # sdl-stream: the first byte sets the transport read size.
     write("sdl-stream", "core-session-rx", b"\x00" + b"".join(small))
     write("sdl-stream", "core-session-rx-small-reads", b"\x01" + b"".join(small[:4]))
-    ack_small_mtu = frame(0, 0x07, 0x02, 1, bson([("hashId", "i32", 65537), ("mtu", "i64", 200),
+    # A small MTU: the OnHMIStatus that follows takes a first frame and three consecutive ones.
+    ack_small_mtu = frame(0, 0x07, 0x02, 1, bson([("hashId", "i32", 65537), ("mtu", "i64", 64),
                                                   ("protocolVersion", "s", "5.3.0")]), 0)
     status = rpc(2, 32768, 0xFFFFFFFF, {"hmiLevel": "FULL", "audioStreamingState": "NOT_AUDIBLE",
                                           "systemContext": "MAIN", "videoStreamingState": "STREAMABLE"})
-    write("sdl-stream", "multi-frame-at-mtu-200", b"\x03" + ack_small_mtu + frames(0x07, 1, status, 2, 188)
+    write("sdl-stream", "multi-frame-at-mtu-64", b"\x03" + ack_small_mtu + frames(0x07, 1, status, 2, 52)
           + frame(0, 0x00, 0x00, 1, b"", 3))
     video_ack_small = frame(0, 0x0B, 0x02, 1, bson([("mtu", "i32", 64), ("width", "i32", 640),
                                                       ("height", "i32", 360), ("videoProtocol", "s", "RTP"),

@@ -5,11 +5,11 @@
 #
 # usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #   SECONDS  how long each target runs (default 30)
-#   TARGET   sdl-stream bson rpc mvt pmtiles style expression touch (default: all)
+#   TARGET   sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch (default: all)
 #
 # Builds Fuzz/carwindow-fuzz in its own scratch path (.build-fuzz), then runs each target from
-# its seed corpus (Fuzz/corpus/TARGET, crash inputs kept as regression-* seeds) with its
-# dictionary (Fuzz/dictionaries). Results go to FUZZ_RESULTS (default out/fuzz): per target the
+# its seed corpus (Fuzz/corpus/TARGET, crash inputs kept as regression-* seeds; sdl-limits also
+# reads sdl-stream's) with its dictionary (Fuzz/dictionaries). Results go to FUZZ_RESULTS (default out/fuzz): per target the
 # log, the inputs that crashed (crash-*, leak-*, timeout-*, oom-*) and the corpus grown in this
 # run. Prints executions, exec/s, coverage and crashes per target; exits 1 when any target
 # crashed (the first crash stops a target), 2 when the build or a run failed.
@@ -21,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(sdl-stream bson rpc mvt pmtiles style expression touch)
+all_targets=(sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch)
 seconds=${1:-30}
 if ! [[ $seconds =~ ^[0-9]+$ ]] || (( seconds < 1 )); then
     echo "fuzz.sh: SECONDS must be a whole number of seconds, not '$seconds'" >&2
@@ -69,13 +69,17 @@ for target in "${targets[@]}"; do
     mkdir -p "$out/corpus"
     options=(-max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048
              -artifact_prefix="$out/")
-    [[ -f Fuzz/dictionaries/$target.dict ]] && options+=(-dict="Fuzz/dictionaries/$target.dict")
+    # sdl-limits reads the same streams as sdl-stream.
+    family=${target/sdl-limits/sdl-stream}
+    seeds=("Fuzz/corpus/$family")
+    [[ $target == "$family" || ! -d Fuzz/corpus/$target ]] || seeds+=("Fuzz/corpus/$target")
+    [[ -f Fuzz/dictionaries/$family.dict ]] && options+=(-dict="Fuzz/dictionaries/$family.dict")
     [[ ${FUZZ_KEEP_GOING:-0} == 1 ]] && options+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
     start=$SECONDS
     status=0
     # The Swift runtime's own backtracer would catch the trap first, and trips ASan doing it.
     CARWINDOW_FUZZ_TARGET=$target SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-        "$fuzzer" "${options[@]}" "$out/corpus" "Fuzz/corpus/$target" > "$out/log" 2>&1 || status=$?
+        "$fuzzer" "${options[@]}" "$out/corpus" "${seeds[@]}" > "$out/log" 2>&1 || status=$?
     elapsed=$(( SECONDS - start ))
     # Final statistics, or in fork mode the last progress line ("#N: cov: C ft: F ... exec/s: E").
     executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/log" | tail -n 1)
@@ -83,6 +87,8 @@ for target in "${targets[@]}"; do
     progress=$(grep -E '^#[0-9]+:?[[:space:]].*cov: [0-9]+' "$out/log" | tail -n 1 || true)
     [[ -n $executions ]] || executions=$(sed -E -n 's/^#([0-9]+).*/\1/p' <<< "$progress")
     [[ -n $rate ]] || rate=$(sed -E -n 's/.*exec\/s:? ([0-9]+).*/\1/p' <<< "$progress")
+    # Fork mode reports no rate of its own.
+    if [[ -z $rate || $rate == 0 ]] && [[ -n $executions ]] && (( elapsed > 0 )); then rate=$(( executions / elapsed )); fi
     cov=$(sed -E -n 's/.*cov: ([0-9]+).*/\1/p' <<< "$progress")
     ft=$(sed -E -n 's/.*ft: ([0-9]+).*/\1/p' <<< "$progress")
     crashes=$(find "$out" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)

@@ -10,6 +10,10 @@ import Logging
 enum FuzzTarget: String, CaseIterable, Sendable {
     /// A byte stream from the head unit: frames, messages, control payloads, RPCs.
     case sdlStream = "sdl-stream"
+    /// The same stream, checking that the head unit cannot raise the frame size limit beyond
+    /// ours. Its own target because every input that trips this check would otherwise stop
+    /// `sdl-stream` before it reaches what a huge MTU does further on.
+    case sdlLimits = "sdl-limits"
     /// One BSON document, and the control payloads read from it.
     case bson
     /// One RPC service payload, and the notification and response parameters read from it.
@@ -27,7 +31,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
 
     func run(_ bytes: [UInt8]) {
         switch self {
-        case .sdlStream: SDLStreamTarget.run(bytes)
+        case .sdlStream: SDLStreamTarget.run(bytes, checksFrameLimit: false)
+        case .sdlLimits: SDLStreamTarget.run(bytes, checksFrameLimit: true)
         case .bson: BSONTarget.run(bytes)
         case .rpc: RPCTarget.run(bytes)
         case .mvt: VectorTileTarget.run(bytes)

@@ -2,14 +2,16 @@ import CarWindow
 
 /// Bytes from the head unit, received the way `SDLConnection` receives them: cut into frames
 /// (split across transport reads anywhere), reassembled into messages, control payloads read
-/// as BSON, RPCs decoded and read. An RPC StartServiceACK sets the MTU and the frame limits
-/// through the connection's own functions, so a hostile MTU reaches the frame parser and the
-/// assembler as it does in a drive. What the connection sends back (heartbeat ACKs, a request,
-/// a video access unit at the acknowledged MTU) must reassemble to what was sent.
+/// as BSON, RPC headers decoded (their JSON is the `rpc` target's, which keeps this one fast).
+/// An RPC StartServiceACK sets the MTU and the frame limits through the connection's own
+/// functions, so a hostile MTU reaches the frame parser and the assembler as it does in a drive.
+/// What the connection sends back (heartbeat ACKs, a request, a video access unit at the
+/// acknowledged MTU) must reassemble to what was sent.
 ///
 /// The first input byte chooses the size of each transport read; the rest is the stream.
+/// With `checksFrameLimit`, the frame size limit the stream leaves must still be this side's.
 enum SDLStreamTarget {
-    static func run(_ bytes: [UInt8]) {
+    static func run(_ bytes: [UInt8], checksFrameLimit: Bool) {
         var input = FuzzInput(bytes)
         let readSize = 1 + Int(input.byte()) * 16
         let stream = input.remainder()
@@ -20,7 +22,7 @@ enum SDLStreamTarget {
             guard link.receive(stream[start..<end]) else { break }
             start = end
         }
-        link.checkFrameLimit()
+        if checksFrameLimit { link.checkFrameLimit() }
     }
 }
 
@@ -34,6 +36,10 @@ private struct LinkModel {
         .chooseStreamResolution().stream!
     /// A video access unit's worth of bytes, long enough to take several frames at a small MTU.
     static let accessUnit = (0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    /// The RegisterAppInterface request the connection sends once the RPC service is open.
+    static let registration = try! SDLRPCMessage(
+        type: .request, functionID: .registerAppInterface, correlationID: 1,
+        parameters: SDLRegisterAppInterfaceRequest(appName: "fuzz", appID: "fuzz")).encoded()
 
     var parser = SDLFrameParser(maximumFramePayload: SDLConnection.defaultMTU)
     var assembler = SDLMessageAssembler(maximumMessageSize: maximumMessageSize, maximumFramePayload: SDLConnection.defaultMTU)
@@ -62,8 +68,7 @@ private struct LinkModel {
     /// One message as `SDLConnection.handle` and `establish` read it; false drops the connection.
     mutating func handle(_ message: SDLMessage) -> Bool {
         guard let info = message.controlInfo else {
-            guard message.serviceType == .rpc, let rpc = try? SDLRPCMessage(decoding: message.payload) else { return true }
-            RPCTarget.handle(rpc)
+            if message.serviceType == .rpc { _ = try? SDLRPCMessage(decoding: message.payload) }
             return true
         }
         switch (info, message.serviceType) {
@@ -81,12 +86,8 @@ private struct LinkModel {
             parser.maximumFramePayload = incomingLimit
             assembler.maximumFramePayload = incomingLimit
             sessionID = session.sessionID
-            // RegisterAppInterface goes out at the session MTU.
-            if let request = try? SDLRPCMessage(type: .request, functionID: .registerAppInterface, correlationID: 1,
-                                                parameters: SDLRegisterAppInterfaceRequest(appName: "fuzz", appID: "fuzz")) {
-                send(SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: sessionID,
-                                messageID: takeMessageID(), payload: request.encoded()), mtu: sessionMTU)
-            }
+            send(SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: sessionID,
+                            messageID: takeMessageID(), payload: Self.registration), mtu: sessionMTU)
         case (.startServiceACK, .video):
             let document = (try? BSONDocument(decoding: message.payload)) ?? BSONDocument()
             let asked = SDLVideoServiceParameters(resolution: Self.stream.encodedSize, format: .h264Raw)
