@@ -83,12 +83,10 @@ for target in "${targets[@]}"; do
     elapsed=$(( SECONDS - start ))
     # Final statistics, or in fork mode the last progress line ("#N: cov: C ft: F ... exec/s: E").
     executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/log" | tail -n 1)
-    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$out/log" | tail -n 1)
     progress=$(grep -E '^#[0-9]+:?[[:space:]].*cov: [0-9]+' "$out/log" | tail -n 1 || true)
     [[ -n $executions ]] || executions=$(sed -E -n 's/^#([0-9]+).*/\1/p' <<< "$progress")
-    [[ -n $rate ]] || rate=$(sed -E -n 's/.*exec\/s:? ([0-9]+).*/\1/p' <<< "$progress")
-    # Fork mode reports no rate of its own.
-    if [[ -z $rate || $rate == 0 ]] && [[ -n $executions ]] && (( elapsed > 0 )); then rate=$(( executions / elapsed )); fi
+    # The same rate in both modes (fork mode's own figure is per job): executions over wall time.
+    if [[ -n $executions ]] && (( elapsed > 0 )); then rate=$(( executions / elapsed )); fi
     cov=$(sed -E -n 's/.*cov: ([0-9]+).*/\1/p' <<< "$progress")
     ft=$(sed -E -n 's/.*ft: ([0-9]+).*/\1/p' <<< "$progress")
     crashes=$(find "$out" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
