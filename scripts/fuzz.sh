@@ -91,7 +91,12 @@ for target in "${targets[@]}"; do
     ft=$(sed -E -n 's/.*ft: ([0-9]+).*/\1/p' <<< "$progress")
     crashes=$(find "$out" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
     if (( crashes > 0 )); then
-        result="CRASHED: $(grep -m 1 -E 'Fatal error|runtime failure|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)' "$out/log" | cut -c 1-150)"
+        # The reason: a fatal error's message, else the trap's frame, else the sanitizer's line;
+        # then the first frame in the library.
+        reason=$(grep -m 1 -E 'Fatal error' "$out/log" || grep -m 1 -o -E 'Swift runtime failure: [^/]*' "$out/log" ||
+                 grep -m 1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)' "$out/log" || true)
+        where=$(grep -m 1 -o -E 'Sources/CarWindow/[^ ]+:[0-9]+' "$out/log" || true)
+        result="CRASHED: $(cut -c 1-160 <<< "$reason")${where:+ at $where}"
         crashed=1
     elif (( status != 0 )); then
         result="FAILED (exit $status; see $out/log)"
