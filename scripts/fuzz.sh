@@ -81,11 +81,12 @@ for target in "${targets[@]}"; do
     CARWINDOW_FUZZ_TARGET=$target SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
         "$fuzzer" "${options[@]}" "$out/corpus" "${seeds[@]}" > "$out/log" 2>&1 || status=$?
     elapsed=$(( SECONDS - start ))
-    # Final statistics, or in fork mode the last progress line ("#N: cov: C ft: F ... exec/s: E").
+    # Final statistics, or in fork mode the last progress line ("#N: cov: C ft: F ...").
     executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/log" | tail -n 1)
     progress=$(grep -E '^#[0-9]+:?[[:space:]].*cov: [0-9]+' "$out/log" | tail -n 1 || true)
     [[ -n $executions ]] || executions=$(sed -E -n 's/^#([0-9]+).*/\1/p' <<< "$progress")
     # The same rate in both modes (fork mode's own figure is per job): executions over wall time.
+    rate=
     if [[ -n $executions ]] && (( elapsed > 0 )); then rate=$(( executions / elapsed )); fi
     cov=$(sed -E -n 's/.*cov: ([0-9]+).*/\1/p' <<< "$progress")
     ft=$(sed -E -n 's/.*ft: ([0-9]+).*/\1/p' <<< "$progress")
