@@ -4,6 +4,17 @@ import PackageDescription
 /// Our own targets treat every warning as an error; dependencies are left alone.
 let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
+/// scripts/fuzz.sh sets CARWINDOW_FUZZING to the path of libFuzzer's driver library (compiler-rt's
+/// fuzzer_no_main): the library and the fuzz targets are then compiled with libFuzzer's coverage
+/// and AddressSanitizer, and the fuzz executable links the driver. Per target rather than with
+/// -Xswiftc, because the shader tool that runs during the build must not get them.
+let fuzzerLibrary = Context.environment["CARWINDOW_FUZZING"]
+let fuzzing = fuzzerLibrary != nil
+let fuzzInstrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
+let fuzzLinking: [LinkerSetting] = fuzzerLibrary.map {
+    [.unsafeFlags(["-sanitize=address", "-Xlinker", $0]), .linkedLibrary("stdc++")]
+} ?? []
+
 func system(_ name: String, pkgConfig: String, apt: [String]) -> Target {
     .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
 }
@@ -42,7 +53,7 @@ let package = Package(
                 "CEGL", "CGLES", "CGBM", "CFreeType", "CZlib", "CSQLite", "CPNG", "COpenH264", "CVA",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict,
+            swiftSettings: strict + fuzzInstrumented,
             plugins: ["EmbedShadersPlugin"]
         ),
         .executableTarget(
@@ -57,6 +68,17 @@ let package = Package(
             dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "benchmarks/carwindow-bench",
             swiftSettings: strict
+        ),
+        // Fuzz targets for the readers of untrusted input. scripts/fuzz.sh builds this with
+        // libFuzzer and AddressSanitizer; the plain build is a replayer for crash inputs:
+        // `swift run carwindow-fuzz sdl-stream Fuzz/corpus/sdl-stream/some-input`.
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .executableTarget(
+            name: "carwindow-fuzz",
+            dependencies: ["CarWindow", "CLibFuzzer", .product(name: "Logging", package: "swift-log")],
+            path: "Fuzz/carwindow-fuzz",
+            swiftSettings: strict + fuzzInstrumented + (fuzzing ? [.define("CARWINDOW_FUZZING")] : []),
+            linkerSettings: fuzzLinking
         ),
         // The command-line tests run the built `carwindow` next to the test bundle.
         .testTarget(name: "CarWindowTests", dependencies: ["CarWindow", "carwindow"], exclude: ["Fixtures", "Golden"],

@@ -71,7 +71,7 @@ public actor SDLConnection {
     }
 
     /// Frame size assumed before the head unit states its MTU: protocol v3/v4's 131072.
-    static let defaultMTU = 131_072
+    package static let defaultMTU = 131_072
     static let logger = Logger(label: "carwindow.sdl")
 
     /// The configuration given at creation (``setVideoCandidates(_:)`` changes the candidates).
@@ -305,12 +305,11 @@ public actor SDLConnection {
         let info = SDLSessionInfo(ack: document, sessionID: ack.sessionID)
         let major = info.protocolVersion.flatMap { $0.split(separator: ".").first }.flatMap { UInt8($0) } ?? ack.version
         protocolVersion = min(max(major, 2), 5)
-        // Clamped when read: the frame limits below are ours, whatever the head unit claims.
-        sessionMTU = info.mtu ?? Self.defaultMTU
+        sessionMTU = Self.negotiatedMTU(info.mtu, otherwise: Self.defaultMTU)
         videoMTU = sessionMTU
-        // Accept what the head unit may send: its MTU, and never less than the v3 default.
-        parser.maximumFramePayload = max(sessionMTU, Self.defaultMTU)
-        assembler.maximumFramePayload = max(sessionMTU, Self.defaultMTU)
+        let incomingLimit = Self.incomingFramePayloadLimit(sessionMTU: sessionMTU)
+        parser.maximumFramePayload = incomingLimit
+        assembler.maximumFramePayload = incomingLimit
         session = info
 
         let registration = try await request(.registerAppInterface, parameters: SDLRegisterAppInterfaceRequest(
@@ -507,7 +506,7 @@ public actor SDLConnection {
 
     private func openVideo(_ parameters: SDLVideoServiceParameters) {
         video = parameters
-        videoMTU = parameters.mtu ?? sessionMTU
+        videoMTU = Self.negotiatedMTU(parameters.mtu, otherwise: sessionMTU)
         rtpPacketizer = parameters.format.protocol == .rtp ? (try? RTPPacketizer(mtu: RTPPacketizer.maximumMTU)) : nil
         videoQueue.open()
         let generation = self.generation
@@ -547,7 +546,20 @@ public actor SDLConnection {
 
     /// The payload per frame for a negotiated MTU. Head units differ on whether `mtu` counts the
     /// 12-byte header; leaving it out of the payload fits both readings.
-    static func framePayload(forMTU mtu: Int) -> Int { max(1, mtu - SDLFrameHeader.size) }
+    package static func framePayload(forMTU mtu: Int) -> Int { max(1, mtu - SDLFrameHeader.size) }
+
+    /// The MTU a StartServiceACK's `mtu` sets, clamped into what this side works with
+    /// (64...131,084 bytes), or `fallback` when the ACK has none. The fuzz target for the link
+    /// applies the head unit's MTU through this too.
+    package static func negotiatedMTU(_ acknowledged: Int?, otherwise fallback: Int) -> Int {
+        acknowledged.map(SDLWireLimits.clampedMTU) ?? fallback
+    }
+
+    /// The largest frame payload accepted from the head unit once the session's MTU is known:
+    /// its MTU, and never less than the v3 default; at most 131,084 bytes, whatever it claims.
+    package static func incomingFramePayloadLimit(sessionMTU: Int) -> Int {
+        max(SDLWireLimits.clampedMTU(sessionMTU), defaultMTU)
+    }
 
     private func closeVideoLocally() {
         guard video != nil else { return }

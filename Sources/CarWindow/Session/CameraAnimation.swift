@@ -42,7 +42,7 @@ struct CameraAnimation: Sendable, Equatable {
 extension Camera {
     /// The camera after the map content moved by `offset` rendered pixels (a pan: finger right,
     /// map right), or nil when the screen centre does not hit the ground.
-    func panned(by offset: SIMD2<Double>, width: Int, height: Int) -> Camera? {
+    package func panned(by offset: SIMD2<Double>, width: Int, height: Int) -> Camera? {
         let transform = MapTransform(camera: self, width: width, height: height)
         let screenCenter = SIMD2(Double(width) / 2, Double(height) / 2)
         guard let center = transform.coordinate(at: screenCenter - offset) else { return nil }
@@ -53,7 +53,7 @@ extension Camera {
 
     /// The camera zoomed by `levels` keeping the map point under `anchor` (rendered pixels) in
     /// place, or nil when the anchor does not hit the ground.
-    func zoomed(by levels: Double, around anchor: SIMD2<Double>, width: Int, height: Int) -> Camera? {
+    package func zoomed(by levels: Double, around anchor: SIMD2<Double>, width: Int, height: Int) -> Camera? {
         let before = MapTransform(camera: self, width: width, height: height)
         guard let pinned = before.coordinate(at: anchor) else { return nil }
         var zoomed = self

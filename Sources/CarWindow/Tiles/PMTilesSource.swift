@@ -5,7 +5,7 @@ import Synchronization
 extension TileID {
     /// The PMTiles v3 tile id: the number of tiles in all lower zoom levels plus the tile's
     /// position along the Hilbert curve of its zoom level. Nil for tiles outside the grid.
-    var pmtilesID: UInt64? {
+    package var pmtilesID: UInt64? {
         guard isValid else { return nil }
         let size = UInt64(1) << UInt64(z)
         var x = UInt64(x), y = UInt64(y)
@@ -22,7 +22,7 @@ extension TileID {
     }
 
     /// The tile a PMTiles v3 tile id stands for; nil beyond zoom 30.
-    init?(pmtilesID: UInt64) {
+    package init?(pmtilesID: UInt64) {
         var zoom = 0
         while zoom <= 30, Self.tilesBelowZoom(zoom + 1) <= pmtilesID { zoom += 1 }
         guard zoom <= 30 else { return nil }
@@ -134,15 +134,15 @@ struct PMTilesHeader: Sendable {
 }
 
 /// One directory entry: a run of tiles with identical content, or (run length 0) a leaf directory.
-struct PMTilesEntry: Sendable, Equatable {
-    var tileID: UInt64
-    var offset: UInt64
-    var length: UInt64
-    var runLength: UInt64
+package struct PMTilesEntry: Sendable, Equatable {
+    package var tileID: UInt64
+    package var offset: UInt64
+    package var length: UInt64
+    package var runLength: UInt64
 
     /// Parses an uncompressed directory: the entry count, then tile id deltas, run lengths,
     /// lengths and offsets, each as a column of varints.
-    static func parseDirectory(_ bytes: [UInt8]) throws(TileSourceError) -> [PMTilesEntry] {
+    package static func parseDirectory(_ bytes: [UInt8]) throws(TileSourceError) -> [PMTilesEntry] {
         var reader = ProtobufReader(bytes)
         do {
             let count = try reader.readVarint()
@@ -188,7 +188,7 @@ struct PMTilesEntry: Sendable, Equatable {
     }
 
     /// The entry covering `tileID`: a run containing it, or the leaf directory that may hold it.
-    static func find(_ tileID: UInt64, in entries: [PMTilesEntry]) -> PMTilesEntry? {
+    package static func find(_ tileID: UInt64, in entries: [PMTilesEntry]) -> PMTilesEntry? {
         var low = 0, high = entries.count
         while low < high {
             let middle = (low + high) / 2
@@ -238,7 +238,7 @@ public final class PMTilesSource: TileSource {
     }
 
     /// Reads an archive already in memory; `path` only names it in errors.
-    init(archive data: Data, path: String, fallbackName: String) throws(TileSourceError) {
+    package init(archive data: Data, path: String, fallbackName: String) throws(TileSourceError) {
         self.path = path
         // Sections are addressed from byte 0, so a slice of a larger buffer is rebased.
         let data = data.startIndex == 0 ? data : Data([UInt8](data))

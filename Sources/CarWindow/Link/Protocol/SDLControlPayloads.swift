@@ -19,7 +19,7 @@ public struct SDLSessionInfo: Sendable, Equatable {
     }
 
     /// Reads the ACK's BSON; fields of the wrong type are treated as absent.
-    init(ack document: BSONDocument, sessionID: UInt8) {
+    package init(ack document: BSONDocument, sessionID: UInt8) {
         protocolVersion = document["protocolVersion"]?.stringValue
         hashID = document["hashId"]?.integerValue.flatMap { Int32(exactly: $0) }
         mtu = document["mtu"]?.integerValue.map(SDLWireLimits.clampedMTU)
@@ -44,7 +44,7 @@ public struct SDLVideoServiceParameters: Sendable, Equatable {
     }
 
     /// The StartService BSON: height, width, videoProtocol, videoCodec, in SDL Core's order.
-    var startServiceDocument: BSONDocument {
+    package var startServiceDocument: BSONDocument {
         [
             "height": .int32(Int32(clamping: resolution.height)),
             "width": .int32(Int32(clamping: resolution.width)),
@@ -56,7 +56,7 @@ public struct SDLVideoServiceParameters: Sendable, Equatable {
     /// The ACK's values, each falling back to what was asked: the ACK's width and height are
     /// authoritative where present and within 16...8192 pixels; its MTU is clamped into
     /// 64...131,084 bytes.
-    func acknowledged(by document: BSONDocument) -> SDLVideoServiceParameters {
+    package func acknowledged(by document: BSONDocument) -> SDLVideoServiceParameters {
         var granted = self
         if let width = document["width"]?.integerValue, let height = document["height"]?.integerValue,
            SDLWireLimits.videoDimension.contains(width), SDLWireLimits.videoDimension.contains(height) {
@@ -87,7 +87,7 @@ public struct SDLServiceRejection: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// Reads a NAK's BSON; an empty or unreadable payload gives an empty rejection.
-    init(nak payload: [UInt8]) {
+    package init(nak payload: [UInt8]) {
         let document = (try? BSONDocument(decoding: payload)) ?? BSONDocument()
         rejectedParameters = document["rejectedParams"]?.arrayValue?.compactMap(\.stringValue) ?? []
         reason = document["reason"]?.stringValue

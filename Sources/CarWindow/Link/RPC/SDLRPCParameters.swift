@@ -199,7 +199,7 @@ extension SDLRPCMessage {
     /// The video streaming capability inside a GetSystemCapability response or an
     /// OnSystemCapabilityUpdated, decoded with the capability's own checks and warnings; nil when
     /// the message carries another kind of capability.
-    func videoStreamingCapability() throws(SDLRPCError) -> VideoStreamingCapability? {
+    package func videoStreamingCapability() throws(SDLRPCError) -> VideoStreamingCapability? {
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(json))

@@ -1,0 +1,52 @@
+import CarWindow
+import Foundation
+
+/// An RPC service payload from the head unit, read the way `SDLConnection` reads it: the binary
+/// header, then the parameters of the responses and notifications it acts on, and what the
+/// session derives from a video capability (the stream size and encoder settings).
+enum RPCTarget {
+    static func run(_ bytes: [UInt8]) {
+        guard let rpc = try? SDLRPCMessage(decoding: bytes) else { return }
+        // Our own encoding of what we read must read back the same.
+        guard let again = try? SDLRPCMessage(decoding: rpc.encoded()), again == rpc else {
+            fatalError("RPC payload does not survive encoding and decoding: \(rpc.type) \(rpc.functionID)")
+        }
+        handle(rpc)
+    }
+
+    /// What the connection does with an RPC, whatever its function id claims: a hostile head unit
+    /// chooses the id, so every reader sees every payload.
+    static func handle(_ rpc: SDLRPCMessage) {
+        if let status = try? rpc.decodeParameters(SDLResponseStatus.self) {
+            _ = status.success
+        }
+        if let status = try? rpc.decodeParameters(SDLHMIStatus.self) {
+            _ = status.allowsVideo
+        }
+        if let event = try? TouchEvent.decode(json: Data(rpc.json)) {
+            var recognizer = GestureRecognizer()
+            _ = recognizer.handle(event.inRenderedPixels(scale: 2))
+            _ = recognizer.frameTick(elapsedMilliseconds: 16)
+        }
+        if let capability = try? rpc.videoStreamingCapability() {
+            useCapability(capability)
+        }
+        if let capability = try? VideoStreamingCapability(json: Data(rpc.json)) {
+            useCapability(capability)
+        }
+    }
+
+    /// The session's use of a capability: the stream it chooses and the encoder settings for it.
+    static func useCapability(_ capability: VideoStreamingCapability) {
+        let filled = capability.filling(from: VideoStreamingCapability(preferredResolution: ImageResolution(width: 800, height: 480)))
+        _ = filled.streamableFormats
+        _ = capability.matchingCapabilities()
+        guard let stream = capability.chooseStreamResolution().stream else { return }
+        let settings = EncoderSettings(stream: stream)
+        do {
+            try settings.validate()
+        } catch {
+            fatalError("a chosen stream gives encoder settings that do not validate: \(error)")
+        }
+    }
+}
