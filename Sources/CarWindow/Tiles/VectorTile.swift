@@ -1,6 +1,8 @@
 /// A decoded Mapbox Vector Tile (specification 2.1): named layers of features.
 public struct VectorTile: Sendable {
     public var layers: [VectorTileLayer]
+    /// What decoding left out or thinned to keep the tile within its limits; empty for real tiles.
+    public var reductions = TileReductions()
 
     public init(layers: [VectorTileLayer]) {
         self.layers = layers
