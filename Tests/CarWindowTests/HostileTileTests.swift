@@ -168,7 +168,12 @@ struct HostileTileTests {
         let bomb = try Self.gzip(zeros: 256 << 20)
         #expect(bomb.count < 1 << 20)
         let limit = VectorTileLimits.standard.maximumBytes
+        #expect(limit == 16 << 20)
         #expect(throws: TileDecodingError.decompressionFailed(.exceedsLimit(limit))) { try VectorTile(decoding: bomb) }
+        // One that stays under the 64 MiB that held for tiles and directories alike before.
+        #expect(throws: TileDecodingError.decompressionFailed(.exceedsLimit(limit))) {
+            try VectorTile(decoding: try Self.gzip(zeros: 24 << 20))
+        }
 
         let folder = try HelsinkiFixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
