@@ -130,8 +130,30 @@ struct HostileTileTests {
         #expect(counts.line > 1000, "the road is still drawn")
         #expect(counts.line <= TileLayoutBudget.geometryBytes / MemoryLayout<LineVertex>.stride)
         #expect(counts.labels > 0 && counts.labels <= TileLayoutBudget.maximumLabelCandidates)
-        #expect(layout.reductions.thinnedParts > 2, "thinned again for the two line layers and the labels")
+        #expect(layout.reductions.thinnedParts == 2, "thinned again for the line layers and the labels, once each")
         #expect(!layout.reductions.description.contains("nothing"))
+        // Placement projects a label's path every frame: no candidate brings more than a stretch.
+        for case .symbol(let symbol)? in layout.buckets {
+            #expect(symbol.paths.allSatisfy { $0.count <= TileLayoutBudget.maximumLabelPathPoints })
+        }
+    }
+
+    @Test func aLabelOnALongPathKeepsItsPlaceOnItsStretch() {
+        var random = SplitMix64(seed: 3)
+        let path = (0..<5000).map { index in
+            SIMD2(Float(index) * 3, Float(random.next() % 40))
+        }
+        var walker = TileLayoutBuilder.PathWalker(path)
+        let length = TileLayoutBuilder.length(of: path)
+        for distance in stride(from: Float(0), to: length, by: length / 97) {
+            let point = walker.point(at: distance)
+            let stretch = walker.stretch(points: TileLayoutBudget.maximumLabelPathPoints)
+            #expect(stretch.path.count == TileLayoutBudget.maximumLabelPathPoints)
+            let onStretch = TileLayoutBuilder.point(along: stretch.path, at: distance - stretch.startDistance)
+            #expect(abs(onStretch.x - point.x) < 0.05 && abs(onStretch.y - point.y) < 0.05, "at \(distance)")
+            let original = TileLayoutBuilder.point(along: path, at: distance)
+            #expect(abs(original.x - point.x) < 0.05 && abs(original.y - point.y) < 0.05, "at \(distance)")
+        }
     }
 
     @Test func aPolygonWithAHundredThousandRingsIsBounded() throws {
@@ -215,7 +237,6 @@ struct HostileTileTests {
         #expect(layout.byteCount <= TileLayoutBudget.layoutBytes, "\(layout.byteCount) bytes")
         #expect(Self.counts(layout).labels == TileLayoutBudget.maximumLabelCandidates)
         #expect(layout.reductions.droppedLabels == limit - TileLayoutBudget.maximumLabelCandidates)
-        #expect(layout.reductions.droppedFeatures == 1_000_000 - limit, "decoding's cuts are reported with the layout's")
     }
 
     @Test func aTileOfManyLayersIsCut() throws {

@@ -87,7 +87,8 @@ struct TileLayout: Sendable {
     let tile: TileID
     let extent: Int
     var buckets: [LayerBucket?]
-    /// What decoding and layout left out to keep the tile within its budget.
+    /// What laying the tile out left out to keep it within its budget (decoding's cuts are in
+    /// the decoded tile's ``VectorTile/reductions``).
     var reductions = TileReductions()
 }
 

@@ -16,8 +16,8 @@
 /// Arrays grown by appending hold up to twice what they contain, so worst cases are charged
 /// against half the budget: with every array at its largest, the layout stays within 64 MiB.
 ///
-/// What the budget comes to, at the worst-case costs below: 38,700 line vertices with round joins
-/// (732 bytes each), 84,400 building vertices (336 bytes each) or 886,000 polygon vertices (32
+/// What the budget comes to, at the worst-case costs below: 35,700 line vertices with round joins
+/// (732 bytes each), 77,800 building vertices (336 bytes each) or 817,000 polygon vertices (32
 /// bytes each) per tile, plus 4,096 label candidates with 65,536 glyphs.
 struct TileLayoutBudget {
     /// The most one tile's layout may hold, array capacity included.
@@ -29,8 +29,14 @@ struct TileLayoutBudget {
     static let maximumLabelCandidates = 4096
     /// Glyphs of shaped label text per tile (72 bytes each).
     static let maximumLabelGlyphs = 1 << 16
+    /// Vertices of path a line label takes along. Placement projects a label's path every frame,
+    /// so longer paths (only crafted or unsimplified data has them: a real road in a tile has
+    /// tens) are cut into a stretch of this many vertices around each anchor, which is far more
+    /// than a label can span.
+    static let maximumLabelPathPoints = 64
     /// What the label caps can take at most, kept back from the geometry's share.
-    static let labelReserve = maximumLabelCandidates * MemoryLayout<LabelCandidate>.stride
+    static let labelReserve = maximumLabelCandidates
+        * (MemoryLayout<LabelCandidate>.stride + maximumLabelPathPoints * MemoryLayout<SIMD2<Float>>.stride + 32)
         + maximumLabelGlyphs * MemoryLayout<PositionedGlyph>.stride
     /// What the geometry of all layers may take.
     static let geometryBytes = chargeableBytes - labelReserve

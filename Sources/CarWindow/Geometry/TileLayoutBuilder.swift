@@ -79,10 +79,8 @@ struct TileLayoutBuilder: Sendable {
                 break
             }
         }
-        var reductions = data.reductions
-        reductions.add(budget.reductions)
         // Every bucket is scaled to 4096 units per tile side, whatever each source layer's extent.
-        return TileLayout(tile: tile, extent: 4096, buckets: buckets, reductions: reductions)
+        return TileLayout(tile: tile, extent: 4096, buckets: buckets, reductions: budget.reductions)
     }
 
     // MARK: Budget
@@ -408,8 +406,11 @@ struct TileLayoutBuilder: Sendable {
                     let path = part.map { SIMD2(Float($0.x), Float($0.y)) * scale }
                     let length = Self.length(of: path)
                     guard length > 0 else { continue }
-                    let pathIndex = bucket.paths.count
-                    bucket.paths.append(path)
+                    // Placing a label projects its whole path every frame, so a long path is cut
+                    // into a stretch around each anchor; short ones, all real roads, are shared.
+                    let isShared = path.count <= TileLayoutBudget.maximumLabelPathPoints
+                    let sharedIndex = bucket.paths.count
+                    if isShared { bucket.paths.append(path) }
                     // Level 0 anchors sit at odd multiples of spacing/2; each finer level fills the
                     // midpoints of the one before, so no anchor repeats across levels.
                     for level in 0...levels {
@@ -427,8 +428,15 @@ struct TileLayoutBuilder: Sendable {
                             var keyHasher = hasher
                             keyHasher.combine(Int(distance / 16))
                             keyHasher.combine(path.first.map { Int($0.x) / 16 } ?? 0)
+                            var pathIndex = sharedIndex, anchorDistance = distance
+                            if !isShared {
+                                let stretch = walker.stretch(points: TileLayoutBudget.maximumLabelPathPoints)
+                                pathIndex = bucket.paths.count
+                                bucket.paths.append(stretch.path)
+                                anchorDistance = distance - stretch.startDistance
+                            }
                             bucket.labels.append(LabelCandidate(
-                                anchor: .line(path: pathIndex, distance: distance, level: level), text: shaped,
+                                anchor: .line(path: pathIndex, distance: anchorDistance, level: level), text: shaped,
                                 key: keyHasher.finalize(), textKey: textKey, fillColor: fill, haloColor: halo))
                         }
                     }
@@ -455,6 +463,23 @@ struct TileLayoutBuilder: Sendable {
 
         init(_ path: [SIMD2<Float>]) {
             self.path = path
+        }
+
+        /// At most `points` vertices of the path around the last point found, and the distance along
+        /// the path at which they start.
+        func stretch(points: Int) -> (path: [SIMD2<Float>], startDistance: Float) {
+            let lower = max(0, min(segmentEnd - points / 2, path.count - points))
+            let upper = min(path.count, lower + points)
+            var start = segmentStart
+            if lower == 0 {
+                start = 0
+            } else {
+                for index in stride(from: min(segmentEnd, path.count) - 1, to: lower, by: -1) {
+                    let d = path[index] - path[index - 1]
+                    start -= (d * d).sum().squareRoot()
+                }
+            }
+            return (Array(path[lower..<upper]), start)
         }
 
         /// The point `distance` tile units along the path (its end when the path is shorter);

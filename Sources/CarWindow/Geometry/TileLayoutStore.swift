@@ -301,8 +301,12 @@ final class TileLoader: @unchecked Sendable {
                 return .success(TileLayout(tile: tile, extent: 4096, buckets: []))
             }
             let layout = builder.layout(tile, decoded)
-            if !layout.reductions.isEmpty {
-                logger.warning("tile \(tile) of \(source.name) is over the per-tile budget (\(TileLayoutBudget.layoutBytes >> 20) MiB of layout, \(VectorTileLimits.standard.maximumVertices) vertices, \(VectorTileLimits.standard.maximumFeatures) features) and is drawn simplified: \(layout.reductions)")
+            if !decoded.reductions.isEmpty || !layout.reductions.isEmpty {
+                var cuts: [String] = []
+                if !decoded.reductions.isEmpty { cuts.append("decoding: \(decoded.reductions)") }
+                if !layout.reductions.isEmpty { cuts.append("layout: \(layout.reductions)") }
+                let limits = VectorTileLimits.standard
+                logger.warning("tile \(tile) of \(source.name) is over the per-tile budget (\(TileLayoutBudget.layoutBytes >> 20) MiB of layout; \(limits.maximumVertices) vertices, \(limits.maximumFeatures) features decoded) and is drawn simplified; \(cuts.joined(separator: "; "))")
             }
             return .success(layout)
         } catch {

@@ -21,7 +21,7 @@ struct VectorTileLimits: Sendable, Equatable {
     /// are left out.
     var maximumParts = 1 << 18
     /// Vertices per tile: 8 MiB of points. The cheapest layout of a vertex (a polygon's: position,
-    /// colour and 5 indices, 32 bytes) fills the layout budget's share for geometry with 886,000
+    /// colour and 5 indices, 32 bytes) fills the layout budget's share for geometry with 817,000
     /// vertices, so more could never be drawn. Parts over their share are thinned evenly while
     /// decoding; see ``VertexPlan``.
     var maximumVertices = 1 << 20
@@ -62,17 +62,6 @@ public struct TileReductions: Sendable, Equatable, CustomStringConvertible {
         thinnedParts += 1
         verticesBeforeThinning += before
         verticesAfterThinning += after
-    }
-
-    mutating func add(_ other: TileReductions) {
-        droppedLayers += other.droppedLayers
-        droppedFeatures += other.droppedFeatures
-        droppedParts += other.droppedParts
-        droppedHoles += other.droppedHoles
-        thinnedParts += other.thinnedParts
-        verticesBeforeThinning += other.verticesBeforeThinning
-        verticesAfterThinning += other.verticesAfterThinning
-        droppedLabels += other.droppedLabels
     }
 
     /// What was cut, as a list for a log line; "nothing" when nothing was.
