@@ -196,6 +196,28 @@ struct TileLoaderTests {
         #expect(source.reads == [tile], "read once")
     }
 
+    /// A source whose every tile is one line of 50,000 vertices: about 400 KB decoded.
+    struct LargeTileSource: TileSource {
+        let name = "large"
+        let minZoom = 0
+        let maxZoom = 14
+        let bounds: GeoBounds? = nil
+        static let bytes = HostileTileTests.tileData([HostileTileTests.layer(
+            "roads", features: [HostileTileTests.feature(type: 2, geometry: HostileTileTests.zigzagLine(50_000))])])
+        func data(for tile: TileID) throws(TileSourceError) -> Data? { Self.bytes }
+    }
+
+    @Test func theSharedCacheKeepsToItsBytes() throws {
+        let cache = SharedTileCache(source: LargeTileSource(), byteCapacity: 1 << 20)
+        let tiles = Self.tiles(6)
+        for tile in tiles { _ = try cache.decodedTile(for: tile) }
+        #expect(cache.cachedBytes <= 1 << 20)
+        #expect(cache.cachedBytes >= 400_000, "the latest tiles stay")
+        _ = try cache.decodedTile(for: tiles[5])
+        _ = try cache.decodedTile(for: tiles[0])
+        #expect(cache.statistics.hits == 1 && cache.statistics.misses == 7, "the newest was kept, the oldest evicted")
+    }
+
     @Test func workersEndWhenTheStoreIsReleased() async throws {
         let source = ScriptedTileSource()
         let tiles = Self.tiles(4)

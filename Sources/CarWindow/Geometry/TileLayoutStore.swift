@@ -18,6 +18,11 @@ final class TileLayoutStore: Sendable {
     /// Loads running at once, per store (one store per map). Each is a read, a decode and a
     /// layout; two keep a map's tiles coming without taking every core of a head unit.
     static let defaultWorkerCount = 2
+    /// Bytes of laid-out tiles the cache keeps besides the tile count: eight tiles at the per-tile
+    /// budget, hundreds of real ones. Only tiles already handed out (the renderer keeps its own
+    /// reference while it draws them) or left unclaimed for ``staleFrames`` frames are evicted
+    /// for it, so a view of many large tiles is never evicted before it is drawn.
+    static let cacheBytes = 512 << 20
     /// A queued tile not asked for in this many of the latest frames is dropped before it starts.
     static let staleFrames: UInt64 = 2
     /// The wait before the first retry of a failed tile; it doubles with every failure.
@@ -96,7 +101,8 @@ final class TileLayoutStore: Sendable {
 final class TileLoader: @unchecked Sendable {
     // Everything below `condition` is guarded by it.
     private let condition = NSCondition()
-    private var layouts: [TileID: (layout: TileLayout, lastUse: UInt64)] = [:]
+    private var layouts: [TileID: CachedLayout] = [:]
+    private var cachedBytes = 0
     private var jobs: [TileID: Job] = [:]
     /// Tiles whose jobs wait for a worker, oldest first; entries of dropped jobs are skipped.
     private var queue: [TileID] = []
@@ -117,6 +123,16 @@ final class TileLoader: @unchecked Sendable {
     private let workerCount: Int
     private let now: @Sendable () -> Double
     private let logger: Logger
+
+    private struct CachedLayout {
+        var layout: TileLayout
+        var lastUse: UInt64
+        var bytes: Int
+        /// The latest frame when it was stored.
+        var storedFrame: UInt64
+        /// Whether ``cachedLayout(_:)`` has handed it out.
+        var isClaimed = false
+    }
 
     /// A requested tile, queued or loading.
     private struct Job {
@@ -152,6 +168,7 @@ final class TileLoader: @unchecked Sendable {
         guard let entry = layouts[tile] else { return nil }
         useClock += 1
         layouts[tile]?.lastUse = useClock
+        layouts[tile]?.isClaimed = true
         return entry.layout
     }
 
@@ -251,6 +268,7 @@ final class TileLoader: @unchecked Sendable {
             condition.unlock()
 
             let outcome = load(tile)
+            let bytes = (try? outcome.get())?.byteCount ?? 0
 
             condition.lock()
             running -= 1
@@ -260,7 +278,7 @@ final class TileLoader: @unchecked Sendable {
             case .success(let loaded):
                 layout = loaded
                 failures[tile] = nil
-                store(loaded)
+                store(loaded, bytes: bytes)
             case .failure(let error):
                 layout = TileLayout(tile: tile, extent: 4096, buckets: [])
                 recordFailure(of: tile, error)
@@ -314,13 +332,27 @@ final class TileLoader: @unchecked Sendable {
         }
     }
 
-    /// Caches a layout, evicting the least recently used beyond the capacity. Lock held.
-    private func store(_ layout: TileLayout) {
+    /// Caches a layout, evicting the least recently used beyond the capacity or the cache's
+    /// bytes (never the one just stored). Lock held.
+    private func store(_ layout: TileLayout, bytes: Int) {
         useClock += 1
-        layouts[layout.tile] = (layout, useClock)
+        let entry = CachedLayout(layout: layout, lastUse: useClock, bytes: bytes, storedFrame: latestFrame)
+        if let replaced = layouts.updateValue(entry, forKey: layout.tile) {
+            cachedBytes -= replaced.bytes
+        }
+        cachedBytes += bytes
         while layouts.count > capacity,
-              let oldest = layouts.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
-            layouts[oldest] = nil
+              let oldest = layouts.filter({ $0.key != layout.tile }).min(by: { $0.value.lastUse < $1.value.lastUse }),
+              let removed = layouts.removeValue(forKey: oldest.key) {
+            cachedBytes -= removed.bytes
+        }
+        while cachedBytes > TileLayoutStore.cacheBytes,
+              let oldest = layouts.filter({ candidate in
+                  candidate.key != layout.tile
+                      && (candidate.value.isClaimed || candidate.value.storedFrame + TileLayoutStore.staleFrames < latestFrame)
+              }).min(by: { $0.value.lastUse < $1.value.lastUse }),
+              let removed = layouts.removeValue(forKey: oldest.key) {
+            cachedBytes -= removed.bytes
         }
     }
 

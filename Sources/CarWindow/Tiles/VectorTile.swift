@@ -12,6 +12,21 @@ public struct VectorTile: Sendable {
     public func layer(named name: String) -> VectorTileLayer? {
         layers.first { $0.name == name }
     }
+
+    /// About how many bytes the decoded tile holds: its points, part arrays and features with
+    /// their property tables. Caches bound their memory with it.
+    var byteEstimate: Int {
+        var bytes = 0
+        for layer in layers {
+            bytes += 64 + layer.features.count * MemoryLayout<VectorTileFeature>.stride
+            for feature in layer.features {
+                // A dictionary entry of a string key and a value, with the table's slack.
+                bytes += 32 + feature.properties.count * 64 + feature.geometry.count * 40
+                for part in feature.geometry { bytes += part.count * MemoryLayout<TilePoint>.stride }
+            }
+        }
+        return bytes
+    }
 }
 
 /// One layer of a vector tile. Coordinates of its features are in `0..<extent` tile units
