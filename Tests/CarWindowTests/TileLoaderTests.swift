@@ -97,13 +97,18 @@ final class LoadSignal: Sendable {
 struct TileLoaderTests {
     static func tiles(_ count: Int) -> [TileID] { (0..<count).map { TileID(z: 14, x: 9300 + $0, y: 4742) } }
 
-    static func store(_ source: ScriptedTileSource, workers: Int, clock: ManualClock = ManualClock(),
+    static func store(_ source: any TileSource, workers: Int, clock: ManualClock = ManualClock(),
+                      cacheBytes: Int = TileLayoutStore.defaultCacheBytes,
                       logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }) throws -> TileLayoutStore {
         let fonts = try FontLibrary(directory: TestPaths.fonts)
-        let style = try Style(data: Data(#"{"version": 8, "sources": {}, "layers": []}"#.utf8))
+        // One layer that draws every point as a label, so that each layout holds some bytes.
+        let style = try Style(data: Data(#"""
+            {"version": 8, "sources": {"omt": {"type": "vector", "url": "x"}}, "layers": [
+              {"id": "poi", "type": "symbol", "source": "omt", "source-layer": "poi", "layout": {"text-field": "x"}}]}
+            """#.utf8))
         return TileLayoutStore(source: source, builder: TileLayoutBuilder(style: style, glyphs: GlyphAtlas(library: fonts),
                                                                          fonts: fonts, sourceMaxZoom: 14),
-                               workerCount: workers, now: { clock.now }, logger: logger)
+                               cacheBytes: cacheBytes, workerCount: workers, now: { clock.now }, logger: logger)
     }
 
     @Test func neverMoreThanTheWorkerCountReadAtOnce() async throws {
@@ -216,6 +221,31 @@ struct TileLoaderTests {
         _ = try cache.decodedTile(for: tiles[5])
         _ = try cache.decodedTile(for: tiles[0])
         #expect(cache.statistics.hits == 1 && cache.statistics.misses == 7, "the newest was kept, the oldest evicted")
+    }
+
+    /// Short of room, the cache lets go of layouts the renderer has claimed (it holds them while
+    /// it draws them), never of ones still waiting to be drawn.
+    @Test func theLayoutCacheKeepsWhatIsNotYetDrawn() async throws {
+        let source = ScriptedTileSource()
+        let tiles = Self.tiles(7)
+        let store = try Self.store(source, workers: 2, cacheBytes: 1)
+        // Loaded and awaited twice, as renderWhenLoaded does, but not drawn yet: all kept.
+        for tile in tiles.prefix(6) { store.request(tile, frame: 1) }
+        for _ in 0..<2 {
+            for tile in tiles.prefix(6) { _ = await store.layout(tile) }
+        }
+        #expect(tiles.prefix(6).allSatisfy { store.loader.isCached($0) }, "waiting to be drawn, so kept")
+        // The renderer takes the first three; storing another lets them go.
+        for tile in tiles.prefix(3) { #expect(store.cachedLayout(tile) != nil) }
+        _ = await store.layout(tiles[6])
+        #expect(tiles.prefix(3).allSatisfy { !store.loader.isCached($0) }, "claimed, so let go")
+        #expect(tiles.suffix(4).allSatisfy { store.loader.isCached($0) })
+        // Unclaimed layouts go once the camera has moved on for a few frames.
+        store.request(tiles[0], frame: 10)
+        _ = await store.layout(tiles[0])
+        #expect(tiles[3...6].allSatisfy { !store.loader.isCached($0) })
+        #expect(store.loader.isCached(tiles[0]), "the one just stored stays")
+        #expect(source.reads.count == 8, "no tile was loaded twice before it was drawn")
     }
 
     @Test func workersEndWhenTheStoreIsReleased() async throws {

@@ -22,7 +22,7 @@ final class TileLayoutStore: Sendable {
     /// budget, hundreds of real ones. Only tiles already handed out (the renderer keeps its own
     /// reference while it draws them) or left unclaimed for ``staleFrames`` frames are evicted
     /// for it, so a view of many large tiles is never evicted before it is drawn.
-    static let cacheBytes = 512 << 20
+    static let defaultCacheBytes = 512 << 20
     /// A queued tile not asked for in this many of the latest frames is dropped before it starts.
     static let staleFrames: UInt64 = 2
     /// The wait before the first retry of a failed tile; it doubles with every failure.
@@ -39,19 +39,20 @@ final class TileLayoutStore: Sendable {
 
     /// - Parameters:
     ///   - capacity: laid-out tiles kept (at least 8).
+    ///   - cacheBytes: bytes of laid-out tiles kept, as ``defaultCacheBytes`` describes.
     ///   - workerCount: loads that may run at once (at least 1).
     ///   - now: seconds on a monotonic clock, for the retry back-off; tests pass their own.
     ///   - logger: where failed loads and tiles over budget are reported.
     init(source: any TileSource, builder: TileLayoutBuilder, capacity: Int = 128,
-         workerCount: Int = TileLayoutStore.defaultWorkerCount,
+         cacheBytes: Int = TileLayoutStore.defaultCacheBytes, workerCount: Int = TileLayoutStore.defaultWorkerCount,
          now: @escaping @Sendable () -> Double = TileLayoutStore.monotonicSeconds,
          logger: Logger = Logger(label: "carwindow.tiles")) {
         self.source = source
         self.builder = builder
         self.capacity = max(capacity, 8)
         self.workerCount = max(workerCount, 1)
-        loader = TileLoader(source: source, builder: builder, capacity: self.capacity, workerCount: self.workerCount,
-                        now: now, logger: logger)
+        loader = TileLoader(source: source, builder: builder, capacity: self.capacity, cacheBytes: cacheBytes,
+                            workerCount: self.workerCount, now: now, logger: logger)
     }
 
     deinit {
@@ -68,9 +69,10 @@ final class TileLayoutStore: Sendable {
         min(max(Int(floor(zoom)), source.minZoom), source.maxZoom)
     }
 
-    /// The layout if it is ready; never waits.
+    /// The layout if it is ready; never waits. The caller is taken to keep the layout while it
+    /// draws it, so the cache may let go of it when short of room.
     func cachedLayout(_ tile: TileID) -> TileLayout? {
-        loader.cachedLayout(tile)
+        loader.cachedLayout(tile, claim: true)
     }
 
     /// Asks for `tile` in frame `frame` (frames count up): queues a load unless the tile is
@@ -84,7 +86,7 @@ final class TileLayoutStore: Sendable {
     /// The layout of `tile`, loading it if needed. A tile that fails, or is waiting out a
     /// back-off after failing, gives an empty layout.
     func layout(_ tile: TileID) async -> TileLayout {
-        if let cached = loader.cachedLayout(tile) { return cached }
+        if let cached = loader.cachedLayout(tile, claim: false) { return cached }
         return await withCheckedContinuation { continuation in
             loader.await(tile, continuation)
         }
@@ -120,6 +122,7 @@ final class TileLoader: @unchecked Sendable {
     private let source: any TileSource
     private let builder: TileLayoutBuilder
     private let capacity: Int
+    private let cacheBytes: Int
     private let workerCount: Int
     private let now: @Sendable () -> Double
     private let logger: Logger
@@ -152,8 +155,9 @@ final class TileLoader: @unchecked Sendable {
     /// comes sooner.
     private static let failureCapacity = 1024
 
-    init(source: any TileSource, builder: TileLayoutBuilder, capacity: Int, workerCount: Int,
+    init(source: any TileSource, builder: TileLayoutBuilder, capacity: Int, cacheBytes: Int, workerCount: Int,
          now: @escaping @Sendable () -> Double, logger: Logger) {
+        self.cacheBytes = cacheBytes
         self.logger = logger
         self.source = source
         self.builder = builder
@@ -162,14 +166,21 @@ final class TileLoader: @unchecked Sendable {
         self.now = now
     }
 
-    func cachedLayout(_ tile: TileID) -> TileLayout? {
+    func cachedLayout(_ tile: TileID, claim: Bool) -> TileLayout? {
         condition.lock()
         defer { condition.unlock() }
         guard let entry = layouts[tile] else { return nil }
         useClock += 1
         layouts[tile]?.lastUse = useClock
-        layouts[tile]?.isClaimed = true
+        if claim { layouts[tile]?.isClaimed = true }
         return entry.layout
+    }
+
+    /// Whether `tile` is cached, without touching it; for tests.
+    func isCached(_ tile: TileID) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return layouts[tile] != nil
     }
 
     var pendingLoads: (queued: Int, running: Int) {
@@ -346,7 +357,7 @@ final class TileLoader: @unchecked Sendable {
               let removed = layouts.removeValue(forKey: oldest.key) {
             cachedBytes -= removed.bytes
         }
-        while cachedBytes > TileLayoutStore.cacheBytes,
+        while cachedBytes > cacheBytes,
               let oldest = layouts.filter({ candidate in
                   candidate.key != layout.tile
                       && (candidate.value.isClaimed || candidate.value.storedFrame + TileLayoutStore.staleFrames < latestFrame)
