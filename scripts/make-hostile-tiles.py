@@ -11,7 +11,8 @@ and labels.
         --lat 60.168842 --lon 24.949951 --out /tmp/hostile.png
 
 --tiles 1 writes the tile under that centre; --tiles 25 the 5 x 5 tiles around it, which a
-2048 x 2048 view at zoom 14 centred on the middle tile (the command above) covers exactly. Needs only the standard library.
+2048 x 2048 view at zoom 14 centred on the middle tile (the command above) covers exactly.
+--holes 99999 writes a water polygon of 100,000 rings instead. Needs only the standard library.
 """
 import argparse
 import json
@@ -55,10 +56,23 @@ def hostile_line(vertices, seed):
     return b"".join(varint(c) for c in commands)
 
 
-def layer(name, geometry, keys, values):
-    """One layer with one line feature whose tags pair key i with value i."""
+def polygon_with_holes(holes):
+    """The tile's square, then `holes` square holes of 4 units on a grid."""
+    commands = [9, 0, 0, 3 << 3 | 2, zigzag(4096), 0, 0, zigzag(4096), zigzag(-4096), 0, 15]
+    per_row = math.ceil(math.sqrt(holes))
+    spacing = 4000 // per_row
+    cx, cy = 0, 4096
+    for index in range(holes):
+        x, y = 40 + (index % per_row) * spacing, 40 + (index // per_row) * spacing
+        commands += [9, zigzag(x - cx), zigzag(y - cy), 3 << 3 | 2, 0, zigzag(4), zigzag(4), 0, 0, zigzag(-4), 15]
+        cx, cy = x + 4, y
+    return b"".join(varint(c) for c in commands)
+
+
+def layer(name, geometry, keys, values, geometry_type=2):
+    """One layer with one feature whose tags pair key i with value i."""
     tags = b"".join(varint(i) + varint(i) for i in range(len(keys)))
-    feature = field(1, 0, varint(1)) + field(2, 2, tags) + field(3, 0, varint(2)) + field(4, 2, geometry)
+    feature = field(1, 0, varint(1)) + field(2, 2, tags) + field(3, 0, varint(geometry_type)) + field(4, 2, geometry)
     body = field(15, 0, varint(2)) + field(1, 2, name.encode()) + field(2, 2, feature)
     for key in keys:
         body += field(3, 2, key.encode())
@@ -83,6 +97,8 @@ def main():
     parser.add_argument("--zoom", type=int, default=14)
     parser.add_argument("--lat", type=float, default=60.1699)
     parser.add_argument("--lon", type=float, default=24.9415)
+    parser.add_argument("--holes", type=int, default=0,
+                        help="write a water polygon with this many holes instead of the road")
     parser.add_argument("--no-names", action="store_true",
                         help="leave out transportation_name, so only the road is drawn (no labels)")
     args = parser.parse_args()
@@ -91,10 +107,13 @@ def main():
     radius = 0 if args.tiles == 1 else 2
     for index, (x, y) in enumerate((cx + dx, cy + dy) for dy in range(-radius, radius + 1)
                                    for dx in range(-radius, radius + 1)):
-        geometry = hostile_line(args.vertices, seed=index)
-        data = layer("transportation", geometry, ["class"], ["primary"])
-        if not args.no_names:
-            data += layer("transportation_name", geometry, ["class", "name:latin"], ["primary", "Hostile Road"])
+        if args.holes:
+            data = layer("water", polygon_with_holes(args.holes), [], [], geometry_type=3)
+        else:
+            data = layer("transportation", hostile_line(args.vertices, seed=index), ["class"], ["primary"])
+        if not args.no_names and not args.holes:
+            data += layer("transportation_name", hostile_line(args.vertices, seed=index), ["class", "name:latin"],
+                          ["primary", "Hostile Road"])
         folder = os.path.join(args.folder, str(args.zoom), str(x))
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, f"{y}.pbf"), "wb") as file:
