@@ -1,8 +1,8 @@
 /// What laying out one tile for a style may cost: **64 MiB of layout memory per tile**, and work
 /// in proportion to it.
 ///
-/// The layout of a real tile is far smaller (the densest bundled Helsinki tile takes 6 MiB with
-/// the day style), but a crafted tile, such as one road of a million vertices, would take
+/// The layout of a real tile is far smaller (the densest bundled Helsinki tile takes under 7 MiB
+/// with the day style), but a crafted tile, such as one road of a million vertices, would take
 /// gigabytes and minutes. The budget is kept by planning before anything is built:
 ///
 /// - Every style layer's bucket has a worst case per vertex, per part (line or ring) and per
