@@ -32,9 +32,16 @@ struct CollisionGrid {
     }
 
     private func cellRange(_ box: SIMD4<Float>) -> (ClosedRange<Int>, ClosedRange<Int>)? {
-        let x0 = max(0, Int(box.x / Self.cellSize)), y0 = max(0, Int(box.y / Self.cellSize))
-        let x1 = min(columns - 1, Int(box.z / Self.cellSize)), y1 = min(rows - 1, Int(box.w / Self.cellSize))
-        guard box.z >= 0, box.w >= 0, x0 <= x1, y0 <= y1 else { return nil }
+        // A style may size labels beyond any screen (text-size 1e30): clamp while still a float,
+        // since converting a float past Int's range traps. NaN boxes fail the comparisons.
+        guard columns > 0, rows > 0, box.z >= 0, box.w >= 0, box.x <= box.z, box.y <= box.w,
+              box.x < Float(columns) * Self.cellSize, box.y < Float(rows) * Self.cellSize else { return nil }
+        func cell(_ value: Float, _ count: Int) -> Int {
+            Int(min(max(value / Self.cellSize, 0), Float(count - 1)))
+        }
+        let x0 = cell(box.x, columns), y0 = cell(box.y, rows)
+        let x1 = cell(box.z, columns), y1 = cell(box.w, rows)
+        guard x0 <= x1, y0 <= y1 else { return nil }
         return (x0...x1, y0...y1)
     }
 

@@ -140,9 +140,10 @@ public actor MapRenderer {
         let store = TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
             style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom))
         let transform = self.transform
-        for tile in transform.coveringTiles(zoom: store.dataZoom(for: transform.camera.zoom)) {
-            _ = await store.layout(tile)
-        }
+        let covering = transform.coveringTiles(zoom: store.dataZoom(for: transform.camera.zoom))
+        // Queued together, so the loader's workers lay them out side by side.
+        for tile in covering { store.request(tile, frame: frameCounter) }
+        for tile in covering { _ = await store.layout(tile) }
         self.style = style
         tiles = store
         gpuTiles.removeAll()
@@ -178,10 +179,9 @@ public actor MapRenderer {
     /// Loads every tile the current camera needs, then draws.
     public func renderWhenLoaded() async -> FrameReport {
         let transform = self.transform
-        let zoom = tiles.dataZoom(for: transform.camera.zoom)
-        for tile in transform.coveringTiles(zoom: zoom) {
-            _ = await tiles.layout(tile)
-        }
+        let covering = transform.coveringTiles(zoom: tiles.dataZoom(for: transform.camera.zoom))
+        for tile in covering { tiles.request(tile, frame: frameCounter) }
+        for tile in covering { _ = await tiles.layout(tile) }
         return renderFrame()
     }
 
@@ -313,7 +313,7 @@ public actor MapRenderer {
                 continue
             }
             loading += 1
-            tiles.request(tile) { tileArrived?() }
+            tiles.request(tile, frame: frameCounter, loaded: tileArrived)
             var ancestor = tile.parent
             while let candidate = ancestor, candidate.z >= tiles.source.minZoom {
                 if let gpu = gpuTile(candidate) {

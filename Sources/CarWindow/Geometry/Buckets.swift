@@ -47,6 +47,8 @@ struct SymbolBucket: Sendable {
     var labels: [LabelCandidate] = []
     /// Lines that line labels follow, in tile units.
     var paths: [[SIMD2<Float>]] = []
+    /// Bytes of the shaped texts the labels share (one glyph array per labelled feature).
+    var textBytes = 0
 }
 
 /// A label before placement: shaped at the atlas's base size, scaled to the text size when drawn.
@@ -85,6 +87,9 @@ struct TileLayout: Sendable {
     let tile: TileID
     let extent: Int
     var buckets: [LayerBucket?]
+    /// What laying the tile out left out to keep it within its budget (decoding's cuts are in
+    /// the decoded tile's ``VectorTile/reductions``).
+    var reductions = TileReductions()
 }
 
 /// A run of a mesh's indices whose geometry lies in one cell of the tile. Views that show only
@@ -148,5 +153,56 @@ struct Chunker: Sendable {
             chunks.append(MeshChunk(indexStart: start, indexCount: end - start, bounds: bounds))
         }
         bounds = SIMD4(.infinity, .infinity, -.infinity, -.infinity)
+    }
+}
+
+// MARK: Memory
+
+extension TileLayout {
+    /// The bytes the layout's arrays hold, counted by capacity (what is allocated, not just used),
+    /// so that the per-tile budget can be checked against what a tile really costs.
+    var byteCount: Int {
+        buckets.reduce(0) { total, bucket in
+            switch bucket {
+            case .fill(let fill): total + fill.byteCount
+            case .line(let line): total + line.byteCount
+            case .extrusion(let extrusion): total + extrusion.byteCount
+            case .symbol(let symbol): total + symbol.byteCount
+            case nil: total
+            }
+        }
+    }
+}
+
+/// The bytes an array has allocated for its elements.
+func allocatedBytes<Element>(_ array: [Element]?) -> Int {
+    guard let array else { return 0 }
+    return array.capacity * MemoryLayout<Element>.stride
+}
+
+extension FillBucket {
+    var byteCount: Int {
+        allocatedBytes(positions) + allocatedBytes(indices) + allocatedBytes(colors) + allocatedBytes(outlineIndices)
+            + allocatedBytes(chunks) + allocatedBytes(outlineChunks)
+    }
+}
+
+extension LineBucket {
+    var byteCount: Int {
+        allocatedBytes(tessellation.vertices) + allocatedBytes(tessellation.indices) + allocatedBytes(colors)
+            + allocatedBytes(widths) + allocatedBytes(chunks)
+    }
+}
+
+extension ExtrusionBucket {
+    var byteCount: Int {
+        allocatedBytes(mesh.vertices) + allocatedBytes(mesh.indices) + allocatedBytes(heights) + allocatedBytes(colors)
+            + allocatedBytes(chunks)
+    }
+}
+
+extension SymbolBucket {
+    var byteCount: Int {
+        allocatedBytes(labels) + allocatedBytes(paths) + paths.reduce(0) { $0 + allocatedBytes($1) } + textBytes
     }
 }

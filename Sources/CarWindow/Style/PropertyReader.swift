@@ -42,13 +42,36 @@ struct PropertyReader {
                                     isFeatureDependent: compiler.usesFeature, warnings: compiler.warnings)
         if !expression.isZoomDependent && !expression.isFeatureDependent {
             let result = expression.evaluate(EvaluationContext(zoom: 0))
-            guard let value = T(styleValue: result) else {
-                throw .wrongType(path: path, expected: kind.name, found: result.typeName)
+            if let value = T(styleValue: result) { return .constant(value) }
+            // The type is right but the arithmetic is not (["/", 1, 0]): MapLibre draws with the
+            // default, as it does when the same expression depends on the zoom.
+            if result.hasNonFiniteNumber {
+                warn(StyleWarning(path: path, message: "the expression gives \(result), which is not a finite number; the property uses its default value instead"))
+                return .constant(defaultValue)
             }
-            return .constant(value)
+            throw .wrongType(path: path, expected: kind.name, found: Self.typeDescription(result, kind: kind))
         }
         return .expression(PropertyExpression(expression: expression, defaultValue: defaultValue, path: path,
                                               logger: logger, convert: { T(styleValue: $0) }))
+    }
+
+    /// The type of an expression result as errors name it. An array of the wrong elements names
+    /// the first wrong one ("an array containing a string"), since "should be an array of numbers
+    /// but is an array" would not say what is wrong.
+    private static func typeDescription(_ value: StyleValue, kind: ValueKind) -> String {
+        guard case .array(let elements) = value else { return value.typeName }
+        let wanted: String
+        switch kind {
+        case .numberArray: wanted = "number"
+        case .stringArray: wanted = "string"
+        default: return value.typeName
+        }
+        guard let odd = elements.first(where: { $0.typeName != wanted }) else { return value.typeName }
+        switch odd.typeName {
+        case "null": return "array containing null"
+        case "array": return "array containing an array"
+        default: return "array containing a \(odd.typeName)"
+        }
     }
 
     /// The current default of a property, whichever form it is in.

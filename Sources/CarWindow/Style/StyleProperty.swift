@@ -69,7 +69,11 @@ public final class PropertyExpression<T: Sendable>: Sendable {
         // Null is how a missing feature property or a failed runtime check shows up; MapLibre
         // silently uses the default for it, so only report real type mismatches.
         if result != .null, !reported.exchange(true, ordering: .relaxed) {
-            logger?.warning("\(path): the expression produced \(result.typeName) \"\(result)\", not a value this property accepts; using the default")
+            if result.hasNonFiniteNumber {
+                logger?.warning("\(path): the expression gave \(result), which is not a finite number, at zoom \(StyleValue.format(context.zoom)); the property uses its default wherever that happens")
+            } else {
+                logger?.warning("\(path): the expression produced \(result.typeName) \"\(result)\", not a value this property accepts; using the default")
+            }
         }
         return defaultValue
     }
@@ -84,7 +88,7 @@ protocol StylePropertyValue: Sendable {
 extension Double: StylePropertyValue {
     static var valueKind: ValueKind { .number }
     init?(styleValue: StyleValue) {
-        guard case .number(let number) = styleValue, number.isFinite else { return nil }
+        guard case .number(let number) = styleValue, StyleValue.isDrawable(number) else { return nil }
         self = number
     }
 }

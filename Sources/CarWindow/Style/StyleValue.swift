@@ -42,6 +42,22 @@ public enum StyleValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether this is a number, or an array holding one, that the renderer's 32-bit floats cannot
+    /// carry: NaN, an infinity, or a magnitude beyond `Float`'s range. Arithmetic such as
+    /// `["/", 1, 0]` produces them; properties then take their default, as MapLibre does.
+    var hasNonFiniteNumber: Bool {
+        switch self {
+        case .number(let value): !Self.isDrawable(value)
+        case .array(let values): values.contains { $0.hasNonFiniteNumber }
+        case .null, .bool, .string, .color: false
+        }
+    }
+
+    /// Whether `value` stays finite as the `Float` the renderer hands to GL.
+    static func isDrawable(_ value: Double) -> Bool {
+        Float(value).isFinite
+    }
+
     /// A feature property as an expression value; every numeric encoding becomes a number.
     public init(_ value: FeatureValue) {
         switch value {

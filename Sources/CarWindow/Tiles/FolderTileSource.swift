@@ -18,7 +18,7 @@ public final class FolderTileSource: TileSource {
     private let flipsRows: Bool
 
     /// Larger tile files are refused rather than read, so a stray huge file cannot exhaust memory.
-    static let maxTileFileSize = 64 << 20
+    static let maxTileFileSize = VectorTileLimits.standard.maximumBytes
     private static let logger = Logger(label: "carwindow.tiles")
 
     /// The TileJSON fields this source uses; every one is optional.
@@ -95,7 +95,7 @@ public final class FolderTileSource: TileSource {
             let file = column.appendingPathComponent("\(row).\(fileExtension)")
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path) else { continue }
             if let size = attributes[.size] as? Int, size > Self.maxTileFileSize {
-                throw .corruptTile(tile, "\(file.path) is \(size) bytes, more than any tile can be")
+                throw .corruptTile(tile, "\(file.path) is \(size) bytes, more than the \(Self.maxTileFileSize) a tile may have")
             }
             let bytes: Data
             do {

@@ -163,8 +163,9 @@ private struct Connection {
         if status == SQLITE_DONE { return nil }
         guard status == SQLITE_ROW else { throw error(status) }
         let count = Int(sqlite3_column_bytes(tileQuery, 0))
-        guard count <= Gzip.defaultLimit else {
-            throw .corruptTile(TileID(z: z, x: column, y: (1 << z) - 1 - row), "stored tile is \(count) bytes, more than any tile can be")
+        let limit = VectorTileLimits.standard.maximumBytes
+        guard count <= limit else {
+            throw .corruptTile(TileID(z: z, x: column, y: (1 << z) - 1 - row), "stored tile is \(count) bytes, more than the \(limit) a tile may have")
         }
         guard count > 0, let blob = sqlite3_column_blob(tileQuery, 0) else { return Data() }
         return Data(bytes: blob, count: count)

@@ -260,6 +260,10 @@ public final class PMTilesSource: TileSource {
         for _ in 0..<Self.maxDirectoryDepth {
             guard let entry = PMTilesEntry.find(tileID, in: entries) else { return nil }
             if entry.runLength > 0 {
+                let limit = VectorTileLimits.standard.maximumBytes
+                guard entry.length <= UInt64(limit) else {
+                    throw .corruptTile(tile, "stored tile is \(entry.length) bytes, more than the \(limit) a tile may have")
+                }
                 let bytes = try slice(of: header.tileData, offset: entry.offset, length: entry.length,
                                       orThrow: .corruptTile(tile, "tile data lies outside the file"))
                 return try inflateTile(bytes, tile: tile)
@@ -273,7 +277,11 @@ public final class PMTilesSource: TileSource {
         switch header.tileCompression {
         case .none: return bytes
         case .gzip:
-            do { return try Gzip.decompress(bytes) } catch { throw .corruptTile(tile, error.description) }
+            do {
+                return try Gzip.decompress(bytes, limit: VectorTileLimits.standard.maximumBytes)
+            } catch {
+                throw .corruptTile(tile, error.description)
+            }
         default: return try inflateIfNeeded(bytes, tile: tile)
         }
     }

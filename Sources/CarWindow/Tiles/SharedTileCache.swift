@@ -15,6 +15,8 @@ public final class SharedTileCache: TileSource {
     public let source: any TileSource
     /// How many decoded tiles stay cached.
     public let capacity: Int
+    /// How many bytes of decoded tiles stay cached, about (see the init).
+    public let byteCapacity: Int
 
     /// One tile's cache entry. Its own lock makes a second map that asks for a tile being
     /// decoded wait for that decode instead of decoding it again.
@@ -22,17 +24,27 @@ public final class SharedTileCache: TileSource {
         let tile = Mutex<Result<VectorTile?, TileSourceError>?>(nil)
     }
     private struct State {
-        var slots: [TileID: (slot: Slot, lastUse: UInt64)] = [:]
+        var slots: [TileID: (slot: Slot, lastUse: UInt64, bytes: Int)] = [:]
+        var bytes = 0
         var clock: UInt64 = 0
         var hits = 0
         var misses = 0
+
+        mutating func remove(_ tile: TileID) {
+            guard let removed = slots.removeValue(forKey: tile) else { return }
+            bytes -= removed.bytes
+        }
     }
     private let state = Mutex(State())
 
-    /// Caches up to `capacity` decoded tiles of `source` (at least 16).
-    public init(source: any TileSource, capacity: Int = 256) {
+    /// Caches up to `capacity` decoded tiles of `source` (at least 16), and no more than about
+    /// `byteCapacity` bytes of them (at least 1 MiB; the tile decoded last always stays): real
+    /// tiles take tens to hundreds of KiB decoded, but one at the decoding limits takes about
+    /// 40 MiB, so the bytes bound the cache when the tiles are hostile.
+    public init(source: any TileSource, capacity: Int = 256, byteCapacity: Int = 512 << 20) {
         self.source = source
         self.capacity = max(capacity, 16)
+        self.byteCapacity = max(byteCapacity, 1 << 20)
     }
 
     public var name: String { source.name }
@@ -54,10 +66,10 @@ public final class SharedTileCache: TileSource {
                 return existing.slot
             }
             let slot = Slot()
-            state.slots[tile] = (slot, state.clock)
+            state.slots[tile] = (slot, state.clock, 0)
             if state.slots.count > capacity,
                let oldest = state.slots.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
-                state.slots[oldest] = nil
+                state.remove(oldest)
             }
             return slot
         }
@@ -72,11 +84,30 @@ public final class SharedTileCache: TileSource {
             if case .success = result { cached = result }
             return (result, false)
         }
+        // Counted once, by the caller that decoded it.
+        let decodedBytes = wasCached ? nil : (try? result.get())??.byteEstimate
         state.withLock { state in
             if wasCached { state.hits += 1 } else { state.misses += 1 }
-            if case .failure = result { state.slots[tile] = nil }
+            switch result {
+            case .failure:
+                if state.slots[tile]?.slot === slot { state.remove(tile) }
+            case .success:
+                guard let bytes = decodedBytes, state.slots[tile]?.slot === slot else { break }
+                state.slots[tile]?.bytes = bytes
+                state.bytes += bytes
+                while state.bytes > byteCapacity, state.slots.count > 1,
+                      let oldest = state.slots.filter({ $0.key != tile })
+                          .min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+                    state.remove(oldest)
+                }
+            }
         }
         return try result.get()
+    }
+
+    /// Bytes of decoded tiles the cache holds now, about.
+    var cachedBytes: Int {
+        state.withLock { $0.bytes }
     }
 
     /// Lookups served from the cache and lookups that went to the source, since it was made.

@@ -33,8 +33,12 @@ public enum TileDecodingError: Error, Equatable, Sendable, CustomStringConvertib
     case invalidGeometry(layer: String, feature: Int, reason: String)
     /// Accumulated coordinate deltas leave the 32-bit range.
     case coordinateOverflow(layer: String, feature: Int)
-    /// Gzip-compressed tile data could not be inflated.
+    /// Gzip-compressed tile data could not be inflated (or would inflate past the size limit).
     case decompressionFailed(GzipError)
+    /// The tile has more bytes than any tile may have.
+    case tooLarge(bytes: Int, limit: Int)
+    /// The tile's layers have more keys and values than any tile may have.
+    case tooManyTableEntries(layer: String, limit: Int)
 
     /// What went wrong and what to do about it, for logs and error messages.
     public var description: String {
@@ -74,6 +78,10 @@ public enum TileDecodingError: Error, Equatable, Sendable, CustomStringConvertib
             return "Feature #\(feature) of layer '\(layer)' has coordinates beyond 32 bits; \(advice)."
         case .decompressionFailed(let error):
             return "Vector tile could not be inflated: \(error)"
+        case .tooLarge(let bytes, let limit):
+            return "Vector tile is \(bytes) bytes, more than the \(limit) a tile may have; split the data into more zoom levels or tiles (tippecanoe and planetiler keep tiles near 500 KiB)."
+        case .tooManyTableEntries(let layer, let limit):
+            return "Vector tile layer '\(layer)' brings the tile past \(limit) keys and values, more than a tile may have; \(advice)."
         }
     }
 }

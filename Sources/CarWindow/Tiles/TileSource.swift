@@ -125,11 +125,12 @@ public func openTileSource(at url: URL) throws(TileSourceError) -> any TileSourc
 }
 
 /// Tile stores hold tiles raw or gzip compressed, often without saying which, so every source
-/// checks the magic bytes of each tile.
+/// checks the magic bytes of each tile. Inflating stops at the most bytes a tile may have, so a
+/// decompression bomb costs no more than a large tile.
 func inflateIfNeeded(_ data: Data, tile: TileID) throws(TileSourceError) -> Data {
     guard Gzip.isCompressed(data) else { return data }
     do {
-        return try Gzip.decompress(data)
+        return try Gzip.decompress(data, limit: VectorTileLimits.standard.maximumBytes)
     } catch {
         throw .corruptTile(tile, error.description)
     }

@@ -1,6 +1,8 @@
 /// A decoded Mapbox Vector Tile (specification 2.1): named layers of features.
 public struct VectorTile: Sendable {
     public var layers: [VectorTileLayer]
+    /// What decoding left out or thinned to keep the tile within its limits; empty for real tiles.
+    public var reductions = TileReductions()
 
     public init(layers: [VectorTileLayer]) {
         self.layers = layers
@@ -9,6 +11,21 @@ public struct VectorTile: Sendable {
     /// The layer called `name`, if the tile has one.
     public func layer(named name: String) -> VectorTileLayer? {
         layers.first { $0.name == name }
+    }
+
+    /// About how many bytes the decoded tile holds: its points, part arrays and features with
+    /// their property tables. Caches bound their memory with it.
+    var byteEstimate: Int {
+        var bytes = 0
+        for layer in layers {
+            bytes += 64 + layer.features.count * MemoryLayout<VectorTileFeature>.stride
+            for feature in layer.features {
+                // A dictionary entry of a string key and a value, with the table's slack.
+                bytes += 32 + feature.properties.count * 64 + feature.geometry.count * 40
+                for part in feature.geometry { bytes += part.count * MemoryLayout<TilePoint>.stride }
+            }
+        }
+        return bytes
     }
 }
 
