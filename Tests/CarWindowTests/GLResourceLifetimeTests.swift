@@ -20,7 +20,10 @@ import Testing
     /// Waits for the encoder threads of finished streams to end (a stop lets them go; they
     /// leave a moment later), then counts.
     static func settledCensus() async -> ProcessResourceCensus {
-        _ = await ProjectionSessionTests.eventually(10) { RenderThread.running(named: "carwindow.encode") == 0 }
+        // A released map's tile workers finish the load in hand before they end.
+        _ = await ProjectionSessionTests.eventually(10) {
+            RenderThread.running(named: "carwindow.encode") == 0 && TileLoader.runningWorkers == 0
+        }
         return ProcessResourceCensus.now()
     }
 
@@ -65,6 +68,7 @@ import Testing
         #expect(after.fileDescriptors == before.fileDescriptors, "before: \(before)\nafter: \(after)")
         #expect(RenderThread.running(named: "carwindow.encode") == 0, "encoder threads left running")
         #expect(RenderThread.running(named: "carwindow.render") == 1, "the shared context's render thread only")
+        #expect(TileLoader.runningWorkers == 0, "tile workers left running")
         #expect(abs(after.threads - before.threads) <= Self.pooledThreadTolerance, "before: \(before)\nafter: \(after)")
         print("resource census before: \(before)\nafter: \(after)")
         await context.shutdown()

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Loads, decodes and lays out tiles on a fixed pool of worker threads and keeps a bounded cache
 /// of the results.
@@ -262,8 +263,14 @@ final class TileLoader: @unchecked Sendable {
         // Otherwise every worker is busy and takes the job when it finishes its own.
     }
 
+    /// Worker threads running now, in every loader: a census for leak tests.
+    package static var runningWorkers: Int { workerCensus.withLock { $0 } }
+    private static let workerCensus = Mutex(0)
+
     /// A worker's loop: take the oldest job still wanted, load it, deliver it; end on shut-down.
     private func work() {
+        Self.workerCensus.withLock { $0 += 1 }
+        defer { Self.workerCensus.withLock { $0 -= 1 } }
         condition.lock()
         while true {
             guard let tile = nextTile() else {
