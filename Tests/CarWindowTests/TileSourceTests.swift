@@ -352,6 +352,10 @@ enum PMTilesWriter {
             return
         }
         #expect(path == textMBTiles.path && reason.contains("not a database"))
+        // A refused file is closed again: opening it over and over keeps no descriptor.
+        let descriptorsBefore = ProcessResourceCensus.now().fileDescriptors
+        for _ in 0..<50 { _ = try? openTileSource(at: textMBTiles) }
+        #expect(ProcessResourceCensus.now().fileDescriptors == descriptorsBefore)
 
         // SQLite treats an empty file as an empty database, which has no tiles table.
         let emptyMBTiles = folder.appendingPathComponent("empty.mbtiles")

@@ -28,10 +28,18 @@ public final class MBTilesSource: TileSource {
             throw .unreadable(path: path, reason: "permission denied")
         }
         var connection = try Connection(path: path)
-        // The first statement is where SQLite notices that a file is not a database at all.
-        let metadata = try connection.metadata()
-        guard let zoomRange = try connection.zoomRange() else { throw .emptySource(path: path) }
-        try connection.prepareTileQuery()
+        let metadata: [String: String], zoomRange: ClosedRange<Int>
+        do throws(TileSourceError) {
+            // The first statement is where SQLite notices that a file is not a database at all.
+            metadata = try connection.metadata()
+            guard let range = try connection.zoomRange() else { throw .emptySource(path: path) }
+            zoomRange = range
+            try connection.prepareTileQuery()
+        } catch {
+            // Nothing owns the handle yet: a refused file must not keep it open.
+            connection.close()
+            throw error
+        }
 
         minZoom = metadata["minzoom"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? zoomRange.lowerBound
         maxZoom = metadata["maxzoom"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? zoomRange.upperBound
