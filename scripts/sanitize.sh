@@ -15,8 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-thread_suites=${SANITIZE_THREAD_SUITES:-'ProjectionSessionTests|SDLLinkTests|SDLProjectionLinkTests|FramePacerTests'}
-address_suites=${SANITIZE_ADDRESS_SUITES:-'SDLCodecTests|H264BitstreamTests|SkipPictureStreamTests|VectorTileDecodingTests|TileSourceTests|TileFuzzTests|TileIDTests'}
+thread_suites=${SANITIZE_THREAD_SUITES:-'ProjectionSessionTests|SessionLifecycleRaceTests|SDLLinkTests|SDLHostileHeadUnitTests|SDLProjectionLinkTests|FramePacerTests'}
+address_suites=${SANITIZE_ADDRESS_SUITES:-'SDLCodecTests|SDLHostileHeadUnitTests|NonFiniteStyleValueTests|H264BitstreamTests|SkipPictureStreamTests|VectorTileDecodingTests|TileSourceTests|TileFuzzTests|TileIDTests'}
 kinds=("$@")
 (( ${#kinds[@]} )) || kinds=(thread address)
 
