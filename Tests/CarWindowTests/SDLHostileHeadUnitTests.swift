@@ -199,6 +199,22 @@ struct SDLHostileHeadUnitTests {
 }
 
 extension SDLHostileHeadUnitTests {
+    /// Request timers and the old transport's reader and writer end with `stop()`, so a stopped
+    /// connection is freed at once instead of living on until its last timeout.
+    @Test func aStoppedConnectionIsReleasedAtOnce() async throws {
+        let simulator = HeadUnitSimulator(configuration: SDLLinkTests.simulatorConfiguration())
+        let port = try await simulator.start()
+        var connection: SDLConnection? = SDLConnection(
+            configuration: .init(appName: "x", appID: "x", videoCandidates: [], reconnect: .never, requestTimeout: .seconds(30)),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port) })
+        weak let released = connection
+        try await connection?.start()
+        await connection?.stop()
+        connection = nil
+        #expect(released == nil, "something of the stopped connection still holds it")
+        await simulator.stop()
+    }
+
     /// The simulator's side faces an app it cannot trust either.
     @Test func aFragmentedNALUnitThatNeverEndsIsDroppedAtItsBound() {
         func framed(_ payload: [UInt8]) -> [UInt8] {

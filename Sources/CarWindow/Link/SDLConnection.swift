@@ -103,6 +103,9 @@ public actor SDLConnection {
     private var parser = SDLFrameParser(maximumFramePayload: SDLConnection.defaultMTU)
     private var assembler = SDLMessageAssembler(maximumMessageSize: 4 << 20, maximumFramePayload: SDLConnection.defaultMTU)
     private var readerTask: Task<Void, Never>?
+    /// The reader and writer of the current transport and of closed ones not yet seen to end:
+    /// ``stop()`` and the next connect wait for them, so nothing of an old transport runs on.
+    private var transportTasks: [Task<Void, Never>] = []
     private var reconnectTask: Task<Void, Never>?
     private var videoSenderTask: Task<Void, Never>?
     private var videoStartTask: Task<Void, Never>?
@@ -171,6 +174,7 @@ public actor SDLConnection {
             _ = try? await request(.unregisterAppInterface, parameters: [String: String](), timeout: .seconds(1))
         }
         teardown()
+        await awaitClosedTransportTasks()
         eventSink.yield(.stopped)
         eventSink.finish()
     }
@@ -275,6 +279,7 @@ public actor SDLConnection {
 
     private func establish() async throws(SDLConnectionError) {
         teardown()
+        await awaitClosedTransportTasks()
         generation += 1
         lossReason = nil
         let transport = makeTransport()
@@ -336,8 +341,16 @@ public actor SDLConnection {
         }
     }
 
+    /// Waits for the reader and writer of closed transports to end (a closed transport fails
+    /// their pending calls at once).
+    private func awaitClosedTransportTasks() async {
+        let tasks = transportTasks
+        transportTasks.removeAll()
+        for task in tasks { await task.value }
+    }
+
     private func startReader(_ transport: any SDLTransport, generation: Int) {
-        readerTask = Task { [weak self] in
+        let reader = Task { [weak self] in
             while !Task.isCancelled {
                 do throws(SDLTransportError) {
                     let bytes = try await transport.read(maximumCount: 65_536)
@@ -349,6 +362,8 @@ public actor SDLConnection {
                 }
             }
         }
+        readerTask = reader
+        transportTasks.append(reader)
     }
 
     /// Writes the queued control and RPC messages of this transport in order; a failed write
@@ -356,7 +371,7 @@ public actor SDLConnection {
     private func startWriter(_ transport: any SDLTransport, generation: Int) {
         let queue = SDLOutgoingQueue(limits: configuration.outgoingQueueLimits)
         outgoing = queue
-        Task {
+        transportTasks.append(Task {
             while let bytes = await queue.next() {
                 do throws(SDLTransportError) {
                     try await transport.write(bytes)
@@ -365,7 +380,7 @@ public actor SDLConnection {
                     return
                 }
             }
-        }
+        })
     }
 
     // MARK: Receiving
@@ -618,17 +633,18 @@ public actor SDLConnection {
         nextControlToken += 1
         let token = nextControlToken
         let timeout = configuration.requestTimeout
+        // The timer neither outlives the answer nor keeps a stopped connection alive.
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            await self?.failControl(key, token: token, with: .timedOut("\(info) on the \(service) service"))
+        }
+        defer { timer.cancel() }
         let result: Result<SDLMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
             pendingControl[key] = (token, continuation)
             do throws(SDLConnectionError) {
                 try enqueue(message, mtu: sessionMTU)
             } catch {
                 failControl(key, token: token, with: error)
-                return
-            }
-            Task {
-                try? await Task.sleep(for: timeout)
-                self.failControl(key, token: token, with: .timedOut("\(info) on the \(service) service"))
             }
         }
         return try result.get()
@@ -654,17 +670,17 @@ public actor SDLConnection {
         let message = SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: session.sessionID,
                                  messageID: takeMessageID(), payload: rpc.encoded())
         let limit = timeout ?? configuration.requestTimeout
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: limit)) != nil else { return }
+            await self?.failRequest(correlationID, with: .timedOut("\(function) request \(correlationID)"))
+        }
+        defer { timer.cancel() }
         let result: Result<SDLRPCMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
             pendingRequests[correlationID] = continuation
             do throws(SDLConnectionError) {
                 try enqueue(message, mtu: sessionMTU)
             } catch {
                 failRequest(correlationID, with: error)
-                return
-            }
-            Task {
-                try? await Task.sleep(for: limit)
-                self.failRequest(correlationID, with: .timedOut("\(function) request \(correlationID)"))
             }
         }
         return try result.get()
