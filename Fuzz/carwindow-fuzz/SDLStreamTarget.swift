@@ -78,8 +78,7 @@ private struct LinkModel {
         case (.startServiceACK, .rpc):
             guard let document = try? BSONDocument(decoding: message.payload) else { return false }
             let session = SDLSessionInfo(ack: document, sessionID: message.sessionID)
-            let major = session.protocolVersion.flatMap { $0.split(separator: ".").first }.flatMap { UInt8($0) } ?? message.version
-            protocolVersion = min(max(major, 2), 5)
+            protocolVersion = SDLConnection.negotiatedProtocolVersion(session, headerVersion: message.version)
             sessionMTU = SDLConnection.negotiatedMTU(session.mtu, otherwise: SDLConnection.defaultMTU)
             videoMTU = sessionMTU
             let incomingLimit = SDLConnection.incomingFramePayloadLimit(sessionMTU: sessionMTU)

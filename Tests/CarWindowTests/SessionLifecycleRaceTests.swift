@@ -3,21 +3,6 @@ import Synchronization
 import Testing
 @testable import CarWindow
 
-/// SplitMix64: a small seeded generator, so a failing seed replays the same calls.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-}
-
 /// Makes a new sink for every stream start and keeps what each received, cut into segments at
 /// every `streamWillStart` (a start, a resume, a resize): each segment must decode on its own.
 final class SegmentRecorder: Sendable {
@@ -131,7 +116,7 @@ final class FirstOutcome<T: Sendable>: Sendable {
         case stop
         case pause(milliseconds: Int)
 
-        static func random(using generator: inout SeededGenerator) -> Operation {
+        static func random(using generator: inout SplitMix64) -> Operation {
             let size = Int.random(in: 0..<SessionLifecycleRaceTests.sizes.count, using: &generator)
             switch Int.random(in: 0..<20, using: &generator) {
             case 0...2: return .connect(size: size)
@@ -260,7 +245,7 @@ final class FirstOutcome<T: Sendable>: Sendable {
         configuration.refinementFrames = 1
         let session = ProjectionSession(configuration: configuration, context: context)
         let log = EventLog(session)
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         for round in 0..<6 {
             // Plans come from the seed before anything runs, so a failing seed replays them.
             let plans = (0..<4).map { _ in (0..<6).map { _ in Operation.random(using: &generator) } }

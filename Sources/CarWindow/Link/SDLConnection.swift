@@ -308,8 +308,7 @@ public actor SDLConnection {
             throw .protocolViolation(.badControlPayload(service: .rpc, info: .startServiceACK, error))
         }
         let info = SDLSessionInfo(ack: document, sessionID: ack.sessionID)
-        let major = info.protocolVersion.flatMap { $0.split(separator: ".").first }.flatMap { UInt8($0) } ?? ack.version
-        protocolVersion = min(max(major, 2), 5)
+        protocolVersion = Self.negotiatedProtocolVersion(info, headerVersion: ack.version)
         sessionMTU = Self.negotiatedMTU(info.mtu, otherwise: Self.defaultMTU)
         videoMTU = sessionMTU
         let incomingLimit = Self.incomingFramePayloadLimit(sessionMTU: sessionMTU)
@@ -562,6 +561,13 @@ public actor SDLConnection {
     /// The payload per frame for a negotiated MTU. Head units differ on whether `mtu` counts the
     /// 12-byte header; leaving it out of the payload fits both readings.
     package static func framePayload(forMTU mtu: Int) -> Int { max(1, mtu - SDLFrameHeader.size) }
+
+    /// The protocol version to speak after the RPC StartServiceACK: the major number of its
+    /// `protocolVersion` (else the ACK header's version), within 2...5.
+    package static func negotiatedProtocolVersion(_ info: SDLSessionInfo, headerVersion: UInt8) -> UInt8 {
+        let major = info.protocolVersion.flatMap { $0.split(separator: ".").first }.flatMap { UInt8($0) } ?? headerVersion
+        return min(max(major, 2), 5)
+    }
 
     /// The MTU a StartServiceACK's `mtu` sets, clamped into what this side works with
     /// (64...131,084 bytes), or `fallback` when the ACK has none. The fuzz target for the link
