@@ -11,7 +11,7 @@ final class RecordingSink: VideoSink, Sendable {
     }
     private struct State {
         var received: [Received] = []
-        var starts: [StreamResolution] = []
+        var starts: [VideoSize] = []
         var stops = 0
         var closed = false
     }
@@ -26,11 +26,11 @@ final class RecordingSink: VideoSink, Sendable {
     }
 
     func close() { state.withLock { $0.closed = true } }
-    func streamWillStart(_ stream: StreamResolution) throws(SinkError) { state.withLock { $0.starts.append(stream) } }
+    func streamWillStart(_ size: VideoSize) throws(SinkError) { state.withLock { $0.starts.append(size) } }
     func streamDidStop() { state.withLock { $0.stops += 1 } }
 
     var received: [Received] { state.withLock { $0.received } }
-    var starts: [StreamResolution] { state.withLock { $0.starts } }
+    var starts: [VideoSize] { state.withLock { $0.starts } }
     var stops: Int { state.withLock { $0.stops } }
     var bytes: [UInt8] { received.flatMap(\.unit.data) }
     func received(after time: Double) -> [Received] { received.filter { $0.time > time } }

@@ -70,9 +70,9 @@ final class SegmentRecorder: Sendable {
             }
         }
 
-        func streamWillStart(_ stream: StreamResolution) throws(SinkError) {
+        func streamWillStart(_ size: VideoSize) throws(SinkError) {
             recorder.state.withLock { state in
-                state.segments.append(Segment(size: stream.encodedSize))
+                state.segments.append(Segment(size: ImageResolution(width: size.width, height: size.height)))
                 state.openSegmentOwner = id
             }
         }

@@ -80,24 +80,6 @@ public struct EncoderSettings: Sendable, Equatable {
     }
 }
 
-/// One encoded picture: Annex-B NAL units (start codes included), SPS and PPS in front of every IDR.
-public struct AccessUnit: Sendable {
-    public var data: [UInt8]
-    /// Whether it holds an IDR picture (decoding can start here).
-    public var isKeyframe: Bool
-    /// Presentation time in seconds.
-    public var presentationTime: Double
-    /// Counts pictures given to the encoder, from 0.
-    public var frameNumber: Int
-
-    public init(data: [UInt8], isKeyframe: Bool, presentationTime: Double, frameNumber: Int) {
-        self.data = data
-        self.isKeyframe = isKeyframe
-        self.presentationTime = presentationTime
-        self.frameNumber = frameNumber
-    }
-}
-
 /// Errors of encoding, each saying what went wrong and what to do.
 public enum EncoderError: Error, CustomStringConvertible, Equatable {
     /// A setting cannot be encoded.

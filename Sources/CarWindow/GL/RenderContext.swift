@@ -96,18 +96,3 @@ struct EGLDisplayHandle: @unchecked Sendable {
     // Only used on the render thread; the pointer itself is an immutable handle.
     let raw: EGLDisplay
 }
-
-extension RenderThread {
-    /// Runs a plain closure on the thread, outside any actor: only for set-up before the actor
-    /// that owns the context exists.
-    func enqueueTask(_ body: @escaping @Sendable () -> Void) {
-        Task.detached(executorPreference: TaskExecutorAdapter(self)) { body() }
-    }
-}
-
-/// Lets a detached task run on the render thread.
-private final class TaskExecutorAdapter: TaskExecutor, @unchecked Sendable {
-    let thread: RenderThread
-    init(_ thread: RenderThread) { self.thread = thread }
-    func enqueue(_ job: consuming ExecutorJob) { thread.enqueue(job) }
-}

@@ -85,6 +85,8 @@ public struct StreamResolution: Sendable, Equatable {
     public var displaySize: ImageResolution
     /// What we render and encode: `displaySize / scale`, rounded, then made even for 4:2:0.
     public var encodedSize: ImageResolution
+    /// ``encodedSize`` as the size sinks are told about.
+    public var videoSize: VideoSize { VideoSize(width: encodedSize.width, height: encodedSize.height) }
     /// Display pixels per encoded pixel, already clamped to 1...10.
     public var scale: Double
     /// The capability this came from, nested fields inherited (see

@@ -156,7 +156,7 @@ public actor ProjectionSession {
             let stage = try await makeEncoderStage(settings: settings)
             do throws(SinkError) {
                 let sink = try configuration.makeSink(stream)
-                try sink.streamWillStart(stream)
+                try sink.streamWillStart(stream.videoSize)
                 self.sink = sink
             } catch {
                 await finishEncoderStage(stage)
@@ -186,7 +186,7 @@ public actor ProjectionSession {
         try await oneAtATime { () throws(ProjectionSessionError) in
             guard state == .suspended, let stream else { throw fail(.invalidState(operation: "resume", state: state)) }
             do throws(SinkError) {
-                try sink?.streamWillStart(stream)
+                try sink?.streamWillStart(stream.videoSize)
             } catch {
                 throw fail(.sink(error))
             }
@@ -255,7 +255,7 @@ public actor ProjectionSession {
             encoder = try await makeEncoderStage(settings: settings)
             if wasStreaming {
                 do {
-                    try sink?.streamWillStart(chosen)
+                    try sink?.streamWillStart(chosen.videoSize)
                 } catch {
                     throw fail(.sink(error))
                 }

@@ -91,11 +91,11 @@ public final class TeeSink: VideoSink {
 
     /// Starts every working output; one that refuses is dropped, and the tee refuses only when
     /// none is left.
-    public func streamWillStart(_ stream: StreamResolution) throws(SinkError) {
+    public func streamWillStart(_ size: VideoSize) throws(SinkError) {
         var lastError: SinkError?
         for index in sinks.indices where working[index] {
             do {
-                try sinks[index].streamWillStart(stream)
+                try sinks[index].streamWillStart(size)
             } catch {
                 lastError = error
                 drop(index, because: error)

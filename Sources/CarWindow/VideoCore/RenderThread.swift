@@ -116,3 +116,18 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
         condition.unlock()
     }
 }
+
+extension RenderThread {
+    /// Runs a plain closure on the thread, outside any actor: only for set-up before the actor
+    /// that owns the context exists.
+    func enqueueTask(_ body: @escaping @Sendable () -> Void) {
+        Task.detached(executorPreference: TaskExecutorAdapter(self)) { body() }
+    }
+}
+
+/// Lets a detached task run on the render thread.
+private final class TaskExecutorAdapter: TaskExecutor, @unchecked Sendable {
+    let thread: RenderThread
+    init(_ thread: RenderThread) { self.thread = thread }
+    func enqueue(_ job: consuming ExecutorJob) { thread.enqueue(job) }
+}

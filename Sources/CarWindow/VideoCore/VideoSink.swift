@@ -15,10 +15,10 @@ public protocol VideoSink: AnyObject {
     func write(_ unit: AccessUnit) throws(SinkError)
     /// Releases the file or socket; later writes throw ``SinkError/closed(_:)``. Calling it twice is harmless.
     func close()
-    /// A stream is about to begin at `stream`'s size; its first access unit is an IDR. A
+    /// A stream of `size` pictures is about to begin; its first access unit is an IDR. A
     /// head-unit link starts its video service here; files and RTP need nothing (the default).
     /// Throwing refuses the stream: the session reports the error and does not stream.
-    func streamWillStart(_ stream: StreamResolution) throws(SinkError)
+    func streamWillStart(_ size: VideoSize) throws(SinkError)
     /// The stream paused or ended (suspension, a resize, a stop); a later
     /// ``streamWillStart(_:)`` may follow. The default does nothing.
     func streamDidStop()
@@ -40,7 +40,7 @@ extension VideoSink {
     public var needsKeyframe: Bool { false }
     public var failure: SinkError? { nil }
     public func takeOutputErrors() -> [SinkError] { [] }
-    public func streamWillStart(_ stream: StreamResolution) throws(SinkError) {}
+    public func streamWillStart(_ size: VideoSize) throws(SinkError) {}
     public func streamDidStop() {}
 }
 
