@@ -3,6 +3,7 @@ import CarWindow
 import Foundation
 import Glibc
 import Logging
+import SystemPackage
 
 /// `carwindow render`: one frame to a PNG.
 struct RenderCommand: AsyncParsableCommand {
@@ -95,7 +96,7 @@ struct RenderCommand: AsyncParsableCommand {
         guard rename(temporary.path, url.path) == 0 else {
             let error = Errno(rawValue: errno)
             unlink(temporary.path)
-            throw CommandFailure(description: "cannot put the PNG at \(url.path): \(error); choose another path",
+            throw CommandFailure(description: "cannot put the PNG at \(url.path): \(error.nameAndText); choose another path",
                                  exitStatus: ExitStatus.cannotCreate)
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CarWindow
+import SystemPackage
 
 /// The MP4 file sink: real OpenH264 streams with irregular times written to MP4 and read back by
 /// FFmpeg (ffprobe's frame times, packet key flags and sizes; ffmpeg decoding every picture), our

@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import CarWindow
+import SystemPackage
 
 /// Outputs that fail or clash: a failing recording never stops the other outputs, a failed file
 /// ends on a whole access unit that ffmpeg decodes, two writers of one path cannot wipe each

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CarWindow
+import SystemPackage
 
 /// The sinks: RFC 6184 packets checked field by field, RFC 4571 framing, the Annex-B file, typed
 /// errors, and a real H.264 stream sent over loopback UDP to ffmpeg, which must decode every picture.

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Builds ISO base media file format boxes (ISO/IEC 14496-12) big-endian into a byte array.
 ///
@@ -60,15 +61,15 @@ struct MP4BoxWriter {
 extension FileDescriptor {
     /// Writes every byte at `offset` without moving the file position, so a sink can overwrite a
     /// header it reserved earlier, and a write that failed halfway is simply written over next time.
-    func writeAll(_ bytes: [UInt8], at offset: UInt64) throws(Errno) {
+    func writeWhole(_ bytes: [UInt8], at offset: UInt64) throws(Errno) {
         var written = 0
         while written < bytes.count {
             let (taken, failure) = bytes.withUnsafeBytes { buffer -> (Int, Errno?) in
                 while true {
-                    let result = pwrite(rawValue, buffer.baseAddress.map { $0 + written }, buffer.count - written,
+                    let result = Glibc.pwrite(rawValue, buffer.baseAddress.map { $0 + written }, buffer.count - written,
                                         off_t(offset) + off_t(written))
                     if result >= 0 { return (result, nil) }
-                    let error = Errno.current
+                    let error = Errno.ofLastCall
                     if error.rawValue != EINTR { return (result, error) }
                 }
             }
@@ -81,7 +82,7 @@ extension FileDescriptor {
     /// Cuts the file at `length`, dropping what failed writes may have left past the real end.
     func truncate(to length: UInt64) throws(Errno) {
         while ftruncate(rawValue, off_t(length)) == -1 {
-            let error = Errno.current
+            let error = Errno.ofLastCall
             if error.rawValue != EINTR { throw error }
         }
     }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Sends RTP packets over a byte stream with RFC 4571 framing: each packet preceded by its
 /// length as two big-endian bytes.
@@ -106,14 +107,14 @@ private final class TCPConnection {
                 socket = candidate
                 return
             } catch {
-                candidate.close()
+                try? candidate.close()
                 lastFailure = .socketFailed(operation: "connect", destination: destination, error)
             }
         }
         throw lastFailure
     }
 
-    deinit { socket?.close() }
+    deinit { try? socket?.close() }
 
     func send(_ bytes: [UInt8]) throws(SinkError) {
         guard let socket else { throw .closed("TCP connection to \(destination)") }
@@ -125,7 +126,7 @@ private final class TCPConnection {
     }
 
     func close() {
-        socket?.close()
+        try? socket?.close()
         socket = nil
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Where encoded pictures go: a file, a UDP receiver, a head unit's byte stream.
 ///
@@ -77,19 +78,19 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .cannotOpenFile(let path, let error):
-            "cannot open \(path) for writing: \(error); \(Self.advice(for: error, path: path))"
+            "cannot open \(path) for writing: \(error.nameAndText); \(Self.advice(for: error, path: path))"
         case .fileLocked(let path):
             "\(path) is being written by another process (or another output of this one), so it was left untouched; stop that writer or choose another path"
         case .writeFailed(let path, let error):
-            "writing to \(path) failed: \(error); \(Self.advice(for: error, path: path))"
+            "writing to \(path) failed: \(error.nameAndText); \(Self.advice(for: error, path: path))"
         case .finishFailed(let path, let error):
-            "finishing \(path) failed: \(error); the pictures are on disk but players may not open it; \(Self.advice(for: error, path: path))"
+            "finishing \(path) failed: \(error.nameAndText); the pictures are on disk but players may not open it; \(Self.advice(for: error, path: path))"
         case .allOutputsFailed(let count):
             "every output (\(count)) has failed, so nothing takes the stream; see the error of each"
         case .unresolvableHost(let host, let port, let reason):
             "cannot resolve \(host) (port \(port)): \(reason); check the host name or use a numeric address"
         case .socketFailed(let operation, let destination, let error):
-            "\(operation) to \(destination) failed: \(error); \(Self.advice(for: error, path: destination))"
+            "\(operation) to \(destination) failed: \(error.nameAndText); \(Self.advice(for: error, path: destination))"
         case .transportFailed(let reason):
             "the byte stream writer failed: \(reason); reconnect and send a new IDR first"
         case .closed(let sink):
