@@ -251,7 +251,7 @@ import SystemPackage
         var reference = try Self.fixedPacketizer()
         try reference.packetize(unit, into: &packets)
         var expected: [UInt8] = []
-        RTPStreamSink.frame(packets, into: &expected)
+        RTPPacketizer.frameForStream(packets, into: &expected)
         #expect(received == expected)
         #expect(received.prefix(2) == [0x05, 0x78])  // 1400 = 0x0578: the first FU-A packet's length
     }

@@ -545,7 +545,7 @@ public actor SDLConnection {
                 return true
             }
             rtpPacketizer = packetizer
-            RTPStreamSink.frame(packets, into: &payload)
+            RTPPacketizer.frameForStream(packets, into: &payload)
         }
         let message = SDLMessage(version: protocolVersion, serviceType: .video, sessionID: session.sessionID,
                                  messageID: takeMessageID(), payload: payload)

@@ -146,3 +146,18 @@ public struct RTPPacketizer: Sendable {
         nextSequenceNumber &+= 1
     }
 }
+
+extension RTPPacketizer {
+    /// Replaces `output` with every packet behind its RFC 4571 length, which is how RTP travels
+    /// on a byte stream (a TCP sink, a head-unit link's RTP video service); packets are at most
+    /// 65535 bytes because the packetizer caps its MTU there.
+    package static func frameForStream(_ packets: [[UInt8]], into output: inout [UInt8]) {
+        output.removeAll(keepingCapacity: true)
+        for packet in packets {
+            let length = UInt16(clamping: packet.count)
+            output.append(UInt8(length >> 8))
+            output.append(UInt8(length & 0xFF))
+            output.append(contentsOf: packet.prefix(Int(length)))
+        }
+    }
+}

@@ -49,7 +49,7 @@ public final class RTPStreamSink: VideoSink {
     public func write(_ unit: AccessUnit) throws(SinkError) {
         guard let writer else { throw .closed("RTP stream sink") }
         try packetizer.packetize(unit, into: &packets)
-        Self.frame(packets, into: &framed)
+        RTPPacketizer.frameForStream(packets, into: &framed)
         do {
             try writer(framed)
         } catch let error as SinkError {
@@ -64,18 +64,6 @@ public final class RTPStreamSink: VideoSink {
         guard writer != nil else { return }
         writer = nil
         onClose?()
-    }
-
-    /// Replaces `output` with every packet behind its RFC 4571 length; packets are at most
-    /// 65535 bytes because ``RTPPacketizer`` caps its MTU there.
-    static func frame(_ packets: [[UInt8]], into output: inout [UInt8]) {
-        output.removeAll(keepingCapacity: true)
-        for packet in packets {
-            let length = UInt16(clamping: packet.count)
-            output.append(UInt8(length >> 8))
-            output.append(UInt8(length & 0xFF))
-            output.append(contentsOf: packet.prefix(Int(length)))
-        }
     }
 }
 
