@@ -116,6 +116,34 @@ extension FileDescriptor {
         }
     }
 
+    /// Writes every byte at `offset` without moving the file position, so a sink can overwrite a
+    /// header it reserved earlier, and a write that failed halfway is simply written over next time.
+    func writeWhole(_ bytes: [UInt8], at offset: UInt64) throws(Errno) {
+        var written = 0
+        while written < bytes.count {
+            let (taken, failure) = bytes.withUnsafeBytes { buffer -> (Int, Errno?) in
+                while true {
+                    let result = Glibc.pwrite(rawValue, buffer.baseAddress.map { $0 + written }, buffer.count - written,
+                                              off_t(offset) + off_t(written))
+                    if result >= 0 { return (result, nil) }
+                    let error = Errno.ofLastCall
+                    if error.rawValue != EINTR { return (result, error) }
+                }
+            }
+            if let failure { throw failure }
+            guard taken > 0 else { throw Errno(rawValue: EIO) }
+            written += taken
+        }
+    }
+
+    /// Cuts the file at `length`, dropping what failed writes may have left past the real end.
+    func truncate(to length: UInt64) throws(Errno) {
+        while ftruncate(rawValue, off_t(length)) == -1 {
+            let error = Errno.ofLastCall
+            if error.rawValue != EINTR { throw error }
+        }
+    }
+
     /// A new socket; `SOCK_CLOEXEC` so child processes (encoders, ffmpeg) never inherit it.
     static func socket(family: Int32, type: Int32, protocol: Int32) throws(Errno) -> FileDescriptor {
         let socketType = type | Int32(SOCK_CLOEXEC.rawValue)
