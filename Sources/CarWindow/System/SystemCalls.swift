@@ -222,8 +222,8 @@ struct SocketAddress {
     var length: socklen_t
 
     /// The failure of a name lookup, with getaddrinfo's own words.
-    struct ResolutionFailure: Error {
-        var message: String
+    package struct ResolutionFailure: Error {
+        package var message: String
     }
 
     /// Every address of `host` for the given socket type, in the resolver's order of preference.
