@@ -2,7 +2,6 @@ import ArgumentParser
 import CarWindow
 import Foundation
 import Glibc
-import Synchronization
 
 /// `carwindow drive`: a simulated drive through the map, streamed by a projection session.
 struct DriveCommand: AsyncParsableCommand {
@@ -295,7 +294,7 @@ final class DriveStopper: Sendable {
         var stopped = false
         var actions: [@Sendable () -> Void] = []
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     var isStopped: Bool { state.withLock { $0.stopped } }
 
@@ -394,7 +393,7 @@ func eglPlatform(_ name: String?) throws -> EGLPlatform? {
 
 /// Where the link's task leaves the error that ended it, for the waiting command to see.
 final class LinkFailure: Sendable {
-    private let stored = Mutex<(any Error)?>(nil)
+    private let stored = LockedState<(any Error)?>(nil)
     var error: (any Error)? {
         get { stored.withLock { $0 } }
         set { stored.withLock { $0 = newValue } }

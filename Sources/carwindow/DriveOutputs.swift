@@ -1,7 +1,6 @@
 import CarWindow
 import Foundation
 import Glibc
-import Synchronization
 
 /// Where a drive's stream goes: the Annex-B file, the MP4 beside it, an RTP receiver and the
 /// head unit. The files are opened (and locked) before anything else, so a bad path, a missing
@@ -25,7 +24,7 @@ final class DriveOutputs: Sendable {
         var mp4Files: [URL] = []
         var failures: [SinkError] = []
     }
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     /// Opens the files and the RTP socket (writing the `.sdp` beside the Annex-B file once that
     /// file is locked as ours, so a second drive cannot overwrite it either).
@@ -46,7 +45,7 @@ final class DriveOutputs: Sendable {
             for sink in sinks { sink.close() }
             throw error
         }
-        state = Mutex(State(prepared: sinks, mp4Files: mp4.map { [$0] } ?? []))
+        state = LockedState(State(prepared: sinks, mp4Files: mp4.map { [$0] } ?? []))
     }
 
     /// The session's sink factory: the first stream gets the outputs opened up front; a stream

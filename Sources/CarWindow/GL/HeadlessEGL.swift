@@ -1,7 +1,6 @@
 import CEGL
 import CGBM
 import Foundation
-import Synchronization
 
 /// The ways CarWindow can reach a GPU, or a software rasteriser, without a display.
 public enum EGLPlatform: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -283,7 +282,7 @@ final class HeadlessEGL {
 /// and terminated by its last; both happen under one lock, so a context being made never meets
 /// a display another thread is terminating.
 enum EGLDisplayUse {
-    private static let users = Mutex<[UInt: Int]>([:])
+    private static let users = LockedState<[UInt: Int]>([:])
 
     /// Initialises `display` if needed and counts one more user; false when eglInitialize failed.
     static func begin(_ display: EGLDisplay, major: inout EGLint, minor: inout EGLint) -> Bool {

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// A map projected into one head-unit screen: the API a navigation engine links.
 ///
@@ -504,7 +503,7 @@ public actor ProjectionSession {
 
 /// A flag raised from any thread and taken down by the frame loop.
 final class ArrivalFlag: Sendable {
-    private let raised = Mutex(false)
+    private let raised = LockedState(false)
 
     func raise() { raised.withLock { $0 = true } }
 

@@ -1,6 +1,5 @@
 import Dispatch
 import Glibc
-import Synchronization
 import SystemPackage
 
 /// SDL over TCP (what SDL Core's TCP adapter and emulators listen on, port 12345 by default).
@@ -24,7 +23,7 @@ public final class SDLTCPTransport: SDLTransport {
     private let connectTimeout: Duration
     private let writeTimeout: Duration?
     private let sendBufferSize: Int?
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     private let readQueue = DispatchQueue(label: "carwindow.sdl.tcp.read")
     private let writeQueue = DispatchQueue(label: "carwindow.sdl.tcp.write")
 
@@ -246,7 +245,7 @@ public final class SDLTCPTransport: SDLTransport {
 
 /// A listening TCP socket that hands out connected ``SDLTCPTransport``s: the head-unit side.
 public final class SDLTCPListener: Sendable {
-    private let descriptor = Mutex<Int32?>(nil)
+    private let descriptor = LockedState<Int32?>(nil)
     private let queue = DispatchQueue(label: "carwindow.sdl.tcp.accept")
     /// The port listened on (the kernel's choice when 0 was asked for).
     public let port: Int
