@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import Testing
 @testable import CarWindow
 import SystemPackage
@@ -23,7 +22,7 @@ import SystemPackage
 
     /// Errors handed to a tee's `outputFailed`, from whichever thread.
     final class Failures: Sendable {
-        private let failures = Mutex<[SinkError]>([])
+        private let failures = LockedState<[SinkError]>([])
         func append(_ failure: SinkError) { failures.withLock { $0.append(failure) } }
         var all: [SinkError] { failures.withLock { $0 } }
     }

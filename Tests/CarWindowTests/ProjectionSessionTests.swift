@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CarWindow
 
@@ -15,7 +14,7 @@ final class RecordingSink: VideoSink, Sendable {
         var stops = 0
         var closed = false
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     func write(_ unit: AccessUnit) throws(SinkError) {
         let closed = state.withLock { state in
@@ -38,8 +37,8 @@ final class RecordingSink: VideoSink, Sendable {
 
 /// Collects a session's events as they come.
 final class EventLog: Sendable {
-    private let events = Mutex<[ProjectionSessionEvent]>([])
-    private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let events = LockedState<[ProjectionSessionEvent]>([])
+    private let task: LockedState<Task<Void, Never>?> = LockedState(nil)
 
     init(_ session: ProjectionSession) {
         let stream = session.events

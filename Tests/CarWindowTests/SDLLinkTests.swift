@@ -1,12 +1,11 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CarWindow
 
 /// Collects a connection's events so tests can wait for one with a timeout.
 final class SDLEventRecorder: Sendable {
     private final class Storage: Sendable {
-        let events = Mutex<[SDLConnectionEvent]>([])
+        let events = LockedState<[SDLConnectionEvent]>([])
     }
 
     private let storage = Storage()

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CarWindow
 
@@ -8,7 +7,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct SDLProjectionLinkTests {
     final class Forwarded: Sendable {
-        let events = Mutex<[ProjectionSessionEvent]>([])
+        let events = LockedState<[ProjectionSessionEvent]>([])
         func append(_ event: ProjectionSessionEvent) { events.withLock { $0.append(event) } }
         var all: [ProjectionSessionEvent] { events.withLock { $0 } }
     }
