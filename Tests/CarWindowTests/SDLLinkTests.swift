@@ -14,8 +14,10 @@ final class SDLEventRecorder: Sendable {
 
     init(_ connection: SDLConnection) {
         let storage = self.storage
+        // Taken here, before the connection starts: a stream has the events from its making on.
+        let events = connection.events
         task = Task {
-            for await event in connection.events { storage.events.withLock { $0.append(event) } }
+            for await event in events { storage.events.withLock { $0.append(event) } }
         }
     }
 
@@ -79,7 +81,7 @@ struct SDLLinkTests {
         let encoder = try OpenH264Encoder(settings: EncoderSettings(width: size.width, height: size.height, bitrate: bitrate))
         return try (0..<count).map { index in
             try encoder.encode(MapLikeFrames.frame(width: size.width, height: size.height, index: index, texture: texture),
-                               presentationTime: Double(index) / 15, forceIDR: forceIDR(index))
+                               presentationTime: .seconds(Double(index) / 15), forceIDR: forceIDR(index))
         }
     }
 
@@ -259,7 +261,7 @@ struct SDLLinkTests {
             var results: [SDLVideoSendResult] = []
             for index in 0..<45 {
                 let frame = MapLikeFrames.frame(width: Self.size.width, height: Self.size.height, index: index, texture: 24)
-                let unit = try encoder.encode(frame, presentationTime: Double(index) / 15, forceIDR: connection.needsKeyframe)
+                let unit = try encoder.encode(frame, presentationTime: .seconds(Double(index) / 15), forceIDR: connection.needsKeyframe)
                 produced.append(unit)
                 results.append(connection.send(unit))
             }
@@ -349,7 +351,7 @@ struct SDLLinkTests {
 
     @Test func videoQueueDropsWholeUnitsUntilAnIDR() {
         func unit(_ number: Int, key: Bool, size: Int = 10) -> AccessUnit {
-            AccessUnit(data: [UInt8](repeating: UInt8(number), count: size), isKeyframe: key, presentationTime: 0, frameNumber: number)
+            AccessUnit(data: [UInt8](repeating: UInt8(number), count: size), isKeyframe: key, presentationTime: .zero, frameNumber: number)
         }
         let queue = SDLVideoQueue(limits: SDLVideoQueueLimits(maximumBytes: 25, maximumUnits: 2))
         #expect(queue.enqueue(unit(0, key: true)).0 == .notStreaming)

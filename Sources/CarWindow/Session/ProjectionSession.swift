@@ -24,9 +24,22 @@ import Synchronization
 ///
 /// - Important: Thread-safe: it is an actor; call it from any task.
 public actor ProjectionSession {
-    /// Everything the session reports, in order. Buffered (the newest 4096 are kept when nobody
-    /// reads), so a slow reader never stalls the stream.
-    public nonisolated let events: AsyncStream<ProjectionSessionEvent>
+    /// A new stream of everything the session reports from now on, in order; it ends when the
+    /// session is closed.
+    ///
+    /// Every access makes a stream of its own, so several consumers (an engine, a head-unit
+    /// link, a logger) each see every event. Take the stream before the calls whose events you
+    /// want, since events before it are not in it:
+    ///
+    /// ```swift
+    /// let events = session.events
+    /// Task { for await event in events { /* ... */ } }
+    /// try await session.connect(capability: capability)
+    /// ```
+    ///
+    /// Each stream keeps the newest 4096 events its consumer has not read, so a slow consumer
+    /// never stalls the stream or the other consumers.
+    public nonisolated var events: AsyncStream<ProjectionSessionEvent> { eventBroadcast.subscribe() }
     /// The render thread and GL context this session draws with.
     public nonisolated let context: RenderContext
     /// The configuration it was made with.
@@ -43,7 +56,7 @@ public actor ProjectionSession {
     /// Counters and timings since streaming first started.
     public var statistics: ProjectionSessionStatistics {
         var current = recorded
-        if let streamingSince { current.streamingSeconds += SessionClock.now - streamingSince }
+        if let streamingSince { current.streamingTime += .seconds(SessionClock.now - streamingSince) }
         return current
     }
     var recorded = ProjectionSessionStatistics()
@@ -51,7 +64,7 @@ public actor ProjectionSession {
     /// style from the first picture after that style's tiles are laid out.
     public internal(set) var appearance: MapAppearance
 
-    let eventContinuation: AsyncStream<ProjectionSessionEvent>.Continuation
+    let eventBroadcast = EventBroadcast<ProjectionSessionEvent>(bufferLimit: 4096)
     let logger: Logger
     var renderer: MapRenderer?
     var encoder: EncoderStage?
@@ -91,6 +104,9 @@ public actor ProjectionSession {
     var streamingSince: Double?
     var statisticsOrigin: Double?
     var consecutiveFailures = 0
+    /// Outputs added besides the configuration's sink (a head-unit link's), by id.
+    private nonisolated let attachedOutputs = Mutex<(next: Int, factories: [(id: Int, makeSink: VideoSinkFactory)])>(
+        (next: 0, factories: []))
     /// A life-cycle call is under way; the ones that came after it wait here, in order.
     private var lifeCycleBusy = false
     private var lifeCycleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -105,7 +121,6 @@ public actor ProjectionSession {
     public init(configuration: ProjectionSessionConfiguration, context: RenderContext) {
         self.configuration = configuration
         self.context = context
-        (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
         var logger = Logger(label: "carwindow.session")
         logger[metadataKey: "screen"] = "\(configuration.name)"
         self.logger = logger
@@ -152,15 +167,22 @@ public actor ProjectionSession {
             guard state == .ready, let stream else {
                 throw fail(.invalidState(operation: "start streaming", state: state))
             }
+            let factories = outputFactories()
+            guard !factories.isEmpty else { throw fail(.noOutput) }
             let settings = makeEncoderSettings(for: stream)
             let stage = try await makeEncoderStage(settings: settings)
-            do throws(SinkError) {
-                let sink = try configuration.makeSink(stream)
-                try sink.streamWillStart(stream.videoSize)
+            do throws(ProjectionSessionError) {
+                let sink = try makeSink(from: factories, for: stream)
+                do throws(SinkError) {
+                    try sink.streamWillStart(stream.videoSize)
+                } catch {
+                    sink.close()
+                    throw fail(.sink(error))
+                }
                 self.sink = sink
             } catch {
                 await finishEncoderStage(stage)
-                throw fail(.sink(error))
+                throw error
             }
             encoder = stage
             beginStream(settings: settings, stream: stream)
@@ -223,7 +245,7 @@ public actor ProjectionSession {
         do {
             chosen = try choose(merged)
         } catch {
-            emit(.warning("capability update ignored, the stream goes on at \(stream.map { "\($0.encodedSize)" } ?? "its size"): \(error)"))
+            emit(.warning(.capabilityUpdateIgnored(error, kept: stream)))
             throw error
         }
         capability = merged
@@ -285,7 +307,7 @@ public actor ProjectionSession {
     public func close() async {
         await oneAtATime {
             await stopNow()
-            eventContinuation.finish()
+            eventBroadcast.finish()
             await releaseRenderer()
         }
     }
@@ -293,6 +315,47 @@ public actor ProjectionSession {
     private func stopNow() async {
         guard state != .disconnected, state != .stopping else { return }
         await tearDown(sinkIsStreaming: state == .streaming)
+    }
+
+    // MARK: Outputs
+
+    /// Adds an output that every stream from the next start on also goes to (a head unit's video
+    /// service, added by its link). Outputs fail independently: see ``TeeSink``.
+    package nonisolated func addOutput(_ makeSink: @escaping VideoSinkFactory) -> Int {
+        attachedOutputs.withLock { outputs in
+            defer { outputs.next += 1 }
+            outputs.factories.append((outputs.next, makeSink))
+            return outputs.next
+        }
+    }
+
+    /// Removes the output `id` made by ``addOutput(_:)``; streams from the next start on go
+    /// without it.
+    package nonisolated func removeOutput(_ id: Int) {
+        attachedOutputs.withLock { $0.factories.removeAll { $0.id == id } }
+    }
+
+    /// The configuration's sink factory, then the added outputs in the order they were added.
+    private func outputFactories() -> [VideoSinkFactory] {
+        (configuration.makeSink.map { [$0] } ?? []) + attachedOutputs.withLock { $0.factories.map(\.makeSink) }
+    }
+
+    /// The sink of a stream: the one output's sink, or a ``TeeSink`` of several. An output that
+    /// cannot be made is reported and left out; it throws only when none can be made.
+    private func makeSink(from factories: [VideoSinkFactory],
+                          for stream: StreamResolution) throws(ProjectionSessionError) -> any VideoSink {
+        var sinks: [any VideoSink] = []
+        var failures: [SinkError] = []
+        for factory in factories {
+            do throws(SinkError) {
+                sinks.append(try factory(stream))
+            } catch {
+                failures.append(error)
+            }
+        }
+        guard !sinks.isEmpty else { throw fail(.sink(failures.first ?? .allOutputsFailed(count: factories.count))) }
+        for failure in failures { _ = fail(.sink(failure)) }
+        return sinks.count == 1 ? sinks[0] : TeeSink(sinks)
     }
 
     // MARK: One life-cycle call at a time
@@ -334,7 +397,7 @@ public actor ProjectionSession {
             do {
                 try await renderer.resize(width: size.width, height: size.height)
             } catch {
-                throw fail(.renderer(error.description))
+                throw fail(.renderer(error))
             }
         } else {
             do {
@@ -342,7 +405,7 @@ public actor ProjectionSession {
                                                  style: style(for: appearance), tiles: configuration.tiles,
                                                  fonts: configuration.fonts, camera: cameraOnScreen)
             } catch {
-                throw fail(.renderer(error.description))
+                throw fail(.renderer(error))
             }
         }
         lastFrame = nil
@@ -351,15 +414,14 @@ public actor ProjectionSession {
 
     func beginStream(settings: EncoderSettings, stream: StreamResolution) {
         if let asked = stream.capability.preferredFPS, Double(asked) > EncoderSettings.maximumStreamingFramesPerSecond {
-            emit(.warning("the head unit asks for \(asked) fps; the stream runs at \(Int(settings.framesPerSecond)) fps, "
-                          + "the most this app draws and encodes"))
+            emit(.warning(.frameRateCapped(asked: asked, streamed: settings.framesPerSecond)))
         }
         encoderSettings = settings
         encoderIsIdle = false
         skipPictures = SkipPictureStream()
         pacer = FramePacer(configuration: .init(framesPerSecond: settings.framesPerSecond,
                                                 refinementFrames: configuration.refinementFrames,
-                                                keepAliveInterval: configuration.keepAliveInterval))
+                                                keepAliveInterval: configuration.keepAliveInterval.inSeconds))
         restartPictures()
         haptics.resend()
         let now = SessionClock.now
@@ -473,7 +535,7 @@ public actor ProjectionSession {
     }
 
     func emit(_ event: ProjectionSessionEvent) {
-        eventContinuation.yield(event)
+        eventBroadcast.yield(event)
     }
 
     /// Reports `error` as an event and returns it for throwing.
@@ -485,7 +547,7 @@ public actor ProjectionSession {
 
     func noteStreamingTime() {
         if let since = streamingSince {
-            recorded.streamingSeconds += SessionClock.now - since
+            recorded.streamingTime += .seconds(SessionClock.now - since)
             streamingSince = nil
         }
     }
