@@ -205,10 +205,22 @@ import Testing
     }
 
     @Test func streamSinkReportsTheWritersError() throws {
-        struct Unplugged: Error {}
-        let sink = RTPStreamSink(packetizer: try Self.fixedPacketizer()) { _ in throw Unplugged() }
+        struct Unplugged: Error, Equatable { var port: Int }
+        func unpluggedSink() throws -> RTPStreamSink {
+            RTPStreamSink(packetizer: try Self.fixedPacketizer()) { _ in throw Unplugged(port: 3) }
+        }
         let unit = AccessUnit(data: Self.annexB([[0x41, 1]]), isKeyframe: false, presentationTime: .zero, frameNumber: 0)
-        #expect(throws: SinkError.transportFailed("Unplugged()")) { try sink.write(unit) }
+        let sink = try unpluggedSink()
+        #expect(throws: SinkError.transportFailed(underlying: Unplugged(port: 3))) { try sink.write(unit) }
+        // The writer's own error comes back whole, with its type and values.
+        let other = try unpluggedSink()
+        #expect {
+            try other.write(unit)
+        } throws: { error in
+            guard case SinkError.transportFailed(let underlying)? = error as? SinkError else { return false }
+            return underlying as? Unplugged == Unplugged(port: 3)
+        }
+        #expect(SinkError.transportFailed(underlying: Unplugged(port: 3)) != .transportFailed(underlying: Unplugged(port: 4)))
     }
 
     @Test func tcpStreamSinkDeliversFramedPacketsOverLoopback() throws {

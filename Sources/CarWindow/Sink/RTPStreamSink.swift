@@ -54,7 +54,7 @@ public final class RTPStreamSink: VideoSink {
         } catch let error as SinkError {
             throw error
         } catch {
-            throw .transportFailed(String(describing: error))
+            throw .transportFailed(underlying: error)
         }
     }
 

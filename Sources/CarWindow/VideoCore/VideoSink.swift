@@ -64,8 +64,10 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
     case unresolvableHost(host: String, port: Int, reason: String)
     /// A socket call failed; `operation` names it (`socket`, `connect`, `send`).
     case socketFailed(operation: String, destination: String, Errno)
-    /// The byte writer given to ``RTPStreamSink`` threw; its error is kept as text.
-    case transportFailed(String)
+    /// The byte writer given to ``RTPStreamSink`` threw `underlying` (kept whole: cast it back to
+    /// the writer's own error type). Two are equal when their errors are of the same type and
+    /// read the same.
+    case transportFailed(underlying: any Error)
     /// The sink was closed; the name says which kind.
     case closed(String)
     /// A setting cannot be used (port, payload type, MTU).
@@ -90,14 +92,36 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
             "cannot resolve \(host) (port \(port)): \(reason); check the host name or use a numeric address"
         case .socketFailed(let operation, let destination, let error):
             "\(operation) to \(destination) failed: \(error); \(Self.advice(for: error, path: destination))"
-        case .transportFailed(let reason):
-            "the byte stream writer failed: \(reason); reconnect and send a new IDR first"
+        case .transportFailed(let underlying):
+            "the byte stream writer failed: \(underlying); reconnect and send a new IDR first"
         case .closed(let sink):
             "the \(sink) is closed; create a new sink to send more"
         case .invalidConfiguration(let reason):
             "invalid sink configuration: \(reason)"
         case .invalidAccessUnit(let frame, let reason):
             "access unit of frame \(frame) cannot be sent: \(reason); check the encoder's output"
+        }
+    }
+
+    public static func == (lhs: SinkError, rhs: SinkError) -> Bool {
+        switch (lhs, rhs) {
+        case let (.cannotOpenFile(a, b), .cannotOpenFile(c, d)): a == c && b == d
+        case let (.fileLocked(a), .fileLocked(b)): a == b
+        case let (.writeFailed(a, b), .writeFailed(c, d)): a == c && b == d
+        case let (.finishFailed(a, b), .finishFailed(c, d)): a == c && b == d
+        case let (.allOutputsFailed(a), .allOutputsFailed(b)): a == b
+        case let (.unresolvableHost(a, b, c), .unresolvableHost(d, e, f)): a == d && b == e && c == f
+        case let (.socketFailed(a, b, c), .socketFailed(d, e, f)): a == d && b == e && c == f
+        case let (.transportFailed(a), .transportFailed(b)):
+            // Errors of any type: the same type reading the same stands for the same failure.
+            type(of: a) == type(of: b) && String(reflecting: a) == String(reflecting: b)
+        case let (.closed(a), .closed(b)): a == b
+        case let (.invalidConfiguration(a), .invalidConfiguration(b)): a == b
+        case let (.invalidAccessUnit(a, b), .invalidAccessUnit(c, d)): a == c && b == d
+        case (.cannotOpenFile, _), (.fileLocked, _), (.writeFailed, _), (.finishFailed, _), (.allOutputsFailed, _),
+             (.unresolvableHost, _), (.socketFailed, _), (.transportFailed, _), (.closed, _), (.invalidConfiguration, _),
+             (.invalidAccessUnit, _):
+            false
         }
     }
 
