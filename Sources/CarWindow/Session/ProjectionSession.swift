@@ -7,20 +7,27 @@ import Synchronization
 /// The engine sets the camera, vehicle, route, style and controls; it never draws. The session
 /// draws only when something visible changed, at the negotiated rate and evenly paced, sharpens
 /// the last picture with a few refinement frames when the map stops, and keeps a still screen
-/// alive with keep-alives (the last picture re-encoded) well inside a head unit's ~1 s timeout.
+/// alive well inside a head unit's ~1 s timeout with keep-alives: by default hand-made skip
+/// pictures that repeat the last picture for a few bytes and no encoding (see
+/// ``KeepAliveMethod``).
 ///
 /// ```
 /// engine -> session (camera, vehicle, route, touches)
-///              |  frame loop: FramePacer decides render / refine / keep-alive / sleep
+///              |  frame loop: draw / refine / keep-alive / sleep
 ///              v
-///          MapRenderer (render thread) -> NV12 -> EncoderStage (encode thread) -> VideoSink
+///          MapRenderer (render thread) -> NV12 -> encoder (its own thread) -> outputs
 ///              |
-///              +-> events: state, stream size, haptic regions, taps, errors
+///              +-> events: state, stream size, haptic regions, taps, warnings, errors
 /// ```
+///
+/// The outputs are the configuration's sink (made by its ``VideoSinkFactory`` at each stream
+/// start) and a head unit that an ``SDLProjectionLink`` added; with both, they fail
+/// independently, as in a ``TeeSink``. The session owns the sinks it makes and closes them when
+/// the stream ends (``stop()``, ``close()``, or the stream failing for good).
 ///
 /// Several sessions (a centre console and an instrument cluster) can share one
 /// ``RenderContext`` (one render thread, one GL context) and one ``SharedTileCache``; each has
-/// its own size, camera, style, encoder and sink.
+/// its own size, camera, style, encoder and outputs.
 ///
 /// - Important: Thread-safe: it is an actor; call it from any task.
 public actor ProjectionSession {
@@ -162,6 +169,11 @@ public actor ProjectionSession {
     }
 
     /// Starts the video: ready -> streaming. The first picture is an IDR.
+    ///
+    /// Makes the stream's outputs: the configuration's sink and the head unit a link added. An
+    /// output that cannot be made is reported as an error event and left out; this throws when
+    /// none can be made (or there is none: ``ProjectionSessionError/noOutput``), and the session
+    /// stays ready.
     public func startStreaming() async throws(ProjectionSessionError) {
         try await oneAtATime { () async throws(ProjectionSessionError) in
             guard state == .ready, let stream else {
@@ -191,8 +203,8 @@ public actor ProjectionSession {
         }
     }
 
-    /// Stops sending (the head unit may not show video now); the encoder and sink stay. Does
-    /// nothing unless streaming.
+    /// Stops sending (the head unit may not show video now); the encoder and outputs stay, and
+    /// are told the stream stopped. Does nothing unless streaming.
     public func suspend() async {
         await oneAtATime {
             guard state == .streaming else { return }
@@ -291,17 +303,17 @@ public actor ProjectionSession {
         startFrameLoop()
     }
 
-    /// Ends the stream: any state -> stopping -> disconnected. The sink is closed; the renderer
-    /// stays, so connecting again is quick.
+    /// Ends the stream: any state -> stopping -> disconnected. The outputs are closed (a new
+    /// stream makes new ones); the renderer stays, so connecting again is quick.
     public func stop() async {
         await oneAtATime { await stopNow() }
     }
 
-    /// Stops, ends the event sequence and lets the renderer go: its GL objects are deleted on
-    /// the render thread before this returns. The session cannot be used afterwards.
+    /// Stops, ends every ``events`` stream and lets the renderer go: its GL objects are deleted
+    /// on the render thread before this returns. The session cannot be used afterwards.
     ///
     /// The one call that ends a session for good: the frame loop and the encoder stop and the
-    /// sink is closed, so every output is finished when it returns (an MP4 recording has its
+    /// outputs are closed, so every output is finished when it returns (an MP4 recording has its
     /// index and plays). Call it on quitting, Ctrl-C included, before the process exits. Life-
     /// cycle calls run one at a time, so a stop already under way has finished when it returns.
     public func close() async {

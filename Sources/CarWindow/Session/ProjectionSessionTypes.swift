@@ -261,9 +261,9 @@ public struct ProjectionSessionStatistics: Sendable {
     public var keepAlives = 0
     /// IDR pictures sent.
     public var idrFrames = 0
-    /// Bytes handed to the sink.
+    /// Bytes handed to the outputs.
     public var bytesSent = 0
-    /// Access units the sink refused.
+    /// Access units the outputs refused (all of them, when there are several).
     public var sinkErrors = 0
     /// Time spent streaming (suspended time excluded).
     public var streamingTime = Duration.zero

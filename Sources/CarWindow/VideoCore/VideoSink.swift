@@ -1,12 +1,17 @@
 import Glibc
 
-/// Where encoded pictures go: a file, a UDP receiver, a head unit's byte stream.
+/// Where encoded pictures go: a file, a UDP receiver, a head unit's video service.
 ///
-/// The encoder stage hands every access unit to one sink, in decoding order; a sink never
-/// reorders, drops or buffers beyond one access unit, so what the encoder's rate control
-/// decided reaches the wire unchanged.
+/// Whoever streams (a ``ProjectionSession``) hands every access unit to its sink, in decoding
+/// order. A sink never reorders; files and RTP never drop or buffer beyond one access unit, so
+/// what the encoder's rate control decided reaches the wire unchanged, and a head unit's sink
+/// that must drop under back-pressure drops whole units and asks for an IDR
+/// (``needsKeyframe``).
 ///
-/// - Important: Not thread-safe: the pipeline stage that owns the encoder owns the sink.
+/// The sink belongs to whoever streams into it, which closes it when the stream ends: a
+/// session closes the sinks its ``VideoSinkFactory`` makes.
+///
+/// - Important: Not thread-safe: only its owner calls it, one call at a time.
 public protocol VideoSink: AnyObject {
     /// Sends or stores one access unit. After an error that ends the output
     /// (``SinkError/endsOutput``) the sink has closed itself, leaving what it wrote before whole
@@ -15,9 +20,10 @@ public protocol VideoSink: AnyObject {
     func write(_ unit: AccessUnit) throws(SinkError)
     /// Releases the file or socket; later writes throw ``SinkError/closed(_:)``. Calling it twice is harmless.
     func close()
-    /// A stream of `size` pictures is about to begin; its first access unit is an IDR. A
-    /// head-unit link starts its video service here; files and RTP need nothing (the default).
-    /// Throwing refuses the stream: the session reports the error and does not stream.
+    /// A stream of `size` pictures is about to begin (or begins again after
+    /// ``streamDidStop()``); its first access unit is an IDR. Files, RTP and a head-unit link's
+    /// sink need nothing here (the default). Throwing refuses the stream: a session reports the
+    /// error and does not stream to this sink.
     func streamWillStart(_ size: VideoSize) throws(SinkError)
     /// The stream paused or ended (suspension, a resize, a stop); a later
     /// ``streamWillStart(_:)`` may follow. The default does nothing.
@@ -103,6 +109,7 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
         }
     }
 
+    /// Whether two errors name the same failure: the same case with equal values.
     public static func == (lhs: SinkError, rhs: SinkError) -> Bool {
         switch (lhs, rhs) {
         case let (.cannotOpenFile(a, b), .cannotOpenFile(c, d)): a == c && b == d
