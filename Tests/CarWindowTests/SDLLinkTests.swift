@@ -127,6 +127,28 @@ struct SDLLinkTests {
         }
     }
 
+    /// Two consumers of a connection's events (a projection link and an engine watching the HMI
+    /// status) each get every event, in the same order.
+    @Test func twoConsumersOfTheConnectionsEventsBothSeeEveryEvent() async throws {
+        let simulator = HeadUnitSimulator(configuration: Self.simulatorConfiguration())
+        let port = try await simulator.start()
+        let connection = SDLConnection(
+            configuration: .init(appName: "CarWindow Test", appID: "carwindow-test",
+                                 videoCandidates: [SDLVideoCandidate(resolution: Self.size, format: .h264Raw)],
+                                 reconnect: .never, requestTimeout: .seconds(2)),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port) })
+        let link = SDLEventRecorder(connection), engine = SDLEventRecorder(connection)
+        try await connection.start()
+        #expect(await link.wait { Self.videoStarted($0) != nil } != nil)
+        await connection.stop()
+        #expect(await link.wait { $0 == .stopped } != nil)
+        #expect(await engine.wait { $0 == .stopped } != nil)
+        #expect(link.all == engine.all)
+        #expect(link.all.contains { if case .registered = $0 { true } else { false } })
+        #expect(link.all.contains(.videoAllowedChanged(true)))
+        await simulator.stop()
+    }
+
     @Test func stopEndsVideoAndUnregisters() async throws {
         let simulator = HeadUnitSimulator(configuration: Self.simulatorConfiguration())
         let port = try await simulator.start()
