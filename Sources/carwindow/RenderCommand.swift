@@ -62,7 +62,7 @@ struct RenderCommand: AsyncParsableCommand {
             var issue = 0.0
             for _ in 1..<max(frames, 1) {
                 let start = DispatchTime.now().uptimeNanoseconds
-                issue += await setup.renderer.renderFrame().encodeMilliseconds
+                issue += await setup.renderer.renderFrame().issueTime.inMilliseconds
                 await setup.renderer.finish()
                 times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
             }
@@ -70,7 +70,7 @@ struct RenderCommand: AsyncParsableCommand {
             await setup.context.shutdown()
             try Self.writeWhole(image, to: outURL)
             if times.isEmpty {
-                print(String(format: "first frame (tiles loaded): %.2f ms to issue, %d tiles, %d labels", first.encodeMilliseconds,
+                print(String(format: "first frame (tiles loaded): %.2f ms to issue, %d tiles, %d labels", first.issueTime.inMilliseconds,
                              first.tilesDrawn, first.labels))
             } else {
                 let sorted = times.sorted()

@@ -239,7 +239,7 @@ final class FirstOutcome<T: Sendable>: Sendable {
     func overlappingLifeCycleCallsKeepOneStreamAndTheLastAppearance(seed: UInt64) async throws {
         let context = try await RenderContext()
         let recorder = SegmentRecorder()
-        var configuration = try ProjectionSessionTests.configuration(sink: RecordingSink(), keepAlive: 0.1)
+        var configuration = try ProjectionSessionTests.configuration(sink: RecordingSink(), keepAlive: .milliseconds(100))
         configuration.makeSink = { _ in recorder.makeSink() }
         configuration.refinementFrames = 1
         let session = ProjectionSession(configuration: configuration, context: context)

@@ -300,24 +300,24 @@ public final class MP4FileSink: VideoSink {
     /// The unit's presentation time in ticks, refused when it cannot follow the previous sample.
     private func timeInTicks(of unit: AccessUnit) throws(SinkError) -> Int64 {
         let time = unit.presentationTime
-        guard time.isFinite else {
-            throw .invalidAccessUnit(frameNumber: unit.frameNumber, reason: "presentation time \(time) is not a finite number of seconds")
+        let (seconds, attoseconds) = time.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: Int64(timescale))
+        // |attoseconds| < 10^18, so the fraction is at most `timescale` ticks.
+        let fraction = Int64((Double(attoseconds) * Double(timescale) / 1e18).rounded())
+        // Past 2^53 ticks (3000 years at 90 kHz) no real recording goes; the bound keeps the sums below exact.
+        guard !overflow, abs(whole) <= 9_007_199_254_740_992 else {
+            throw .invalidAccessUnit(frameNumber: unit.frameNumber, reason: "presentation time \(time) is too large for the timescale \(timescale)")
         }
-        let scaled = (time * Double(timescale)).rounded()
-        // Beyond 2^53 ticks doubles skip integers; that is far past any real recording (3000 years at 90 kHz).
-        guard abs(scaled) <= 9_007_199_254_740_992 else {
-            throw .invalidAccessUnit(frameNumber: unit.frameNumber, reason: "presentation time \(time) s is too large for the timescale \(timescale)")
-        }
-        let ticks = Int64(scaled)
+        let ticks = whole + fraction
         if let last = sampleTimes.last {
             let previous = last + firstSampleTicks
             guard ticks > previous else {
                 throw .invalidAccessUnit(frameNumber: unit.frameNumber,
-                                         reason: "presentation time \(time) s is not after the previous picture's \(Double(previous) / Double(timescale)) s (at 1/\(timescale) s); times must increase")
+                                         reason: "presentation time \(time) is not after the previous picture's \(Double(previous) / Double(timescale)) s (at 1/\(timescale) s); times must increase")
             }
             guard ticks - previous <= Int64(UInt32.max) else {
                 throw .invalidAccessUnit(frameNumber: unit.frameNumber,
-                                         reason: "presentation time \(time) s is \(Double(ticks - previous) / Double(timescale)) s after the previous picture, more than one MP4 sample can last; start a new file")
+                                         reason: "presentation time \(time) is \(Double(ticks - previous) / Double(timescale)) s after the previous picture, more than one MP4 sample can last; start a new file")
             }
         }
         return ticks

@@ -55,7 +55,7 @@ public final class RTPStreamSink: VideoSink {
         } catch let error as SinkError {
             throw error
         } catch {
-            throw .transportFailed(String(describing: error))
+            throw .transportFailed(underlying: error)
         }
     }
 
