@@ -1,6 +1,5 @@
 import CarWindow
 import Foundation
-import Synchronization
 
 /// Counts what a session sends, with arrival times, and throws nothing away it need not keep.
 final class CountingSink: VideoSink, Sendable {
@@ -9,7 +8,7 @@ final class CountingSink: VideoSink, Sendable {
         var units = 0
         var times: [Double] = []
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     func write(_ unit: AccessUnit) throws(SinkError) {
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9

@@ -2,7 +2,7 @@ import CEGL
 import CGLES
 
 /// Why a DMA-BUF plane could not become a GL texture.
-package enum DMABufImportError: Error, Equatable, CustomStringConvertible {
+public enum DMABufImportError: Error, Equatable, CustomStringConvertible {
     /// The EGL display or GL context lacks a needed extension or entry point.
     case extensionMissing(String)
     /// eglCreateImageKHR refused the plane; `eglError` is eglGetError().
@@ -10,7 +10,7 @@ package enum DMABufImportError: Error, Equatable, CustomStringConvertible {
     /// glEGLImageTargetTexture2DOES failed; `glError` is glGetError().
     case textureBindingFailed(glError: UInt32)
 
-    package var description: String {
+    public var description: String {
         switch self {
         case .extensionMissing(let name):
             "\(name) is missing: zero-copy encoding needs EGL on GBM with DMA-BUF import; the copying path still works"

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Hands every event to every consumer: each ``subscribe()`` makes a new `AsyncStream` that
 /// gets the events yielded from then on, so a link and an engine can both iterate a session's
@@ -15,7 +14,7 @@ package final class EventBroadcast<Event: Sendable>: Sendable {
         var nextID = 0
         var isFinished = false
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     private let bufferLimit: Int
 
     /// A broadcast whose consumers each keep the newest `bufferLimit` unread events.

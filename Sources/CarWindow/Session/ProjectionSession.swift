@@ -111,7 +111,7 @@ public actor ProjectionSession {
     var statisticsOrigin: Double?
     var consecutiveFailures = 0
     /// Outputs added besides the configuration's sink (a head-unit link's), by id.
-    private nonisolated let attachedOutputs = Mutex<(next: Int, factories: [(id: Int, makeSink: VideoSinkFactory)])>(
+    private nonisolated let attachedOutputs = LockedState<(next: Int, factories: [(id: Int, makeSink: VideoSinkFactory)])>(
         (next: 0, factories: []))
     /// A life-cycle call is under way; the ones that came after it wait here, in order.
     private var lifeCycleBusy = false
