@@ -5,7 +5,7 @@ import PackageDescription
 let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
 /// scripts/fuzz.sh sets CARWINDOW_FUZZING to the path of libFuzzer's driver library (compiler-rt's
-/// fuzzer_no_main): the library and the fuzz targets are then compiled with libFuzzer's coverage
+/// fuzzer_no_main): the libraries and the fuzz targets are then compiled with libFuzzer's coverage
 /// and AddressSanitizer, and the fuzz executable links the driver. Per target rather than with
 /// -Xswiftc, because the shader tool that runs during the build must not get them.
 let fuzzerLibrary = Context.environment["CARWINDOW_FUZZING"]
@@ -14,15 +14,33 @@ let fuzzInstrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzze
 let fuzzLinking: [LinkerSetting] = fuzzerLibrary.map {
     [.unsafeFlags(["-sanitize=address", "-Xlinker", $0]), .linkedLibrary("stdc++")]
 } ?? []
+let library = strict + fuzzInstrumented
 
 func system(_ name: String, pkgConfig: String, apt: [String]) -> Target {
     .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
 }
 
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let systemPackage = Target.Dependency.product(name: "SystemPackage", package: "swift-system")
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+
+// The data flow, each target depending only on those above it:
+//   Geo (tiles, camera) -> Style -> Map (geometry, text, GL, drawing, NV12 conversion)
+//   VideoCore (frames, access units, sinks' protocol, render thread) -> Map, H264
+//   H264 (OpenH264, VA-API, bitstream) -> Sinks (files, RTP) -> Projection (session) -> SDL
+//   SDLTesting (head-unit simulator) and Simulation (routes, simulated drives) are for tools.
 let package = Package(
     name: "CarWindow",
     products: [
         .library(name: "CarWindow", targets: ["CarWindow"]),
+        .library(name: "CarWindowGeo", targets: ["CarWindowGeo"]),
+        .library(name: "CarWindowStyle", targets: ["CarWindowStyle"]),
+        .library(name: "CarWindowMap", targets: ["CarWindowMap"]),
+        .library(name: "CarWindowH264", targets: ["CarWindowH264"]),
+        .library(name: "CarWindowSinks", targets: ["CarWindowSinks"]),
+        .library(name: "CarWindowProjection", targets: ["CarWindowProjection"]),
+        .library(name: "CarWindowSDL", targets: ["CarWindowSDL"]),
+        .library(name: "CarWindowSDLTesting", targets: ["CarWindowSDLTesting"]),
         .executable(name: "carwindow", targets: ["carwindow"]),
     ],
     dependencies: [
@@ -42,33 +60,58 @@ let package = Package(
         system("CVA", pkgConfig: "libva-drm", apt: ["libva-dev"]),
 
         // Turns the GLSL files under shaders/ into Swift string constants at build time,
-        // so the library carries its shaders and needs no files at run time.
+        // so the renderer carries its shaders and needs no files at run time.
         .executableTarget(name: "carwindow-embed-shaders", path: "Sources/carwindow-embed-shaders",
                           swiftSettings: strict),
         .plugin(name: "EmbedShadersPlugin", capability: .buildTool(),
                 dependencies: ["carwindow-embed-shaders"], path: "Sources/EmbedShadersPlugin"),
 
-        .target(
-            name: "CarWindow",
-            dependencies: [
-                "CEGL", "CGLES", "CGBM", "CFreeType", "CZlib", "CSQLite", "CPNG", "COpenH264", "CVA",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "SystemPackage", package: "swift-system"),
-            ],
-            swiftSettings: strict + fuzzInstrumented,
-            plugins: ["EmbedShadersPlugin"]
-        ),
+        .target(name: "CarWindowGeo", dependencies: ["CarWindowSystemSupport", "CZlib", "CSQLite", logging], swiftSettings: library),
+        .target(name: "CarWindowStyle", dependencies: ["CarWindowGeo", "CarWindowSystemSupport", logging], swiftSettings: library),
+        // Locks, system calls and error names every layer shares; no product: not for engines.
+        .target(name: "CarWindowSystemSupport", dependencies: [systemPackage], swiftSettings: library),
+        .target(name: "CarWindowVideoCore", dependencies: ["CarWindowSystemSupport", systemPackage], swiftSettings: library),
+        .target(name: "CarWindowMap",
+                dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowSystemSupport",
+                               "CEGL", "CGLES", "CGBM", "CFreeType", "CPNG", logging],
+                swiftSettings: library, plugins: ["EmbedShadersPlugin"]),
+        .target(name: "CarWindowH264", dependencies: ["CarWindowVideoCore", "CarWindowSystemSupport", "COpenH264", "CVA", logging],
+                swiftSettings: library),
+        .target(name: "CarWindowSinks",
+                dependencies: ["CarWindowVideoCore", "CarWindowH264", "CarWindowSystemSupport", systemPackage, logging],
+                swiftSettings: library),
+        .target(name: "CarWindowProjection",
+                dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap",
+                               "CarWindowH264", "CarWindowSinks", "CarWindowSystemSupport", logging],
+                swiftSettings: library),
+        .target(name: "CarWindowSDL",
+                dependencies: ["CarWindowGeo", "CarWindowVideoCore", "CarWindowMap", "CarWindowH264",
+                               "CarWindowSinks", "CarWindowSystemSupport", "CarWindowProjection", systemPackage, logging],
+                swiftSettings: library),
+        .target(name: "CarWindowSDLTesting",
+                dependencies: ["CarWindowGeo", "CarWindowVideoCore", "CarWindowMap", "CarWindowH264",
+                               "CarWindowSinks", "CarWindowProjection", "CarWindowSDL", "CarWindowSystemSupport", logging],
+                swiftSettings: library),
+        .target(name: "CarWindowSimulation",
+                dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap",
+                               "CarWindowProjection", "CarWindowSystemSupport", logging],
+                swiftSettings: library),
+        // The umbrella: `import CarWindow` brings every engine-facing module.
+        .target(name: "CarWindow",
+                dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap",
+                               "CarWindowH264", "CarWindowSinks", "CarWindowProjection", "CarWindowSDL"],
+                swiftSettings: library),
+
         .executableTarget(
             name: "carwindow",
-            dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Logging", package: "swift-log"),
-                           .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLTesting", argumentParser,
+                           logging, systemPackage],
             swiftSettings: strict
         ),
         // Figures for people, not tests: `swift run -c release carwindow-bench`.
         .executableTarget(
             name: "carwindow-bench",
-            dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLTesting", argumentParser],
             path: "benchmarks/carwindow-bench",
             swiftSettings: strict
         ),
@@ -78,14 +121,15 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(
             name: "carwindow-fuzz",
-            dependencies: ["CarWindow", "CLibFuzzer", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CarWindow", "CLibFuzzer", logging],
             path: "Fuzz/carwindow-fuzz",
             swiftSettings: strict + fuzzInstrumented + (fuzzing ? [.define("CARWINDOW_FUZZING")] : []),
             linkerSettings: fuzzLinking
         ),
         // The command-line tests run the built `carwindow` next to the test bundle.
         .testTarget(name: "CarWindowTests",
-                    dependencies: ["CarWindow", "carwindow", .product(name: "SystemPackage", package: "swift-system")],
+                    dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLTesting",
+                                   "carwindow", "CEGL", "CGLES", "CVA", "COpenH264", systemPackage],
                     exclude: ["Fixtures", "Golden"],
                     swiftSettings: strict),
     ],

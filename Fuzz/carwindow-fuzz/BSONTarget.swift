@@ -1,4 +1,7 @@
 import CarWindow
+import CarWindowSDLTesting
+import CarWindowSimulation
+import CarWindowSystemSupport
 
 /// A control payload from the head unit: decoded as BSON, then read as the RPC and video
 /// StartServiceACKs and a StartServiceNAK are read.

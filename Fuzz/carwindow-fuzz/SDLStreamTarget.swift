@@ -1,4 +1,7 @@
 import CarWindow
+import CarWindowSDLTesting
+import CarWindowSimulation
+import CarWindowSystemSupport
 
 /// Bytes from the head unit, received the way `SDLConnection` receives them: cut into frames
 /// (split across transport reads anywhere), reassembled into messages, control payloads read

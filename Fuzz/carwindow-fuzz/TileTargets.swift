@@ -1,4 +1,7 @@
 import CarWindow
+import CarWindowSDLTesting
+import CarWindowSimulation
+import CarWindowSystemSupport
 import Foundation
 
 /// One vector tile as a tile source hands it to the renderer: inflated when gzipped, decoded,

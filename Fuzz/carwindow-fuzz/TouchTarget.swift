@@ -1,4 +1,7 @@
 import CarWindow
+import CarWindowSDLTesting
+import CarWindowSimulation
+import CarWindowSystemSupport
 
 /// A sequence of touch events for the gesture recogniser, decoded from the input rather than
 /// from JSON (the RPC target covers the JSON), so that mutations change fingers, phases, times

@@ -1,5 +1,8 @@
 import ArgumentParser
 import CarWindow
+import CarWindowSDLTesting
+import CarWindowSimulation
+import CarWindowSystemSupport
 import Foundation
 import Glibc
 

@@ -2,6 +2,17 @@ import Foundation
 import Glibc
 import Testing
 @testable import CarWindow
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowSystemSupport
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowSDLTesting
+@testable import CarWindowSDL
+@testable import CarWindowSimulation
 
 /// The `carwindow` command as a user runs it: the built executable (next to the test bundle)
 /// in a child process, real signals, a real file size limit, `/dev/full`, and ffmpeg reading

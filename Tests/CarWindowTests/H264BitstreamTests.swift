@@ -1,6 +1,17 @@
 import Foundation
 import Testing
 @testable import CarWindow
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowSystemSupport
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowSDLTesting
+@testable import CarWindowSDL
+@testable import CarWindowSimulation
 
 /// Runs ffmpeg/ffprobe (Debian's ffmpeg 5.1, installed by .ci) as the independent H.264 parser
 /// and decoder. Output goes to files, not pipes: trace_headers prints megabytes to stderr.

@@ -3,6 +3,17 @@ import Foundation
 import Logging
 import Testing
 @testable import CarWindow
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowSystemSupport
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowSDLTesting
+@testable import CarWindowSDL
+@testable import CarWindowSimulation
 
 /// Tiles built to cost as much as possible: a road of a million vertices, a polygon of a hundred
 /// thousand rings, a gzip bomb, a million features. Each must stay within the per-tile budget

@@ -2,6 +2,17 @@ import Foundation
 import Glibc
 import Testing
 @testable import CarWindow
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowSystemSupport
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowSDLTesting
+@testable import CarWindowSDL
+@testable import CarWindowSimulation
 
 /// A head unit that answers only the RPC StartService, with whatever ACK the test gives, and
 /// then does what the test says: the other end of the cable as an attacker would be.

@@ -1,6 +1,17 @@
 import Foundation
 import Testing
 @testable import CarWindow
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowSystemSupport
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowSDLTesting
+@testable import CarWindowSDL
+@testable import CarWindowSimulation
 
 /// Collects a connection's events so tests can wait for one with a timeout.
 final class SDLEventRecorder: Sendable {

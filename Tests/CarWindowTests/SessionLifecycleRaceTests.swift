@@ -1,6 +1,17 @@
 import Foundation
 import Testing
 @testable import CarWindow
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowSystemSupport
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowSDLTesting
+@testable import CarWindowSDL
+@testable import CarWindowSimulation
 
 /// Makes a new sink for every stream start and keeps what each received, cut into segments at
 /// every `streamWillStart` (a start, a resume, a resize): each segment must decode on its own.

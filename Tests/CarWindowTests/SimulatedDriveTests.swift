@@ -1,6 +1,17 @@
 import Foundation
 import Testing
 @testable import CarWindow
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowSystemSupport
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowSDLTesting
+@testable import CarWindowSDL
+@testable import CarWindowSimulation
 
 /// The simulated engine drives a real session over the bundled data, fast-forwarded.
 @Suite struct SimulatedDriveTests {

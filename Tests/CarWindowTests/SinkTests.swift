@@ -2,6 +2,17 @@ import Foundation
 import Glibc
 import Testing
 @testable import CarWindow
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowSystemSupport
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowSDLTesting
+@testable import CarWindowSDL
+@testable import CarWindowSimulation
 import SystemPackage
 
 /// The sinks: RFC 6184 packets checked field by field, RFC 4571 framing, the Annex-B file, typed

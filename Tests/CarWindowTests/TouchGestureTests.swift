@@ -1,6 +1,17 @@
 import Foundation
 import Testing
 @testable import CarWindow
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowSystemSupport
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowSDLTesting
+@testable import CarWindowSDL
+@testable import CarWindowSimulation
 
 /// Feeds a recorded sequence (a JSON array of `OnTouchEvent` parameter objects, as a head unit
 /// sends them) one payload at a time and returns what each payload produced.

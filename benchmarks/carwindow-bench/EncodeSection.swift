@@ -1,4 +1,7 @@
 import CarWindow
+import CarWindowSDLTesting
+import CarWindowSimulation
+import CarWindowSystemSupport
 import Foundation
 
 /// End-to-end H.264: render -> NV12 -> encode pipelined, encoder-only throughput, latency,

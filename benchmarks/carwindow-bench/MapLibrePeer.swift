@@ -1,4 +1,7 @@
 import CarWindow
+import CarWindowSDLTesting
+import CarWindowSimulation
+import CarWindowSystemSupport
 import Foundation
 
 /// MapLibre Native through scripts/maplibre_render.py (mapli from PyPI), in the same run.

@@ -1,4 +1,7 @@
 import CarWindow
+import CarWindowSDLTesting
+import CarWindowSimulation
+import CarWindowSystemSupport
 import Foundation
 
 /// Access units collected from the pipeline's output callback.

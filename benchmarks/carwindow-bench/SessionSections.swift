@@ -1,4 +1,7 @@
 import CarWindow
+import CarWindowSDLTesting
+import CarWindowSimulation
+import CarWindowSystemSupport
 import Foundation
 
 /// Counts what a session sends, with arrival times, and throws nothing away it need not keep.

@@ -1,0 +1,317 @@
+internal import COpenH264
+import Logging
+import CarWindowVideoCore
+import CarWindowSystemSupport
+
+private let openH264Logger = Logger(label: "carwindow.encoder.openh264")
+
+/// OpenH264 writes its diagnostics through this callback instead of to stderr, so they reach the
+/// application's logging backend.
+private let openH264TraceCallback: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void = {
+    _, level, message in
+    guard let message else { return }
+    var text = String(cString: message)
+    while text.last?.isNewline == true { text.removeLast() }
+    if level <= Int32(WELS_LOG_ERROR) {
+        openH264Logger.error("\(text)")
+    } else {
+        // OpenH264's warnings are advice about settings chosen on purpose (frame skipping off),
+        // repeated for every encoder: debug level keeps them out of users' logs.
+        openH264Logger.debug("\(text)")
+    }
+}
+
+/// H.264 in software with Cisco's OpenH264 (BSD licence): constrained baseline, CAVLC, one
+/// reference picture, no frame skipping, IDR only on request (or every `idrInterval` frames).
+///
+/// OpenH264 reads I420, so each NV12 frame's interleaved chroma is split into two planes that are
+/// allocated once, at initialisation. The SPS OpenH264 writes lacks the constrained-baseline flag
+/// and the VUI bitstream restriction, so every IDR access unit passes through
+/// `H264StreamRewriter.normalize` before it leaves.
+///
+/// - Important: Not thread-safe: one pipeline stage owns it.
+public final class OpenH264Encoder: VideoEncoder {
+    /// Which OpenH264 tuning runs. Screen-content mode adds scroll detection but, as OpenH264
+    /// warns, holds the bitrate less well; it exists here so tests can compare the two.
+    enum ContentKind: Sendable {
+        case camera
+        case screen
+    }
+
+    public let backend: EncoderBackend = .openh264
+    public private(set) var settings: EncoderSettings
+
+    private let handle: UnsafeMutablePointer<ISVCEncoder?>
+    private let functions: ISVCEncoderVtbl
+    private var chromaU: [UInt8]
+    private var chromaV: [UInt8]
+    private var bitstreamInfo = SFrameBSInfo()
+    private var framesEncoded = 0
+
+    /// Creates and configures an encoder for `settings`.
+    ///
+    /// - Throws: `.invalidSettings` when the settings cannot be encoded; `.backendUnavailable` or
+    ///   `.encodeFailed` when OpenH264 refuses to start.
+    public convenience init(settings: EncoderSettings) throws(EncoderError) {
+        try self.init(settings: settings, content: .camera)
+    }
+
+    init(settings: EncoderSettings, content: ContentKind) throws(EncoderError) {
+        try settings.validate()
+        var created: UnsafeMutablePointer<ISVCEncoder?>?
+        let createResult = WelsCreateSVCEncoder(&created)
+        guard createResult == 0, let created, let table = created.pointee?.pointee else {
+            throw .backendUnavailable(.openh264, "WelsCreateSVCEncoder returned \(createResult)")
+        }
+        handle = created
+        functions = table
+        self.settings = settings
+        let chromaPlaneSize = (settings.codedWidth / 2) * (settings.codedHeight / 2)
+        chromaU = [UInt8](repeating: 128, count: chromaPlaneSize)
+        chromaV = [UInt8](repeating: 128, count: chromaPlaneSize)
+
+        do throws(EncoderError) {
+            try configure(content: content)
+        } catch {
+            WelsDestroySVCEncoder(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        _ = functions.Uninitialize?(handle)
+        WelsDestroySVCEncoder(handle)
+    }
+
+    private func configure(content: ContentKind) throws(EncoderError) {
+        guard let getDefaults = functions.GetDefaultParams, let initialize = functions.InitializeExt,
+              let setOption = functions.SetOption else {
+            throw .backendUnavailable(.openh264, "the OpenH264 encoder lacks GetDefaultParams, InitializeExt or SetOption")
+        }
+        var parameters = SEncParamExt()
+        try check(getDefaults(handle, &parameters), "GetDefaultParams")
+
+        parameters.iUsageType = content == .camera ? CAMERA_VIDEO_REAL_TIME : SCREEN_CONTENT_REAL_TIME
+        // The visible size: OpenH264 pads to whole macroblocks itself and writes the crop into the SPS.
+        parameters.iPicWidth = Int32(settings.width)
+        parameters.iPicHeight = Int32(settings.height)
+        parameters.fMaxFrameRate = Float(settings.framesPerSecond)
+        parameters.iTargetBitrate = Int32(settings.bitrate)
+        // OpenH264 has no VBR mode with a cap; quality mode with the maximum bitrate at the target
+        // spends fewer bits on still pictures and never more than the target.
+        parameters.iRCMode = settings.rateControl == .cbr ? RC_BITRATE_MODE : RC_QUALITY_MODE
+        parameters.iMaxBitrate = Int32(settings.bitrate)
+        // A skipped frame would leave the head unit showing a stale map; the caller paces frames.
+        parameters.bEnableFrameSkip = false
+        parameters.uiIntraPeriod = UInt32(settings.idrInterval ?? 0)
+        parameters.iMultipleThreadIdc = UInt16(settings.threads)
+        parameters.iTemporalLayerNum = 1
+        parameters.iSpatialLayerNum = 1
+        parameters.iNumRefFrame = 1
+        parameters.iEntropyCodingModeFlag = 0
+        parameters.eSpsPpsIdStrategy = CONSTANT_ID
+        parameters.bPrefixNalAddingCtrl = false
+        parameters.bEnableSSEI = false
+        parameters.iLoopFilterDisableIdc = 0
+        parameters.bEnableFrameCroppingFlag = true
+        parameters.bEnableLongTermReference = false
+
+        parameters.sSpatialLayers.0.iVideoWidth = Int32(settings.width)
+        parameters.sSpatialLayers.0.iVideoHeight = Int32(settings.height)
+        parameters.sSpatialLayers.0.fFrameRate = Float(settings.framesPerSecond)
+        parameters.sSpatialLayers.0.iSpatialBitrate = Int32(settings.bitrate)
+        parameters.sSpatialLayers.0.iMaxSpatialBitrate = Int32(settings.bitrate)
+        parameters.sSpatialLayers.0.uiProfileIdc = PRO_BASELINE
+        parameters.sSpatialLayers.0.sSliceArgument.uiSliceMode = SM_SINGLE_SLICE
+        // BT.601 in the range the frames carry; the rewriter keeps this VUI and adds the rest.
+        parameters.sSpatialLayers.0.bVideoSignalTypePresent = true
+        parameters.sSpatialLayers.0.uiVideoFormat = UInt8(VF_UNDEF.rawValue)
+        parameters.sSpatialLayers.0.bFullRange = settings.fullRange
+        parameters.sSpatialLayers.0.bColorDescriptionPresent = true
+        parameters.sSpatialLayers.0.uiColorPrimaries = UInt8(CP_SMPTE170M.rawValue)
+        parameters.sSpatialLayers.0.uiTransferCharacteristics = UInt8(TRC_SMPTE170M.rawValue)
+        parameters.sSpatialLayers.0.uiColorMatrix = UInt8(CM_SMPTE170M.rawValue)
+
+        var callback: (@convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void)? = openH264TraceCallback
+        try check(setOption(handle, ENCODER_OPTION_TRACE_CALLBACK, &callback), "SetOption(ENCODER_OPTION_TRACE_CALLBACK)")
+        var traceLevel = Int32(WELS_LOG_WARNING)
+        try check(setOption(handle, ENCODER_OPTION_TRACE_LEVEL, &traceLevel), "SetOption(ENCODER_OPTION_TRACE_LEVEL)")
+
+        try check(initialize(handle, &parameters), "InitializeExt")
+        var format = Int32(videoFormatI420.rawValue)
+        try check(setOption(handle, ENCODER_OPTION_DATAFORMAT, &format), "SetOption(ENCODER_OPTION_DATAFORMAT)")
+    }
+
+    /// Beyond this OpenH264's millisecond time stamps would lose precision.
+    static let latestPresentationTime = Duration.seconds(1_000_000_000_000)
+
+    /// Encodes one frame. Only IDR access units carry SPS and PPS, and only they are rewritten.
+    public func encode(_ frame: NV12Frame, presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
+        try checkFits(frame)
+        guard presentationTime >= .zero, presentationTime < Self.latestPresentationTime else {
+            throw .frameMismatch("presentation time \(presentationTime) must not be negative and below \(Self.latestPresentationTime)")
+        }
+        guard let encodeFrame = functions.EncodeFrame, let forceIntra = functions.ForceIntraFrame else {
+            throw .encodeFailed(.openh264, "the OpenH264 encoder lacks EncodeFrame or ForceIntraFrame")
+        }
+        let frameNumber = framesEncoded
+        framesEncoded += 1
+        splitChroma(frame.chroma)
+
+        if forceIDR {
+            try check(forceIntra(handle, true), "ForceIntraFrame")
+        }
+        let codedWidth = settings.codedWidth
+        let result = frame.luma.withUnsafeBufferPointer { luma in
+            chromaU.withUnsafeMutableBufferPointer { u in
+                chromaV.withUnsafeMutableBufferPointer { v in
+                    var picture = SSourcePicture()
+                    picture.iColorFormat = Int32(videoFormatI420.rawValue)
+                    picture.iPicWidth = Int32(settings.width)
+                    picture.iPicHeight = Int32(settings.height)
+                    picture.iStride = (Int32(codedWidth), Int32(codedWidth / 2), Int32(codedWidth / 2), 0)
+                    // OpenH264 only reads the source picture; its C type is merely not const.
+                    picture.pData = (UnsafeMutablePointer(mutating: luma.baseAddress), u.baseAddress, v.baseAddress, nil)
+                    picture.uiTimeStamp = Int64(presentationTime.inMilliseconds.rounded())
+                    return encodeFrame(handle, &picture, &bitstreamInfo)
+                }
+            }
+        }
+        try check(result, "EncodeFrame")
+
+        switch bitstreamInfo.eFrameType {
+        case videoFrameTypeSkip: throw .frameSkipped(frameNumber: frameNumber)
+        case videoFrameTypeInvalid: throw .encodeFailed(.openh264, "EncodeFrame returned an invalid frame type for frame \(frameNumber)")
+        default: break
+        }
+
+        var data = collectNALUnits()
+        let types = NALUnit.types(in: data)
+        let isKeyframe = types.contains(5)
+        if forceIDR, !isKeyframe { throw .idrNotProduced(frameNumber: frameNumber) }
+        if isKeyframe {
+            guard types.contains(7), types.contains(8) else {
+                throw .encodeFailed(.openh264, "IDR frame \(frameNumber) came without SPS and PPS")
+            }
+            do {
+                data = try H264StreamRewriter.normalize(data, fullRange: settings.fullRange,
+                                                        framesPerSecond: settings.framesPerSecond)
+            } catch {
+                throw .encodeFailed(.openh264, "H264StreamRewriter.normalize failed on frame \(frameNumber): \(error)")
+            }
+        }
+        return AccessUnit(data: data, isKeyframe: isKeyframe, presentationTime: presentationTime, frameNumber: frameNumber)
+    }
+
+    /// Changes the target and the cap together, so CBR stays CBR at the new rate.
+    public func setBitrate(_ bitsPerSecond: Int) throws(EncoderError) {
+        var changed = settings
+        changed.bitrate = bitsPerSecond
+        try changed.validate()
+        guard let setOption = functions.SetOption else {
+            throw .encodeFailed(.openh264, "the OpenH264 encoder lacks SetOption")
+        }
+        var target = SBitrateInfo(iLayer: SPATIAL_LAYER_ALL, iBitrate: Int32(bitsPerSecond))
+        // OpenH264 refuses a layer target above that layer's cap, and a cap for all layers does
+        // not reach the layer's own, so both caps move, before the target when the rate rises.
+        let setCaps = { () throws(EncoderError) in
+            for layer in [SPATIAL_LAYER_ALL, SPATIAL_LAYER_0] {
+                var cap = SBitrateInfo(iLayer: layer, iBitrate: Int32(bitsPerSecond))
+                try self.check(setOption(self.handle, ENCODER_OPTION_MAX_BITRATE, &cap), "SetOption(ENCODER_OPTION_MAX_BITRATE)")
+            }
+        }
+        if bitsPerSecond > settings.bitrate { try setCaps() }
+        try check(setOption(handle, ENCODER_OPTION_BITRATE, &target), "SetOption(ENCODER_OPTION_BITRATE)")
+        if bitsPerSecond <= settings.bitrate { try setCaps() }
+        settings = changed
+    }
+
+    public func setFrameRate(_ framesPerSecond: Double) throws(EncoderError) {
+        var changed = settings
+        changed.framesPerSecond = framesPerSecond
+        try changed.validate()
+        guard let setOption = functions.SetOption else {
+            throw .encodeFailed(.openh264, "the OpenH264 encoder lacks SetOption")
+        }
+        var rate = Float(framesPerSecond)
+        try check(setOption(handle, ENCODER_OPTION_FRAME_RATE, &rate), "SetOption(ENCODER_OPTION_FRAME_RATE)")
+        settings = changed
+    }
+
+    /// OpenH264 returns every picture from the call that took it, so nothing is left.
+    public func flush() throws(EncoderError) -> [AccessUnit] { [] }
+
+    private func checkFits(_ frame: NV12Frame) throws(EncoderError) {
+        guard frame.width == settings.width, frame.height == settings.height else {
+            throw .frameMismatch("frame is \(frame.width)x\(frame.height), the encoder was set up for \(settings.width)x\(settings.height)")
+        }
+        let lumaSize = settings.codedWidth * settings.codedHeight
+        guard frame.codedWidth == settings.codedWidth, frame.codedHeight == settings.codedHeight,
+              frame.luma.count >= lumaSize, frame.chroma.count >= lumaSize / 2 else {
+            throw .frameMismatch("frame planes hold \(frame.luma.count) luma and \(frame.chroma.count) chroma bytes, \(lumaSize) and \(lumaSize / 2) are needed")
+        }
+        guard frame.fullRange == settings.fullRange else {
+            throw .frameMismatch("frame is \(frame.fullRange ? "full" : "limited") range, the stream is set up as \(settings.fullRange ? "full" : "limited") range")
+        }
+    }
+
+    /// NV12's interleaved Cb, Cr pairs into OpenH264's separate planes.
+    private func splitChroma(_ interleaved: [UInt8]) {
+        let count = chromaU.count
+        interleaved.withUnsafeBufferPointer { source in
+            chromaU.withUnsafeMutableBufferPointer { u in
+                chromaV.withUnsafeMutableBufferPointer { v in
+                    for index in 0..<count {
+                        u[index] = source[2 * index]
+                        v[index] = source[2 * index + 1]
+                    }
+                }
+            }
+        }
+    }
+
+    /// Joins the layers' Annex-B NAL units into one access unit, allocating exactly its size once.
+    private func collectNALUnits() -> [UInt8] {
+        let reportedLayers = Int(bitstreamInfo.iLayerNum)
+        return withUnsafeBytes(of: &bitstreamInfo.sLayerInfo) { raw in
+            let layers = raw.bindMemory(to: SLayerBSInfo.self)
+            let layerCount = min(max(reportedLayers, 0), layers.count)
+            let total = layers.prefix(layerCount).reduce(0) { $0 + Self.byteCount(of: $1) }
+            return [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+                var offset = 0
+                for layer in layers.prefix(layerCount) {
+                    let size = Self.byteCount(of: layer)
+                    guard size > 0, let source = layer.pBsBuf, let destination = buffer.baseAddress else { continue }
+                    (destination + offset).initialize(from: source, count: size)
+                    offset += size
+                }
+                initialized = offset
+            }
+        }
+    }
+
+    private static func byteCount(of layer: SLayerBSInfo) -> Int {
+        guard let lengths = layer.pNalLengthInByte else { return 0 }
+        var size = 0
+        for nal in 0..<max(Int(layer.iNalCount), 0) { size += Int(lengths[nal]) }
+        return size
+    }
+
+    private func check(_ result: Int32, _ call: String) throws(EncoderError) {
+        guard result != 0 else { return }
+        throw .encodeFailed(.openh264, "\(call) returned \(result) (\(Self.resultName(result)))")
+    }
+
+    /// OpenH264's CM_RETURN names, so a failure says more than a number.
+    static func resultName(_ code: Int32) -> String {
+        switch UInt32(truncatingIfNeeded: code) {
+        case cmResultSuccess.rawValue: "cmResultSuccess"
+        case cmInitParaError.rawValue: "cmInitParaError: a parameter is invalid"
+        case cmUnknownReason.rawValue: "cmUnknownReason"
+        case cmMallocMemeError.rawValue: "cmMallocMemeError: out of memory"
+        case cmInitExpected.rawValue: "cmInitExpected: the encoder is not initialised"
+        case cmUnsupportedData.rawValue: "cmUnsupportedData: the input format is not supported"
+        default: "unknown OpenH264 result"
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import CarWindowVideoCore
+import CarWindowSystemSupport
+/// How the encoder spends its bits.
+public enum RateControl: String, Sendable, CaseIterable {
+    /// Constant bitrate with a buffer of about one frame: steady load on the head unit's link.
+    case cbr
+    /// Variable bitrate capped at the target: better pictures when the map barely changes.
+    case vbr
+}
+
+/// Which encoder implementation runs.
+public enum EncoderBackend: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// Hardware encoding through VA-API on a DRM render node (Intel, AMD).
+    case vaapi
+    /// Cisco's OpenH264 (BSD licence) in software.
+    case openh264
+
+    /// The environment variable that forces a backend: `vaapi` or `openh264`.
+    public static let environmentVariable = "CARWINDOW_ENCODER"
+
+    public var description: String { rawValue }
+}
+
+/// What to encode and how. Defaults are SmartDeviceLink's: 15 fps, 600 kbit/s.
+public struct EncoderSettings: Sendable, Equatable {
+    /// Visible size in pixels; both even, at most 4096 per side and 8192 macroblocks (level 5.1).
+    public var width: Int
+    public var height: Int
+    public var framesPerSecond: Double = 15
+    /// Target bits per second.
+    public var bitrate: Int = 600_000
+    public var rateControl: RateControl = .cbr
+    /// Frames between IDR pictures; nil for none besides the first and those asked for.
+    public var idrInterval: Int?
+    /// Full-range (0...255) samples instead of BT.601 limited range; the SPS VUI says which.
+    public var fullRange = false
+    /// Encoder threads where the backend has them.
+    public var threads = 1
+
+    public init(width: Int, height: Int, framesPerSecond: Double = 15, bitrate: Int = 600_000,
+                rateControl: RateControl = .cbr, idrInterval: Int? = nil, fullRange: Bool = false, threads: Int = 1) {
+        self.width = width
+        self.height = height
+        self.framesPerSecond = framesPerSecond
+        self.bitrate = bitrate
+        self.rateControl = rateControl
+        self.idrInterval = idrInterval
+        self.fullRange = fullRange
+        self.threads = threads
+    }
+
+    /// Coded size: the visible size rounded up to whole macroblocks.
+    public var codedWidth: Int { NV12Frame.align16(width) }
+    public var codedHeight: Int { NV12Frame.align16(height) }
+
+    /// The largest picture in macroblocks (level 5.1's MaxFS).
+    public static let maximumMacroblocks = 36_864
+    public static let maximumSide = 4096
+
+    /// Throws when the settings cannot be encoded, saying which value is wrong.
+    public func validate() throws(EncoderError) {
+        guard width > 0, height > 0 else {
+            throw .invalidSettings("size \(width)x\(height) must be positive")
+        }
+        guard width % 2 == 0, height % 2 == 0 else {
+            throw .invalidSettings("size \(width)x\(height) must be even in both directions for 4:2:0")
+        }
+        guard width <= Self.maximumSide, height <= Self.maximumSide,
+              (codedWidth / 16) * (codedHeight / 16) <= Self.maximumMacroblocks else {
+            throw .invalidSettings("size \(width)x\(height) is beyond H.264 level 5.1 (at most \(Self.maximumSide) pixels a side and \(Self.maximumMacroblocks) macroblocks)")
+        }
+        guard framesPerSecond.isFinite, framesPerSecond > 0, framesPerSecond <= 240 else {
+            throw .invalidSettings("frame rate \(framesPerSecond) must be in (0, 240]")
+        }
+        guard bitrate > 0, bitrate <= 200_000_000 else {
+            throw .invalidSettings("bitrate \(bitrate) bit/s must be in 1...200000000")
+        }
+        if let idrInterval, idrInterval <= 0 {
+            throw .invalidSettings("IDR interval \(idrInterval) must be positive, or nil for none")
+        }
+        guard (1...16).contains(threads) else { throw .invalidSettings("threads \(threads) must be in 1...16") }
+    }
+}
+
+/// Errors of encoding, each saying what went wrong and what to do.
+public enum EncoderError: Error, CustomStringConvertible, Equatable {
+    /// A setting cannot be encoded.
+    case invalidSettings(String)
+    /// The backend cannot run here (no device, no library, no H.264 entrypoint).
+    case backendUnavailable(EncoderBackend, String)
+    /// `CARWINDOW_ENCODER` names no backend.
+    case unknownBackendName(String)
+    /// The frame does not match the configured size.
+    case frameMismatch(String)
+    /// The backend failed while encoding.
+    case encodeFailed(EncoderBackend, String)
+    /// An IDR was requested for this frame and did not come out.
+    case idrNotProduced(frameNumber: Int)
+    /// The backend dropped a frame although frame skipping is off.
+    case frameSkipped(frameNumber: Int)
+
+    public var description: String {
+        switch self {
+        case .invalidSettings(let reason): "invalid encoder settings: \(reason)"
+        case .backendUnavailable(let backend, let reason):
+            "the \(backend) encoder is unavailable: \(reason)"
+        case .unknownBackendName(let name):
+            "\(EncoderBackend.environmentVariable)=\(name) is not a backend: use vaapi or openh264"
+        case .frameMismatch(let reason): "frame does not fit the encoder: \(reason)"
+        case .encodeFailed(let backend, let reason): "\(backend) failed to encode: \(reason)"
+        case .idrNotProduced(let frame): "frame \(frame) was asked to be an IDR but came out as another picture type"
+        case .frameSkipped(let frame): "the encoder skipped frame \(frame); frame skipping must stay off"
+        }
+    }
+}
+
+/// One H.264 encoder, whatever its backend: constrained baseline, CAVLC, no B frames, one
+/// reference, low delay (VUI max_num_reorder_frames 0, max_dec_frame_buffering 1), SPS and PPS
+/// before every IDR, IDR on request.
+///
+/// - Important: Not thread-safe: one pipeline stage owns it.
+public protocol VideoEncoder: AnyObject {
+    var backend: EncoderBackend { get }
+    var settings: EncoderSettings { get }
+    /// Encodes one frame into one access unit; `forceIDR` makes it an IDR or throws.
+    func encode(_ frame: NV12Frame, presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit
+    /// Changes the target bitrate from the next frame on, without a restart.
+    func setBitrate(_ bitsPerSecond: Int) throws(EncoderError)
+    /// Changes the nominal frame rate (rate control's bits per frame) without a restart.
+    func setFrameRate(_ framesPerSecond: Double) throws(EncoderError)
+    /// Returns what the encoder still holds (nothing for these low-delay backends) and ends the stream.
+    func flush() throws(EncoderError) -> [AccessUnit]
+}

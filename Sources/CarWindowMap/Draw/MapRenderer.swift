@@ -1,0 +1,827 @@
+internal import CGLES
+import Foundation
+import Logging
+import CarWindowGeo
+import CarWindowStyle
+import CarWindowVideoCore
+import CarWindowSystemSupport
+
+/// Errors of making or changing a map renderer.
+public enum MapRenderError: Error, Equatable, CustomStringConvertible {
+    /// The size is not drawable: each side must be 1...the GL maximum.
+    case invalidSize(width: Int, height: Int, reason: String)
+    /// GL set-up failed (a shader, a framebuffer), or a frame's NV12 readback.
+    case gl(GLSetupError)
+    /// The encoder's input surface (its dma-buf planes) could not be imported for drawing into
+    /// it without copies.
+    case encoderSurfaceImport(DMABufImportError)
+
+    public var description: String {
+        switch self {
+        case .invalidSize(let width, let height, let reason):
+            "cannot draw a \(width)x\(height) map: \(reason). Choose a size between 1x1 and the GPU's maximum."
+        case .gl(let error): error.description
+        case .encoderSurfaceImport(let error):
+            "cannot draw into the encoder's surface: \(error). Encode with copies instead (another EGL platform than gbm)."
+        }
+    }
+}
+
+/// How long a frame took and what it showed.
+public struct FrameReport: Sendable {
+    /// Time on the render thread to issue the frame's GL commands, label placement included;
+    /// the GPU may still be drawing when it ends.
+    public var issueTime: Duration
+    /// Tiles drawn.
+    public var tilesDrawn: Int
+    /// Tiles still loading; their loaded ancestors stood in.
+    public var tilesLoading: Int
+    /// Labels placed.
+    public var labels: Int
+    /// Draw calls issued.
+    public var drawCalls: Int
+}
+
+/// Draws one map: a style over a tile source, seen through a camera, into an offscreen target of
+/// any size, with the route, vehicle, controls and attribution on top.
+///
+/// It shares the executor of its ``RenderContext``: its methods run on the render thread, so
+/// they may call GL directly. Several renderers (screens) can share one context.
+///
+/// - Important: Thread-safe: it is an actor.
+public actor MapRenderer {
+    public nonisolated let context: RenderContext
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { context.thread.asUnownedSerialExecutor() }
+
+    /// The camera the next frame uses.
+    public var camera: Camera
+    /// The overlays the next frame draws.
+    public var overlays = MapOverlays()
+    public private(set) var width: Int
+    public private(set) var height: Int
+    public private(set) var style: Style
+
+    let fonts: FontLibrary
+    let glyphs: GlyphAtlas
+    private var tiles: TileLayoutStore
+    private let resources: MapResources
+    private var target: GLRenderTarget { resources.target }
+    private var programs: Programs { resources.programs }
+    private var textVertexBuffer: GLBuffer { resources.textVertexBuffer }
+    private var textIndexBuffer: GLBuffer { resources.textIndexBuffer }
+    private var textVertexArray: GLVertexArray { resources.textVertexArray }
+    private var atlasTexture: GLTexture { resources.atlasTexture }
+    private var screen: ScreenOverlays { resources.screen }
+    private var route: RouteOverlay { resources.route }
+    private var gpuTiles: [TileID: GPUTile] = [:]
+    private var frameCounter: UInt64 = 0
+    private var labelPlacer = LabelPlacer()
+    private var atlasGeneration = -1
+    /// An encoder surface imported for zero copy.
+    private var importedPlanes: (planes: DMABufPlanes, luma: DMABufTexture, chroma: DMABufTexture, context: GLContextID)?
+    private let logger = Logger(label: "carwindow.render")
+    /// How many GPU tiles stay resident; older ones are released.
+    private let gpuTileCapacity = 96
+    private var drawCalls = 0
+    // Per-frame lists, kept between frames so drawing reuses their storage.
+    private var frameTiles: [GPUTile] = []
+    private var frameMatrices: [Matrix4] = []
+    private var frameCullers: [ChunkCuller] = []
+    private var drawnInOpaquePass: [Bool] = []
+    private var frameCovering: [TileID] = []
+    private var coveringScratch: [(TileID, Double)] = []
+
+    /// Its GL objects (target, programs, buffers, GPU tiles, the NV12 converter) die with it,
+    /// here on the render thread where their context is current, whichever thread let the
+    /// renderer go. After the context's shutdown they went with the context: nothing is deleted.
+    isolated deinit {
+        releaseImportedPlanes()
+    }
+
+    /// Makes a renderer drawing `style` over `tiles` at `width` x `height`.
+    public init(context: RenderContext, width: Int, height: Int, style: Style, tiles source: any TileSource,
+                fonts: FontLibrary, camera: Camera) async throws(MapRenderError) {
+        self.context = context
+        self.width = width
+        self.height = height
+        self.style = style
+        self.fonts = fonts
+        self.camera = camera
+        let glyphs = GlyphAtlas(library: fonts)
+        self.glyphs = glyphs
+        tiles = TileLayoutStore(source: source, builder: TileLayoutBuilder(
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: source.maxZoom))
+        // GL objects must be made on the render thread: the rest of set-up hops there.
+        switch await context.makeMapResources(width: width, height: height) {
+        case .success(let resources): self.resources = resources
+        case .failure(let error): throw error
+        }
+        glBindVertexArray(textVertexArray.name)
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), textVertexBuffer.name)
+        let stride = MemoryLayout<TextVertex>.stride
+        textVertexArray.attribute(AttributeSlot.position, components: 2, stride: stride,
+                                  offset: MemoryLayout<TextVertex>.offset(of: \.position) ?? 0)
+        textVertexArray.attribute(AttributeSlot.textCoordinate, components: 2, stride: stride,
+                                  offset: MemoryLayout<TextVertex>.offset(of: \.texture) ?? 0)
+        textVertexArray.attribute(AttributeSlot.textFill, components: 4, type: GLenum(GL_UNSIGNED_BYTE), normalized: true,
+                                  stride: stride, offset: MemoryLayout<TextVertex>.offset(of: \.fill) ?? 0)
+        textVertexArray.attribute(AttributeSlot.textHalo, components: 4, type: GLenum(GL_UNSIGNED_BYTE), normalized: true,
+                                  stride: stride, offset: MemoryLayout<TextVertex>.offset(of: \.halo) ?? 0)
+        textVertexArray.attribute(AttributeSlot.textParameters, components: 2, stride: stride,
+                                  offset: MemoryLayout<TextVertex>.offset(of: \.parameters) ?? 0)
+        glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), textIndexBuffer.name)
+        glBindVertexArray(0)
+        screen.prepare(glyphs: glyphs, fonts: fonts)
+    }
+
+    // MARK: Changing what is drawn
+
+    /// Replaces the style; tiles are laid out again for it.
+    public func setStyle(_ style: Style) {
+        self.style = style
+        tiles = TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom))
+        gpuTiles.removeAll()
+    }
+
+    /// Replaces the style once the tiles the current view needs are laid out for it; frames
+    /// drawn meanwhile keep the old style, so a switch (day to night while streaming) never
+    /// shows a half-empty map.
+    public func switchStyle(to style: Style) async {
+        let store = TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom))
+        let transform = self.transform
+        let covering = transform.coveringTiles(zoom: store.dataZoom(for: transform.camera.zoom))
+        // Queued together, so the loader's workers lay them out side by side.
+        for tile in covering { store.request(tile, frame: frameCounter) }
+        for tile in covering { _ = await store.layout(tile) }
+        self.style = style
+        tiles = store
+        gpuTiles.removeAll()
+    }
+
+    /// Sets the camera for the next frame.
+    public func setCamera(_ camera: Camera) { self.camera = camera }
+
+    /// Sets the overlays for the next frame.
+    public func setOverlays(_ overlays: MapOverlays) { self.overlays = overlays }
+
+    /// Changes the target size; the next frame draws at it.
+    public func resize(width: Int, height: Int) throws(MapRenderError) {
+        do {
+            try target.resize(width: width, height: height)
+        } catch {
+            throw .invalidSize(width: width, height: height, reason: error.description)
+        }
+        self.width = width
+        self.height = height
+    }
+
+    /// The transform of the current camera and size: screen <-> geographic conversions.
+    public var transform: MapTransform { MapTransform(camera: camera, width: width, height: height) }
+
+    /// The on-screen controls as drawn in the last frame (empty when hidden), ids stable.
+    public var controls: [MapControl] {
+        overlays.showsControls ? screen.layout(width: width, height: height) : []
+    }
+
+    // MARK: Frames
+
+    /// Loads every tile the current camera needs, then draws.
+    public func renderWhenLoaded() async -> FrameReport {
+        let transform = self.transform
+        let covering = transform.coveringTiles(zoom: tiles.dataZoom(for: transform.camera.zoom))
+        for tile in covering { tiles.request(tile, frame: frameCounter) }
+        for tile in covering { _ = await tiles.layout(tile) }
+        return renderFrame()
+    }
+
+    /// Draws a frame with the tiles at hand; missing tiles are requested and their loaded
+    /// ancestors drawn instead. `tileArrived` runs when a requested tile is ready.
+    @discardableResult
+    public func renderFrame(tileArrived: (@Sendable () -> Void)? = nil) -> FrameReport {
+        let start = DispatchTime.now().uptimeNanoseconds
+        frameCounter += 1
+        drawCalls = 0
+        let transform = self.transform
+        let (drawn, loading) = resolveTiles(transform, tileArrived: tileArrived)
+        let labels = draw(transform, tiles: drawn)
+        evictTiles()
+        let elapsed = Duration.nanoseconds(DispatchTime.now().uptimeNanoseconds - start)
+        return FrameReport(issueTime: elapsed, tilesDrawn: drawn.count, tilesLoading: loading,
+                           labels: labels, drawCalls: drawCalls)
+    }
+
+    /// Whether this renderer's methods run on its context's render thread (they always should).
+    func isOnRenderThread() -> Bool { context.thread.isCurrent }
+
+    /// Waits until the GPU has finished the frame (for timing; readback waits by itself).
+    public func finish() { glFinish() }
+
+    /// Reads the last frame back as RGBA, top row first.
+    public func readPixels() -> RGBAImage {
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
+        pixels.withUnsafeMutableBytes {
+            glReadPixels(0, 0, GLsizei(width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
+        }
+        return RGBAImage(width: width, height: height, pixels: pixels)
+    }
+
+    // MARK: NV12
+
+    /// Converts the last frame to NV12 on the GPU and starts reading it back into `slot` (0 or
+    /// 1) without waiting: collect it with ``collectNV12(slot:into:)`` after drawing the next
+    /// frame, so the copy overlaps that work.
+    public func convertToNV12(fullRange: Bool = false, slot: Int) throws(MapRenderError) {
+        guard width % 2 == 0, height % 2 == 0 else {
+            throw .invalidSize(width: width, height: height, reason: "NV12 needs even sides")
+        }
+        try nv12Converter().convert(source: target.color.name, width: width, height: height, fullRange: fullRange, slot: slot & 1)
+    }
+
+    /// The NV12 frame whose readback was started in `slot`, copied into `frame`'s storage (which
+    /// must have this renderer's size); nil if nothing was started there.
+    public func collectNV12(slot: Int, into frame: consuming NV12Frame) -> NV12Frame? {
+        guard let converter = resources.nv12, converter.collect(slot: slot & 1, into: &frame) else { return nil }
+        return frame
+    }
+
+    /// Zero copy, for GL on GBM with a VA-API encoder: converts the last frame straight into the
+    /// encoder's input surface, given as the dma-buf planes it exported. Nothing crosses to the
+    /// CPU; the planes are imported once and reused while they stay the same.
+    public func convertToNV12(into planes: DMABufPlanes, fullRange: Bool = false) throws(MapRenderError) {
+        if importedPlanes?.planes != planes {
+            releaseImportedPlanes()
+            do {
+                let luma = try DMABufImport.importPlane(planes.luma, display: context.display.raw)
+                let chroma = try DMABufImport.importPlane(planes.chroma, display: context.display.raw)
+                importedPlanes = (planes, luma, chroma, GLObjectLedger.made(.texture, count: 2))
+            } catch {
+                throw .encoderSurfaceImport(error)
+            }
+        }
+        guard let imported = importedPlanes else { return }
+        let converter = try nv12Converter()
+        do {
+            try converter.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
+                                  intoLuma: imported.luma.texture, chroma: imported.chroma.texture)
+        } catch {
+            throw .gl(error)
+        }
+    }
+
+    /// The converter, made on first use: only streaming maps need it.
+    private func nv12Converter() throws(MapRenderError) -> NV12Converter {
+        if let existing = resources.nv12 { return existing }
+        do {
+            let converter = try NV12Converter()
+            resources.nv12 = converter
+            return converter
+        } catch {
+            throw .gl(error)
+        }
+    }
+
+    private func releaseImportedPlanes() {
+        guard let imported = importedPlanes else { return }
+        let textures = [imported.luma.texture, imported.chroma.texture]
+        GLObjectLedger.release(.texture, count: 2, madeIn: imported.context) { glDeleteTextures(2, textures) }
+        for image in [imported.luma.image, imported.chroma.image] {
+            DMABufImport.destroy(image, display: context.display.raw)
+        }
+        importedPlanes = nil
+    }
+
+    /// Draws nothing new: converts the last frame and waits for its NV12 bytes.
+    public func readNV12(fullRange: Bool = false) throws(MapRenderError) -> NV12Frame {
+        try convertToNV12(fullRange: fullRange, slot: 0)
+        let frame = NV12Frame(width: width, height: height, fullRange: fullRange)
+        guard let filled = collectNV12(slot: 0, into: frame) else {
+            throw .gl(.readbackUnavailable)
+        }
+        return filled
+    }
+
+    // MARK: Tiles
+
+    /// The GPU tiles to draw: each covering tile if ready, else its nearest ready ancestor.
+    private func resolveTiles(_ transform: MapTransform, tileArrived: (@Sendable () -> Void)?) -> ([GPUTile], Int) {
+        let zoom = tiles.dataZoom(for: transform.camera.zoom)
+        var drawn = frameTiles
+        frameTiles = []
+        drawn.removeAll(keepingCapacity: true)
+        defer { frameTiles = drawn }
+        var loading = 0
+        var covering = frameCovering
+        frameCovering = []
+        defer { frameCovering = covering }
+        transform.coveringTiles(zoom: zoom, into: &covering, scratch: &coveringScratch)
+        for tile in covering {
+            if let gpu = gpuTile(tile) {
+                append(gpu, to: &drawn)
+                continue
+            }
+            loading += 1
+            tiles.request(tile, frame: frameCounter, loaded: tileArrived)
+            var ancestor = tile.parent
+            while let candidate = ancestor, candidate.z >= tiles.source.minZoom {
+                if let gpu = gpuTile(candidate) {
+                    append(gpu, to: &drawn)
+                    break
+                }
+                ancestor = candidate.parent
+            }
+        }
+        // Parents first: children's stencil masks then cover the parent where both exist.
+        drawn.sort { $0.layout.tile.z < $1.layout.tile.z }
+        return (drawn, loading)
+    }
+
+    private func append(_ tile: GPUTile, to list: inout [GPUTile]) {
+        if !list.contains(where: { $0 === tile }) { list.append(tile) }
+    }
+
+    private func gpuTile(_ tile: TileID) -> GPUTile? {
+        if let gpu = gpuTiles[tile] {
+            gpu.lastUse = frameCounter
+            return gpu
+        }
+        guard let layout = tiles.cachedLayout(tile) else { return nil }
+        let gpu = GPUTile(layout)
+        gpu.lastUse = frameCounter
+        gpuTiles[tile] = gpu
+        return gpu
+    }
+
+    private func evictTiles() {
+        guard gpuTiles.count > gpuTileCapacity else { return }
+        let sorted = gpuTiles.sorted { $0.value.lastUse < $1.value.lastUse }
+        for (tile, _) in sorted.prefix(gpuTiles.count - gpuTileCapacity) { gpuTiles[tile] = nil }
+    }
+
+    // MARK: Drawing
+
+    private func draw(_ transform: MapTransform, tiles drawn: [GPUTile]) -> Int {
+        let zoom = transform.camera.zoom
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
+        glViewport(0, 0, GLsizei(width), GLsizei(height))
+        glEnable(GLenum(GL_BLEND))
+        glBlendFunc(GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
+
+        let layers = style.layers
+        let layerCount = layers.count
+        // The bottom background layer, when opaque, is the clear colour: no full-screen pass.
+        var clear = Color.white
+        var firstLayer = 0
+        if let first = layers.first, let paint = first.paint.background, first.isVisible(atZoom: zoom) {
+            let color = paint.backgroundColor.evaluate(zoom: zoom)
+            let opacity = Float(paint.backgroundOpacity.evaluate(zoom: zoom))
+            if color.a * opacity >= 1 {
+                clear = color
+                firstLayer = 1
+            }
+        }
+        glClearColor(clear.r, clear.g, clear.b, 1)
+        glClearDepthf(1)
+        glClearStencil(0)
+        glDepthMask(GLboolean(GL_TRUE))
+        glStencilMask(0xFF)
+        glClear(GLbitfield(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT))
+
+        let quad = transform.visibleGroundQuad
+        frameMatrices.removeAll(keepingCapacity: true)
+        frameCullers.removeAll(keepingCapacity: true)
+        for tile in drawn {
+            frameMatrices.append(transform.tileMatrix(for: tile.layout.tile, extent: tile.layout.extent))
+            frameCullers.append(ChunkCuller(transform: transform, tile: tile.layout.tile, extent: tile.layout.extent,
+                                            quad: quad))
+        }
+        let matrices = frameMatrices, cullers = frameCullers
+        drawStencilMasks(drawn, matrices: matrices)
+        let depthStep = 1.0 / Float(layerCount + 2)
+        func depth(_ index: Int) -> Float { 1 - Float(index + 1) * depthStep }
+
+        // Opaque fills and buildings front to back with depth writes, so llvmpipe's early depth
+        // test skips the hidden pixels of every layer below them (under buildings, most of a
+        // pitched view).
+        glEnable(GLenum(GL_DEPTH_TEST))
+        glDepthFunc(GLenum(GL_LESS))
+        glDisable(GLenum(GL_BLEND))
+        var opaqueTop = -1
+        drawnInOpaquePass.removeAll(keepingCapacity: true)
+        drawnInOpaquePass.append(contentsOf: repeatElement(false, count: layerCount))
+        for index in stride(from: layerCount - 1, through: firstLayer, by: -1) {
+            let layer = layers[index]
+            guard layer.isVisible(atZoom: zoom) else { continue }
+            if layer.type == .fill, let color = opaqueFillColor(layer, zoom) {
+                glDepthRangef(depth(index), depth(index))
+                drawFills(layer, index, drawn, matrices, cullers, color: color, opacity: 1)
+            } else if layer.type == .fillExtrusion, isOpaqueExtrusion(layer, zoom) {
+                if hasFlatStandIn(for: index, transform: transform) { continue }
+                // Buildings span their own depth range in front of every layer below.
+                glDepthRangef(0, depth(index))
+                drawExtrusions(layer, index, drawn, matrices, cullers, transform)
+                glDepthMask(GLboolean(GL_TRUE))
+                glDepthFunc(GLenum(GL_LESS))
+            } else {
+                continue
+            }
+            opaqueTop = max(opaqueTop, index)
+            drawnInOpaquePass[index] = true
+        }
+        glEnable(GLenum(GL_BLEND))
+        glDepthMask(GLboolean(GL_FALSE))
+        glDepthFunc(GLenum(GL_LEQUAL))
+
+        // Everything else bottom to top. Above the top opaque layer nothing can hide a
+        // fragment, so the depth test is skipped there.
+        for index in firstLayer..<layerCount where !drawnInOpaquePass[index] || layers[index].type == .fill {
+            let layer = layers[index]
+            guard layer.isVisible(atZoom: zoom) else { continue }
+            glDepthRangef(depth(index), depth(index))
+            if index > opaqueTop { glDisable(GLenum(GL_DEPTH_TEST)) } else { glEnable(GLenum(GL_DEPTH_TEST)) }
+            switch layer.type {
+            case .background:
+                drawBackground(layer, zoom: zoom)
+            case .fill:
+                if opaqueFillColor(layer, zoom) == nil, let paint = layer.paint.fill {
+                    drawFills(layer, index, drawn, matrices, cullers, color: paint.fillColor.evaluate(zoom: zoom),
+                              opacity: Float(paint.fillOpacity.evaluate(zoom: zoom)))
+                }
+                drawFillOutlines(layer, index, drawn, matrices, cullers, transform)
+            case .line:
+                drawLines(layer, index, drawn, matrices, cullers, transform)
+            case .fillExtrusion:
+                if hasFlatStandIn(for: index, transform: transform) { continue }
+                glDepthRangef(0, depth(index))
+                drawExtrusions(layer, index, drawn, matrices, cullers, transform)
+            case .symbol:
+                break
+            }
+        }
+        glDepthRangef(0, 1)
+        glDisable(GLenum(GL_DEPTH_TEST))
+        glDisable(GLenum(GL_STENCIL_TEST))
+
+        route.draw(overlays.route, transform: transform, programs: programs, drawCalls: &drawCalls)
+        let labels = drawLabels(transform, drawn, matrices)
+        screen.drawVehicle(overlays.vehicle, transform: transform, programs: programs, drawCalls: &drawCalls)
+        if overlays.showsControls {
+            screen.drawControls(width: width, height: height, dark: style.isDark(atZoom: transform.camera.zoom),
+                                programs: programs, drawCalls: &drawCalls)
+        }
+        drawScreenText()
+        return labels
+    }
+
+    /// Looking straight down, buildings are flat. A style that pairs its extrusion layer with a
+    /// flat fill of the same source layer below it then shows that fill alone, outlines and all;
+    /// a style with only the extrusion gets flat roofs from it.
+    private func hasFlatStandIn(for index: Int, transform: MapTransform) -> Bool {
+        guard transform.camera.pitch == 0 else { return false }
+        let sourceLayer = style.layers[index].sourceLayer
+        for below in style.layers[..<index] where below.type == .fill && below.sourceLayer == sourceLayer
+            && below.isVisible(atZoom: transform.camera.zoom) {
+            return true
+        }
+        return false
+    }
+
+    /// Whether an extrusion layer hides what lies behind its buildings completely.
+    private func isOpaqueExtrusion(_ layer: StyleLayer, _ zoom: Double) -> Bool {
+        guard let paint = layer.paint.fillExtrusion else { return false }
+        return paint.fillExtrusionOpacity.evaluate(zoom: zoom) >= 1 && !paint.fillExtrusionColor.dependsOnFeature
+            && paint.fillExtrusionColor.evaluate(zoom: zoom).a >= 1
+    }
+
+    /// The colour of a fill layer that covers what lies below completely, or nil if it blends.
+    private func opaqueFillColor(_ layer: StyleLayer, _ zoom: Double) -> Color? {
+        guard let paint = layer.paint.fill, !paint.fillColor.dependsOnFeature, !paint.fillOpacity.dependsOnFeature else { return nil }
+        let color = paint.fillColor.evaluate(zoom: zoom)
+        return color.a >= 1 && paint.fillOpacity.evaluate(zoom: zoom) >= 1 ? color : nil
+    }
+
+    private func setMatrix(_ location: GLint, _ matrix: Matrix4) {
+        programs.setMatrix(location, matrix)
+    }
+
+    private func useTileStencil(_ index: Int) {
+        glStencilFunc(GLenum(GL_EQUAL), GLint(index + 1), 0x7F)
+    }
+
+    private func drawStencilMasks(_ drawn: [GPUTile], matrices: [Matrix4]) {
+        glEnable(GLenum(GL_STENCIL_TEST))
+        glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_REPLACE))
+        glStencilMask(0x7F)
+        glColorMask(GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE))
+        glDisable(GLenum(GL_DEPTH_TEST))
+        let program = programs.fill
+        glUseProgram(program.name)
+        glUniform1f(program.location("u_opacity"), 1)
+        for (index, tile) in drawn.enumerated() where index < 127 {
+            glStencilFunc(GLenum(GL_ALWAYS), GLint(index + 1), 0x7F)
+            setMatrix(program.location("u_matrix"), matrices[index])
+            _ = tile
+            programs.tileQuad.draw()
+            drawCalls += 1
+        }
+        glColorMask(GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE))
+        glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_KEEP))
+        glStencilMask(0)
+    }
+
+    private func drawBackground(_ layer: StyleLayer, zoom: Double) {
+        let program = programs.fill
+        glUseProgram(program.name)
+        glDisable(GLenum(GL_STENCIL_TEST))
+        guard let paint = layer.paint.background else { return }
+        setMatrix(program.location("u_matrix"), .identity)
+        glUniform1f(program.location("u_opacity"), Float(paint.backgroundOpacity.evaluate(zoom: zoom)))
+        let color = paint.backgroundColor.evaluate(zoom: zoom).premultiplied
+        glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
+        programs.screenQuad.draw()
+        drawCalls += 1
+        glEnable(GLenum(GL_STENCIL_TEST))
+    }
+
+    private func drawFills(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
+                           _ cullers: [ChunkCuller], color: Color, opacity: Float) {
+        let program = programs.fill
+        glUseProgram(program.name)
+        glUniform1f(program.location("u_opacity"), opacity)
+        let constant = color.premultiplied
+        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
+            guard index < tile.layers.count, case .fill(let mesh)? = tile.layers[index] else { continue }
+            useTileStencil(tileIndex)
+            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            if !mesh.hasPerVertexColor {
+                glVertexAttrib4f(AttributeSlot.fillColor, constant.x, constant.y, constant.z, constant.w)
+            }
+            drawCalls += mesh.draw(cullers[tileIndex], margin: 0)
+        }
+    }
+
+    private func drawFillOutlines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
+                                  _ cullers: [ChunkCuller], _ transform: MapTransform) {
+        let zoom = transform.camera.zoom
+        guard let paint = layer.paint.fill else { return }
+        let opacity = Float(paint.fillOpacity.evaluate(zoom: zoom))
+        guard opacity > 0 else { return }
+        let program = programs.fillOutline
+        glUseProgram(program.name)
+        glUniform1f(program.location("u_opacity"), opacity)
+        glUniform2f(program.location("u_viewport"), Float(width), Float(height))
+        glLineWidth(2)
+        let color = (paint.fillOutlineColor ?? paint.fillColor).evaluate(zoom: zoom).premultiplied
+        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
+            guard index < tile.layers.count, case .fill(let mesh)? = tile.layers[index], mesh.hasLines else { continue }
+            useTileStencil(tileIndex)
+            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            if !mesh.hasPerVertexColor || paint.fillOutlineColor != nil {
+                glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
+            }
+            drawCalls += mesh.drawLines(cullers[tileIndex])
+        }
+    }
+
+    private func drawLines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
+                           _ cullers: [ChunkCuller], _ transform: MapTransform) {
+        let zoom = transform.camera.zoom
+        guard let paint = layer.paint.line else { return }
+        let width = Float(paint.lineWidth.evaluate(zoom: zoom))
+        let dashes = paint.lineDasharray?.evaluate(zoom: zoom)
+        drawLineMeshes(index, drawn, matrices, cullers, transform, color: paint.lineColor.evaluate(zoom: zoom),
+                       opacity: Float(paint.lineOpacity.evaluate(zoom: zoom)), width: width,
+                       blur: Float(paint.lineBlur.evaluate(zoom: zoom)), dashes: dashes) { layer in
+            if case .line(let mesh) = layer { return mesh }
+            return nil
+        }
+    }
+
+    private func drawLineMeshes(_ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4], _ cullers: [ChunkCuller],
+                                _ transform: MapTransform,
+                                color: Color, opacity: Float, width: Float, blur: Float, dashes: [Double]?,
+                                mesh select: (GPUTile.Layer) -> GPUMesh?) {
+        guard opacity > 0, width > 0 else { return }
+        let program = programs.useLineProgram(dashes: dashes, lineWidth: width)
+        glUniform1f(program.location("u_opacity"), opacity)
+        glUniform1f(program.location("u_blur"), blur)
+        glUniform1f(program.location("u_centre_w"), Float(transform.cameraToCenterDistance))
+        let constant = color.premultiplied
+        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
+            guard index < tile.layers.count, let layer = tile.layers[index], let mesh = select(layer) else { continue }
+            useTileStencil(tileIndex)
+            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            let unitsPerPixel = Float(transform.tileUnitsPerPixel(for: tile.layout.tile, extent: tile.layout.extent))
+            glUniform1f(program.location("u_units_per_pixel"), unitsPerPixel)
+            if !mesh.hasPerVertexColor {
+                glVertexAttrib4f(AttributeSlot.lineColor, constant.x, constant.y, constant.z, constant.w)
+            }
+            if !mesh.hasPerVertexWidth { glVertexAttrib1f(AttributeSlot.lineWidth, width) }
+            // Far parts of a pitched view shrink; a width's worth of margin at the centre is enough.
+            drawCalls += mesh.draw(cullers[tileIndex], margin: (width + 2) * unitsPerPixel)
+        }
+    }
+
+    private func drawExtrusions(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
+                                _ cullers: [ChunkCuller], _ transform: MapTransform) {
+        let zoom = transform.camera.zoom
+        guard let paint = layer.paint.fillExtrusion else { return }
+        let opacity = Float(paint.fillExtrusionOpacity.evaluate(zoom: zoom))
+        guard opacity > 0 else { return }
+        // Buildings rise as the camera tilts: flat when looking straight down, full height from 20°.
+        let pitch = transform.camera.pitch
+        let rise = Float(min(max(pitch / 20, 0), 1))
+        let heightFactor = rise * rise * (3 - 2 * rise)
+        let program = programs.extrusion
+        glUseProgram(program.name)
+        glUniform1f(program.location("u_opacity"), opacity)
+        glUniform1f(program.location("u_height_factor"), heightFactor)
+        // MapLibre's default light: radial 1.15, azimuth 210° (plus its 90° offset), polar 30°,
+        // fixed to the viewport so it turns with the bearing. Our wall normals face the other
+        // way round in this frame, hence the extra half turn (checked against MapLibre renders).
+        let azimuth = (210 + 90 + 180 + transform.camera.bearing) * .pi / 180, polar = 30 * Double.pi / 180
+        let light = SIMD3(cos(azimuth) * sin(polar), sin(azimuth) * sin(polar), cos(polar)) * 1.15
+        glUniform3f(program.location("u_light_position"), Float(light.x), Float(light.y), Float(light.z))
+        glUniform1f(program.location("u_light_intensity"), 0.5)
+        let color = paint.fillExtrusionColor.evaluate(zoom: zoom).premultiplied
+        let meshes = drawn.enumerated().compactMap { (tileIndex, tile) -> (Int, GPUMesh)? in
+            guard index < tile.layers.count, case .extrusion(let mesh)? = tile.layers[index] else { return nil }
+            return (tileIndex, mesh)
+        }
+        guard !meshes.isEmpty else { return }
+        // Tall buildings just beyond the far edge of a pitched view still rise into it.
+        let reach = Float(150 * transform.pixelsPerMeter * Double(heightFactor) * max(tan(pitch * .pi / 180), 1))
+        // Prisms are closed: back faces never show, and culling them halves the work.
+        glEnable(GLenum(GL_CULL_FACE))
+        glCullFace(GLenum(GL_BACK))
+        glEnable(GLenum(GL_DEPTH_TEST))
+        glDisable(GLenum(GL_STENCIL_TEST))
+        glDepthMask(GLboolean(GL_TRUE))
+        glDepthFunc(GLenum(GL_LESS))
+        func drawAll(colored: Bool) {
+            for (tileIndex, mesh) in meshes {
+                let tile = drawn[tileIndex].layout
+                setMatrix(program.location("u_matrix"), matrices[tileIndex])
+                if colored && !mesh.hasPerVertexColor {
+                    glVertexAttrib4f(AttributeSlot.extrusionColor, color.x, color.y, color.z, color.w)
+                }
+                let margin = reach * Float(transform.tileUnitsPerPixel(for: tile.tile, extent: tile.extent))
+                drawCalls += mesh.draw(cullers[tileIndex], margin: margin)
+            }
+        }
+        if opacity >= 1 {
+            // Opaque (drawn in the opaque pass, blending off): the depth test alone keeps the
+            // nearest surface.
+            drawAll(colored: true)
+        } else {
+            // Translucent: depth first, then colour where the depth matches, so each pixel shows
+            // the nearest wall or roof once, as MapLibre's offscreen pass does.
+            glColorMask(GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE))
+            drawAll(colored: false)
+            glColorMask(GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE))
+            glDepthFunc(GLenum(GL_EQUAL))
+            // Tiles repeat buildings that cross their edges; the stencil's top bit lets a pixel
+            // take colour once.
+            glEnable(GLenum(GL_STENCIL_TEST))
+            glStencilFunc(GLenum(GL_NOTEQUAL), 0x80, 0x80)
+            glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_REPLACE))
+            glStencilMask(0x80)
+            drawAll(colored: true)
+            glStencilMask(0)
+            glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_KEEP))
+        }
+        glDisable(GLenum(GL_CULL_FACE))
+        glEnable(GLenum(GL_STENCIL_TEST))
+        glDepthMask(GLboolean(GL_FALSE))
+        glDepthFunc(GLenum(GL_LEQUAL))
+    }
+
+    // MARK: Labels and screen text
+
+    private func drawLabels(_ transform: MapTransform, _ drawn: [GPUTile], _ matrices: [Matrix4]) -> Int {
+        let zoom = transform.camera.zoom
+        labelPlacer.begin(width: width, height: height)
+        if overlays.showsControls {
+            for control in screen.layout(width: width, height: height) { labelPlacer.block(control.rect) }
+        }
+        let attribution = screen.attributionBox(width: width, height: height)
+        labelPlacer.block(attribution)
+        // Top layers place first, as MapLibre does: place names win over street names.
+        for index in style.layers.indices.reversed() {
+            let layer = style.layers[index]
+            guard layer.isVisible(atZoom: zoom), let paint = symbolPaint(layer, zoom: zoom) else { continue }
+            guard paint.opacity > 0, paint.size > 0 else { continue }
+            for (tileIndex, tile) in drawn.enumerated() {
+                guard index < tile.layers.count, case .symbol(let bucket)? = tile.layers[index] else { continue }
+                let matrix = matrices[tileIndex]
+                let width = Double(self.width), height = Double(self.height)
+                let centreDepth = transform.cameraToCenterDistance
+                let zoomAboveTile = zoom - Double(tile.layout.tile.z)
+                labelPlacer.place(bucket, paint: paint, zoomAboveTile: zoomAboveTile, width: self.width,
+                                  height: self.height) { point in
+                    let clip = matrix.transform(SIMD4(Double(point.x), Double(point.y), 0, 1))
+                    guard clip.w > 1e-9 else { return nil }
+                    return SIMD3(Float((clip.x / clip.w + 1) / 2 * width), Float((clip.y / clip.w + 1) / 2 * height),
+                                 Float(centreDepth / clip.w))
+                }
+            }
+        }
+        let dark = style.isDark(atZoom: zoom)
+        screen.appendAttribution(to: &labelPlacer, box: attribution, dark: dark)
+        if overlays.showsControls {
+            screen.appendControlLabels(to: &labelPlacer, width: width, height: height, dark: dark)
+        }
+        return labelPlacer.placedCount
+    }
+
+    private func symbolPaint(_ layer: StyleLayer, zoom: Double) -> SymbolLayerPaint? {
+        guard let layout = layer.layout.symbol, let paint = layer.paint.symbol else { return nil }
+        return SymbolLayerPaint(
+            size: Float(layout.textSize.evaluate(zoom: zoom)),
+            fill: paint.textColor.evaluate(zoom: zoom),
+            halo: paint.textHaloColor.evaluate(zoom: zoom),
+            haloWidth: Float(paint.textHaloWidth.evaluate(zoom: zoom)),
+            opacity: Float(paint.textOpacity.evaluate(zoom: zoom)),
+            maxAngle: Float(layout.textMaxAngle.evaluate(zoom: zoom)),
+            padding: Float(layout.textPadding.evaluate(zoom: zoom)),
+            allowOverlap: layout.textAllowOverlap.evaluate(zoom: zoom),
+            isLine: layout.symbolPlacement.evaluate(zoom: zoom) != .point,
+            repeatDistance: Float(layout.symbolSpacing.evaluate(zoom: zoom)) * 0.6)
+    }
+
+    /// Draws every glyph quad gathered this frame (labels, attribution, control icons) at once.
+    private func drawScreenText() {
+        // Glyph boxes of the attribution background and controls are drawn before the text.
+        screen.drawAttributionBackground(width: width, height: height, dark: style.isDark(atZoom: camera.zoom),
+                                         programs: programs, drawCalls: &drawCalls)
+        guard !labelPlacer.indices.isEmpty else { return }
+        uploadAtlasIfChanged()
+        let program = programs.text
+        glUseProgram(program.name)
+        glUniform2f(program.location("u_screen_size"), Float(width), Float(height))
+        glUniform2f(program.location("u_atlas_size"), Float(atlasTexture.width), Float(atlasTexture.height))
+        glUniform1f(program.location("u_sdf_edge"), Float(GlyphAtlas.sdfEdgeValue) / 255)
+        glUniform1f(program.location("u_sdf_per_pixel"), GlyphAtlas.sdfValuesPerPixel / 255)
+        glActiveTexture(GLenum(GL_TEXTURE0))
+        glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture.name)
+        glUniform1i(program.location("u_atlas"), 0)
+        glBindVertexArray(textVertexArray.name)
+        textVertexBuffer.upload(labelPlacer.vertices, usage: GLenum(GL_DYNAMIC_DRAW))
+        textIndexBuffer.upload(labelPlacer.indices, usage: GLenum(GL_DYNAMIC_DRAW))
+        glDrawElements(GLenum(GL_TRIANGLES), GLsizei(labelPlacer.indices.count), GLenum(GL_UNSIGNED_INT), nil)
+        drawCalls += 1
+        glBindVertexArray(0)
+    }
+
+    private func uploadAtlasIfChanged() {
+        let generation = glyphs.generation
+        guard generation != atlasGeneration else { return }
+        atlasGeneration = generation
+        glyphs.withBitmap { width, height, bytes in
+            atlasTexture.allocate(width: width, height: height, internalFormat: GLenum(GL_R8), format: GLenum(GL_RED),
+                                  type: GLenum(GL_UNSIGNED_BYTE), pixels: bytes.baseAddress)
+        }
+    }
+}
+
+/// The GL objects one map owns. Made on the render thread, then owned by its renderer.
+final class MapResources {
+    let target: GLRenderTarget
+    let programs: Programs
+    let textVertexBuffer = GLBuffer(target: GLenum(GL_ARRAY_BUFFER))
+    let textIndexBuffer = GLBuffer(target: GLenum(GL_ELEMENT_ARRAY_BUFFER))
+    let textVertexArray = GLVertexArray()
+    let atlasTexture = GLTexture()
+    let screen = ScreenOverlays()
+    let route = RouteOverlay()
+    /// Made on first use: only streaming maps need it.
+    var nv12: NV12Converter?
+
+    init(target: GLRenderTarget, programs: Programs) {
+        self.target = target
+        self.programs = programs
+    }
+}
+
+extension RenderContext {
+    /// Makes a map's render target, programs and buffers on the render thread.
+    func makeMapResources(width: Int, height: Int) -> sending Result<MapResources, MapRenderError> {
+        let programs: Programs
+        do {
+            programs = try Programs()
+        } catch {
+            return .failure(.gl(error))
+        }
+        guard width > 0, height > 0 else {
+            return .failure(.invalidSize(width: width, height: height, reason: "each side must be at least 1"))
+        }
+        do {
+            return .success(MapResources(target: try GLRenderTarget(width: width, height: height), programs: programs))
+        } catch {
+            return .failure(.invalidSize(width: width, height: height, reason: error.description))
+        }
+    }
+}

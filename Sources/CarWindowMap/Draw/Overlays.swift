@@ -1,0 +1,74 @@
+import CarWindowGeo
+import CarWindowStyle
+import CarWindowVideoCore
+import CarWindowSystemSupport
+/// What the navigation engine draws over the map: its route, its vehicle and on-screen controls.
+public struct MapOverlays: Sendable, Equatable {
+    /// The route still to drive, first point first; empty for none.
+    public var route: [GeoCoordinate]
+    /// The vehicle marker, if any.
+    public var vehicle: VehicleMarker?
+    /// Whether the zoom and recenter buttons are drawn.
+    public var showsControls: Bool
+
+    public init(route: [GeoCoordinate] = [], vehicle: VehicleMarker? = nil, showsControls: Bool = true) {
+        self.route = route
+        self.vehicle = vehicle
+        self.showsControls = showsControls
+    }
+}
+
+/// Where the vehicle is and which way it points.
+public struct VehicleMarker: Sendable, Equatable {
+    public var coordinate: GeoCoordinate
+    /// Degrees clockwise from north.
+    public var heading: Double
+
+    public init(coordinate: GeoCoordinate, heading: Double) {
+        self.coordinate = coordinate
+        self.heading = heading
+    }
+}
+
+/// A rectangle in screen pixels, origin top-left.
+public struct ScreenRect: Sendable, Hashable, CustomStringConvertible {
+    public var x: Double
+    public var y: Double
+    public var width: Double
+    public var height: Double
+
+    public init(x: Double, y: Double, width: Double, height: Double) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    public var center: SIMD2<Double> { SIMD2(x + width / 2, y + height / 2) }
+
+    /// Whether `point` lies inside, edges included.
+    public func contains(_ point: SIMD2<Double>) -> Bool {
+        point.x >= x && point.x <= x + width && point.y >= y && point.y <= y + height
+    }
+
+    public var description: String { "(\(x), \(y), \(width)x\(height))" }
+}
+
+/// An on-screen control the renderer draws in GL. GL has no view tree, so these rectangles are
+/// what a head unit's haptic layer (and touch hit-testing) needs.
+public struct MapControl: Sendable, Hashable {
+    /// What the control does.
+    public enum Kind: Int, Sendable, CaseIterable {
+        case zoomIn = 1
+        case zoomOut = 2
+        case recenter = 3
+    }
+
+    /// Stable across frames and sizes: the kind's raw value.
+    public var id: Int { kind.rawValue }
+    public var kind: Kind
+    public var rect: ScreenRect
+}
+
+/// The attribution every map frame carries (OpenStreetMap's ODbL and the OpenMapTiles schema).
+public let mapAttribution = "© OpenStreetMap contributors © OpenMapTiles"

@@ -1,0 +1,292 @@
+internal import CGLES
+import Foundation
+import CarWindowGeo
+import CarWindowStyle
+import CarWindowVideoCore
+import CarWindowSystemSupport
+
+/// Draws what sits on the screen rather than on the map: the vehicle marker, the zoom and
+/// recenter buttons and the attribution.
+final class ScreenOverlays {
+    static let margin = 14.0
+
+    /// Buttons grow with the screen: 36 px on small clusters, 64 px on tall screens.
+    static func buttonSize(height: Int) -> Double {
+        min(max(Double(height) * 0.1, 36), 64)
+    }
+    static let attributionSize: Float = 11
+    static let attributionPadding = 4.0
+
+    private var attribution: ShapedText?
+    private var plus: ShapedText?
+    private var minus: ShapedText?
+    private var controlMeshes: (size: SIMD2<Int>, fill: GPUMesh, outline: GPUMesh, icons: GPUMesh)?
+    private var cachedLayout: (width: Int, height: Int, controls: [MapControl])?
+    private var vehicleMeshes: [(GPUMesh, Color)] = []
+    private var attributionMesh: (box: ScreenRect, mesh: GPUMesh)?
+
+    func prepare(glyphs: GlyphAtlas, fonts: FontLibrary) {
+        let regular = fonts.resolve(["Noto Sans Regular"])
+        let bold = fonts.resolve(["Noto Sans Bold"])
+        attribution = glyphs.shape(mapAttribution, font: regular, size: GlyphAtlas.baseSize, anchor: .topLeft)
+        plus = glyphs.shape("+", font: bold, size: GlyphAtlas.baseSize, anchor: .center)
+        // An en dash: Noto Sans has no U+2212 minus sign.
+        minus = glyphs.shape("\u{2013}", font: bold, size: GlyphAtlas.baseSize, anchor: .center)
+    }
+
+    // MARK: Controls
+
+    /// Where the controls sit for a viewport: a column at the right edge, zoom in and out above
+    /// recenter, vertically centred.
+    static func controlLayout(width: Int, height: Int) -> [MapControl] {
+        let size = buttonSize(height: height), gap = size / 6, groupGap = size / 2.4
+        let total = size * 3 + gap + groupGap
+        let x = Double(width) - margin - size
+        var y = max(margin, (Double(height) - total) / 2)
+        var controls: [MapControl] = []
+        for kind in MapControl.Kind.allCases {
+            controls.append(MapControl(kind: kind, rect: ScreenRect(x: x, y: y, width: size, height: size)))
+            y += size + (kind == .zoomIn ? gap : groupGap)
+        }
+        return controls
+    }
+
+    /// ``controlLayout(width:height:)`` for the current size, kept until the size changes: every
+    /// frame asks for it (drawing, labels, haptic regions) and it must not allocate each time.
+    func layout(width: Int, height: Int) -> [MapControl] {
+        if let cached = cachedLayout, cached.width == width, cached.height == height { return cached.controls }
+        let controls = Self.controlLayout(width: width, height: height)
+        cachedLayout = (width, height, controls)
+        return controls
+    }
+
+    func drawControls(width: Int, height: Int, dark: Bool, programs: Programs, drawCalls: inout Int) {
+        let size = SIMD2(width, height)
+        if controlMeshes?.size != size {
+            var positions: [SIMD2<Float>] = [], indices: [UInt32] = []
+            var iconPositions: [SIMD2<Float>] = [], iconIndices: [UInt32] = []
+            var outline = LineTessellation()
+            for control in Self.controlLayout(width: width, height: height) {
+                let ring = Self.roundedRect(control.rect, radius: control.rect.width / 4)
+                Self.appendFan(ring, positions: &positions, indices: &indices)
+                outline.addLine(ring, join: .miter, cap: .butt, closed: true)
+                if control.kind == .recenter {
+                    Self.appendFan(Self.arrow(center: control.rect.center, size: Float(control.rect.width / 2), angle: 0),
+                                   positions: &iconPositions, indices: &iconIndices, marker: true)
+                }
+            }
+            controlMeshes = (size, .fill(positions: positions, indices: indices, colors: nil),
+                             .line(outline, colors: nil, widths: nil),
+                             .fill(positions: iconPositions, indices: iconIndices, colors: nil))
+        }
+        guard let meshes = controlMeshes else { return }
+        let ortho = Self.orthographic(width: width, height: height)
+        let background = dark ? Color(r: 0.16, g: 0.18, b: 0.21, a: 0.94) : Color(r: 1, g: 1, b: 1, a: 0.94)
+        let border = dark ? Color(r: 0.35, g: 0.38, b: 0.42, a: 1) : Color(r: 0.62, g: 0.64, b: 0.67, a: 1)
+        Self.drawFill(meshes.fill, matrix: ortho, color: background, programs: programs)
+        Self.drawOutline(meshes.outline, matrix: ortho, color: border, width: 1.2, programs: programs)
+        Self.drawFill(meshes.icons, matrix: ortho, color: Self.ink(dark: dark), programs: programs)
+        drawCalls += 3
+    }
+
+    /// Adds the + and − glyphs of the zoom buttons to the frame's text.
+    func appendControlLabels(to placer: inout LabelPlacer, width: Int, height: Int, dark: Bool) {
+        let ink = Self.ink(dark: dark)
+        for control in layout(width: width, height: height) {
+            let text = control.kind == .zoomIn ? plus : control.kind == .zoomOut ? minus : nil
+            guard let text else { continue }
+            let center = control.rect.center
+            placer.addScreenText(text, at: SIMD2(Float(center.x), Float(center.y)), size: Float(control.rect.width * 0.62),
+                                 fill: ink,
+                                 halo: .transparent, haloWidth: 0)
+        }
+    }
+
+    /// The colour of control icons.
+    static func ink(dark: Bool) -> Color {
+        dark ? Color(r: 0.9, g: 0.92, b: 0.94) : Color(r: 0.2, g: 0.22, b: 0.25)
+    }
+
+    // MARK: Vehicle
+
+    func drawVehicle(_ vehicle: VehicleMarker?, transform: MapTransform, programs: Programs, drawCalls: inout Int) {
+        guard let vehicle, let point = transform.screenPoint(for: vehicle.coordinate),
+              point.x > -50, point.y > -50, point.x < Double(transform.width) + 50,
+              point.y < Double(transform.height) + 50 else { return }
+        if vehicleMeshes.isEmpty {
+            var shadow: [SIMD2<Float>] = [], shadowIndices: [UInt32] = []
+            Self.appendFan(Self.circle(radius: 17), positions: &shadow, indices: &shadowIndices)
+            var rim: [SIMD2<Float>] = [], rimIndices: [UInt32] = []
+            Self.appendFan(Self.circle(radius: 15), positions: &rim, indices: &rimIndices)
+            var body: [SIMD2<Float>] = [], bodyIndices: [UInt32] = []
+            Self.appendFan(Self.circle(radius: 12), positions: &body, indices: &bodyIndices)
+            var arrow: [SIMD2<Float>] = [], arrowIndices: [UInt32] = []
+            Self.appendFan(Self.arrow(center: .zero, size: 15, angle: 0), positions: &arrow, indices: &arrowIndices,
+                           marker: true)
+            vehicleMeshes = [
+                (.fill(positions: shadow, indices: shadowIndices, colors: nil), Color(r: 0, g: 0, b: 0, a: 0.25)),
+                (.fill(positions: rim, indices: rimIndices, colors: nil), .white),
+                (.fill(positions: body, indices: bodyIndices, colors: nil), Color(r: 0.1, g: 0.45, b: 0.95)),
+                (.fill(positions: arrow, indices: arrowIndices, colors: nil), .white),
+            ]
+        }
+        // The marker stays screen-aligned and round; its arrow turns with heading minus bearing.
+        let base = Self.orthographic(width: transform.width, height: transform.height)
+            * Matrix4.translation(point.x, point.y, 0)
+        let turned = base * Matrix4.rotationZ((vehicle.heading - transform.camera.bearing) * .pi / 180)
+        for (index, (mesh, color)) in vehicleMeshes.enumerated() {
+            Self.drawFill(mesh, matrix: index == 3 ? turned : base, color: color, programs: programs)
+            drawCalls += 1
+        }
+    }
+
+    // MARK: Attribution
+
+    func attributionBox(width: Int, height: Int) -> ScreenRect {
+        let scale = Double(Self.attributionSize / GlyphAtlas.baseSize)
+        let textWidth = Double(attribution?.width ?? 0) * scale
+        let textHeight = Double(attribution?.height ?? 0) * scale
+        let padding = Self.attributionPadding
+        return ScreenRect(x: Double(width) - textWidth - 2 * padding, y: Double(height) - textHeight - 2 * padding,
+                          width: textWidth + 2 * padding, height: textHeight + 2 * padding)
+    }
+
+    func appendAttribution(to placer: inout LabelPlacer, box: ScreenRect, dark: Bool) {
+        guard let attribution else { return }
+        let ink = dark ? Color(r: 0.8, g: 0.82, b: 0.85) : Color(r: 0.2, g: 0.2, b: 0.22)
+        let padding = Self.attributionPadding
+        placer.addScreenText(attribution, at: SIMD2(Float(box.x + padding), Float(box.y + padding)),
+                             size: Self.attributionSize, fill: ink, halo: .transparent, haloWidth: 0)
+    }
+
+    func drawAttributionBackground(width: Int, height: Int, dark: Bool, programs: Programs, drawCalls: inout Int) {
+        let box = attributionBox(width: width, height: height)
+        if attributionMesh?.box != box {
+            let corners: [SIMD2<Float>] = [
+                SIMD2(Float(box.x), Float(box.y)), SIMD2(Float(box.x + box.width), Float(box.y)),
+                SIMD2(Float(box.x + box.width), Float(box.y + box.height)), SIMD2(Float(box.x), Float(box.y + box.height)),
+            ]
+            attributionMesh = (box, .fill(positions: corners, indices: [0, 1, 2, 0, 2, 3], colors: nil))
+        }
+        guard let mesh = attributionMesh?.mesh else { return }
+        let color = dark ? Color(r: 0.05, g: 0.06, b: 0.08, a: 0.6) : Color(r: 1, g: 1, b: 1, a: 0.7)
+        Self.drawFill(mesh, matrix: Self.orthographic(width: width, height: height), color: color, programs: programs)
+        drawCalls += 1
+    }
+
+    // MARK: Geometry helpers
+
+    /// Pixels, origin top-left, to clip space (framebuffer row 0 is the top of the image).
+    static func orthographic(width: Int, height: Int) -> Matrix4 {
+        Matrix4.translation(-1, -1, 0) * Matrix4.scale(2 / Double(width), 2 / Double(height), 1)
+    }
+
+    static func drawFill(_ mesh: GPUMesh, matrix: Matrix4, color: Color, programs: Programs) {
+        let program = programs.fill
+        glUseProgram(program.name)
+        programs.setMatrix(program.location("u_matrix"), matrix)
+        glUniform1f(program.location("u_opacity"), 1)
+        let c = color.premultiplied
+        glVertexAttrib4f(AttributeSlot.fillColor, c.x, c.y, c.z, c.w)
+        mesh.draw()
+    }
+
+    static func drawOutline(_ mesh: GPUMesh, matrix: Matrix4, color: Color, width: Float, programs: Programs) {
+        let program = programs.useLineProgram(dashes: nil, lineWidth: width)
+        programs.setMatrix(program.location("u_matrix"), matrix)
+        glUniform1f(program.location("u_opacity"), 1)
+        glUniform1f(program.location("u_blur"), 0)
+        glUniform1f(program.location("u_units_per_pixel"), 1)
+        glUniform1f(program.location("u_centre_w"), 1)
+        let c = color.premultiplied
+        glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
+        glVertexAttrib1f(AttributeSlot.lineWidth, width)
+        mesh.draw()
+    }
+
+    static func roundedRect(_ rect: ScreenRect, radius: Double) -> [SIMD2<Float>] {
+        var points: [SIMD2<Float>] = []
+        let corners = [(rect.x + rect.width - radius, rect.y + radius, -Double.pi / 2),
+                       (rect.x + rect.width - radius, rect.y + rect.height - radius, 0.0),
+                       (rect.x + radius, rect.y + rect.height - radius, Double.pi / 2),
+                       (rect.x + radius, rect.y + radius, Double.pi)]
+        for (cx, cy, start) in corners {
+            for step in 0...6 {
+                let angle = start + Double(step) / 6 * .pi / 2
+                points.append(SIMD2(Float(cx + cos(angle) * radius), Float(cy + sin(angle) * radius)))
+            }
+        }
+        return points
+    }
+
+    static func circle(radius: Float) -> [SIMD2<Float>] {
+        (0..<40).map { i in
+            let angle = Float(i) / 40 * 2 * .pi
+            return SIMD2(cos(angle), sin(angle)) * radius
+        }
+    }
+
+    /// A navigation arrowhead pointing up (towards -y) around `center`.
+    static func arrow(center: SIMD2<Double>, size: Float, angle: Float) -> [SIMD2<Float>] {
+        let c = SIMD2(Float(center.x), Float(center.y))
+        return [SIMD2(0, -0.5), SIMD2(0.4, 0.45), SIMD2(0, 0.22), SIMD2(-0.4, 0.45)].map { c + $0 * size }
+    }
+
+    /// Triangulates a simple polygon (convex, or the arrowhead when `marker`) as a fan.
+    static func appendFan(_ ring: [SIMD2<Float>], positions: inout [SIMD2<Float>], indices: inout [UInt32],
+                          marker: Bool = false) {
+        let base = UInt32(positions.count)
+        positions.append(contentsOf: ring)
+        if marker {
+            // The arrowhead's notch makes it concave: two triangles from the tip.
+            indices.append(contentsOf: [base, base + 1, base + 2, base, base + 2, base + 3])
+            return
+        }
+        for i in 1..<(UInt32(ring.count) - 1) { indices.append(contentsOf: [base, base + i, base + i + 1]) }
+    }
+}
+
+/// The route, tessellated once per route in a local frame so float precision holds at any zoom.
+final class RouteOverlay {
+    /// Local units per world unit (the world is 0...1): about 0.6 m per unit.
+    private static let unitsPerWorld = Double(1 << 26)
+    private var route: [GeoCoordinate] = []
+    private var origin = SIMD2<Double>.zero
+    private var mesh: GPUMesh?
+
+    func draw(_ route: [GeoCoordinate], transform: MapTransform, programs: Programs, drawCalls: inout Int) {
+        if route != self.route {
+            self.route = route
+            mesh = nil
+            if route.count >= 2 {
+                origin = WebMercator.project(route[0])
+                var tessellation = LineTessellation()
+                tessellation.addLine(route.map { coordinate in
+                    let local = (WebMercator.project(coordinate) - origin) * Self.unitsPerWorld
+                    return SIMD2(Float(local.x), Float(local.y))
+                }, join: .round, cap: .round)
+                mesh = .line(tessellation, colors: nil, widths: nil)
+            }
+        }
+        guard let mesh else { return }
+        let scale = transform.worldSize / Self.unitsPerWorld
+        let matrix = transform.worldMatrix
+            * Matrix4.translation(origin.x * transform.worldSize, origin.y * transform.worldSize, 0)
+            * Matrix4.scale(scale, scale, 1)
+        let program = programs.useLineProgram(dashes: nil, lineWidth: 1)
+        programs.setMatrix(program.location("u_matrix"), matrix)
+        glUniform1f(program.location("u_units_per_pixel"), Float(1 / scale))
+        glUniform1f(program.location("u_centre_w"), Float(transform.cameraToCenterDistance))
+        glUniform1f(program.location("u_opacity"), 1)
+        glUniform1f(program.location("u_blur"), 0)
+        // A wider dark casing, then the bright route inside it.
+        let widen = Float(min(max((transform.camera.zoom - 12) / 6, 0), 1))
+        for (color, width) in [(Color(r: 0.05, g: 0.28, b: 0.62), 10 + 6 * widen), (Color(r: 0.25, g: 0.6, b: 1), 6 + 5 * widen)] {
+            let c = color.premultiplied
+            glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
+            glVertexAttrib1f(AttributeSlot.lineWidth, width)
+            mesh.draw()
+            drawCalls += 1
+        }
+    }
+}

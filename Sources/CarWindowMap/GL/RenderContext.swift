@@ -1,0 +1,102 @@
+internal import CEGL
+internal import CGLES
+import Logging
+import CarWindowGeo
+import CarWindowStyle
+import CarWindowVideoCore
+import CarWindowSystemSupport
+
+/// The render thread and its headless OpenGL ES context.
+///
+/// Every GL call of CarWindow runs inside this actor or inside an actor that shares its executor
+/// (``MapRenderer``), so all of them run on the one thread that owns the context. Several maps,
+/// of different sizes and styles, can share one context.
+///
+/// - Important: Thread-safe: it is an actor. Call ``shutdown()`` when done, so the context is
+///   destroyed on its own thread and the thread ends.
+public actor RenderContext {
+    /// The thread every GL call runs on.
+    public nonisolated let thread: RenderThread
+    /// What the platform chain chose.
+    public nonisolated let info: GLInfo
+    /// The EGL display, for importing an encoder's dma-bufs (zero copy).
+    nonisolated let display: EGLDisplayHandle
+    /// The context every GL object of this render thread is made in.
+    nonisolated let glContext: GLContextID
+
+    let egl: HeadlessEGL
+    let logger = Logger(label: "carwindow.gl")
+    private var isShutDown = false
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        thread.asUnownedSerialExecutor()
+    }
+
+    /// Opens the first EGL platform that works (or the one `platform` or
+    /// `CARWINDOW_EGL_PLATFORM` forces) and makes its context current on a new render thread.
+    public init(platform: EGLPlatform? = nil) async throws(GLSetupError) {
+        let forced = try HeadlessEGL.requestedPlatform(configured: platform)
+        let egl = try HeadlessEGL(forced: forced)
+        let thread = RenderThread()
+        // Reading the GL strings needs the context current, which only the render thread may do.
+        // The EGL objects are handed to that thread here and used nowhere else afterwards.
+        nonisolated(unsafe) let handedOver = egl
+        let info: GLInfo? = await withCheckedContinuation { continuation in
+            thread.enqueueTask {
+                guard handedOver.makeCurrent() else { return continuation.resume(returning: nil) }
+                continuation.resume(returning: GLInfo(
+                    platform: handedOver.platform, device: handedOver.deviceName,
+                    vendor: glString(GL_VENDOR), renderer: glString(GL_RENDERER), version: glString(GL_VERSION)))
+            }
+        }
+        guard let info else {
+            thread.stop()
+            throw .noUsablePlatform(attempts: [PlatformAttempt(platform: egl.platform,
+                                                               failure: "eglMakeCurrent without a surface failed")])
+        }
+        self.egl = egl
+        self.thread = thread
+        self.info = info
+        display = EGLDisplayHandle(raw: egl.display)
+        glContext = GLContextID(raw: UInt(bitPattern: egl.context))
+    }
+
+    /// A context dropped without ``shutdown()`` shuts down here, on its render thread, so the
+    /// thread ends. (It cannot be dropped while a renderer still uses it: renderers hold it.)
+    isolated deinit {
+        shutdown()
+    }
+
+    /// Returns once every job queued on the render thread before the call has run: the
+    /// isolated deinits of renderers released just before, say.
+    package func waitForQueuedWork() {}
+
+    /// Releases the context from the render thread and lets the thread end. GL objects that
+    /// maps still hold are freed with the context; maps released later delete nothing.
+    public func shutdown() {
+        guard !isShutDown else { return }
+        isShutDown = true
+        glFinish()
+        egl.releaseCurrent()
+        GLObjectLedger.contextEnded(glContext)
+        thread.stop()
+    }
+
+    /// The GL object names alive in this context, once the work already queued on the render
+    /// thread (a released renderer's deinit, say) has run.
+    package func liveGLObjects() -> GLObjectCensus {
+        GLObjectLedger.census(of: glContext)
+    }
+
+    /// Releases of this context's GL objects that came on a thread where it was not current:
+    /// names that could not be deleted. Zero unless an owner died off the render thread.
+    package func strayGLReleases() -> Int {
+        GLObjectLedger.strayReleases(of: glContext)
+    }
+}
+
+/// An EGL display pointer that may be passed between the actors of one render thread.
+struct EGLDisplayHandle: @unchecked Sendable {
+    // Only used on the render thread; the pointer itself is an immutable handle.
+    let raw: EGLDisplay
+}

@@ -1,0 +1,531 @@
+import Foundation
+import Logging
+import CarWindowGeo
+import CarWindowStyle
+import CarWindowVideoCore
+import CarWindowSystemSupport
+
+/// Turns a decoded tile and a style into buckets: filters features, evaluates feature-dependent
+/// paint, triangulates, tessellates and shapes labels. Pure CPU work that runs on any thread.
+struct TileLayoutBuilder: Sendable {
+    let style: Style
+    let glyphs: GlyphAtlas
+    let fonts: FontLibrary
+    /// The source's highest zoom: its tiles are drawn at every zoom above it too.
+    let sourceMaxZoom: Int
+
+    func layout(_ tile: TileID, _ data: VectorTile) -> TileLayout {
+        var buckets = [LayerBucket?](repeating: nil, count: style.layers.count)
+        // Layers shown at any zoom this tile is drawn at: one zoom level, or all above maxzoom.
+        let highestZoom = tile.z >= sourceMaxZoom ? Double(Camera.maximumZoom) + 1 : Double(tile.z + 1)
+        let zoom = Double(tile.z)
+        // First which features each layer draws, and what drawing them can cost at worst; then
+        // the budget is shared out; then the buckets are built.
+        var plans: [LayerPlan] = []
+        var budget = TileLayoutBudget()
+        // Features cut down to the budget, once for every layer that draws them.
+        var cutFeatures: [String: [Int32: VectorTileFeature]] = [:]
+        for (index, layer) in style.layers.enumerated() {
+            guard layer.visibility == .visible, layer.type != .background,
+                  layer.minZoom < highestZoom, layer.maxZoom > zoom,
+                  let sourceLayerName = layer.sourceLayer,
+                  let sourceLayer = data.layer(named: sourceLayerName) else { continue }
+            var drawn: [Int32] = []
+            for (featureIndex, feature) in sourceLayer.features.enumerated()
+            where Self.draws(layer.type, feature.type)
+                && layer.filter?.matches(EvaluationContext(zoom: zoom, feature: feature)) ?? true {
+                drawn.append(Int32(featureIndex))
+            }
+            guard !drawn.isEmpty else { continue }
+            // Polygons too costly to triangulate lose their smallest holes or are thinned first,
+            // so that the budget is shared out over what will be drawn.
+            for featureIndex in drawn where cutFeatures[sourceLayerName]?[featureIndex] == nil {
+                let feature = sourceLayer.features[Int(featureIndex)]
+                if let bounded = Self.triangulable(feature, reductions: &budget.reductions) {
+                    cutFeatures[sourceLayerName, default: [:]][featureIndex] = bounded
+                }
+            }
+            plans.append(LayerPlan(styleIndex: index, sourceLayer: sourceLayer, features: drawn,
+                                   cost: DrawCost.of(layer.type)))
+        }
+        let cap = Self.perPartCap(plans, cutFeatures, within: TileLayoutBudget.geometryBytes)
+        var thinnedFeatures: [String: [Int32: VectorTileFeature]] = [:]
+        for plan in plans {
+            let layer = style.layers[plan.styleIndex]
+            let scale = Float(4096) / Float(plan.sourceLayer.extent)
+            // In cell order, so each bucket's meshes cut into spatial chunks.
+            let features = plan.features
+                .map { index in
+                    let name = plan.sourceLayer.name
+                    var feature = cutFeatures[name]?[index] ?? plan.sourceLayer.features[Int(index)]
+                    if let thinned = thinnedFeatures[name]?[index] {
+                        feature = thinned
+                    } else if let cap, let thinned = Self.thinned(feature, cap: cap, reductions: &budget.reductions) {
+                        thinnedFeatures[name, default: [:]][index] = thinned
+                        feature = thinned
+                    }
+                    return (Chunker.cell(of: feature, scale: scale), feature)
+                }
+                .sorted { $0.0 < $1.0 }
+            let index = plan.styleIndex
+            switch layer.type {
+            case .fill:
+                buckets[index] = fillBucket(layer, features, zoom: zoom, scale: scale, budget: &budget).map(LayerBucket.fill)
+            case .line:
+                buckets[index] = lineBucket(layer, features, zoom: zoom, scale: scale, budget: &budget).map(LayerBucket.line)
+            case .fillExtrusion:
+                buckets[index] = extrusionBucket(layer, features, zoom: zoom, scale: scale, budget: &budget)
+                    .map(LayerBucket.extrusion)
+            case .symbol:
+                buckets[index] = symbolBucket(layer, features, tile: tile, layerIndex: index, zoom: zoom, scale: scale,
+                                              budget: &budget).map(LayerBucket.symbol)
+            case .background:
+                break
+            }
+        }
+        // Every bucket is scaled to 4096 units per tile side, whatever each source layer's extent.
+        return TileLayout(tile: tile, extent: 4096, buckets: buckets, reductions: budget.reductions)
+    }
+
+    // MARK: Budget
+
+    /// The features one style layer draws from its source layer, by index, and their worst-case cost.
+    private struct LayerPlan {
+        var styleIndex: Int
+        var sourceLayer: VectorTileLayer
+        var features: [Int32]
+        var cost: DrawCost
+    }
+
+    /// Whether a layer of `type` draws features of geometry `geometry` at all.
+    private static func draws(_ type: LayerType, _ geometry: GeometryType) -> Bool {
+        switch type {
+        case .fill, .fillExtrusion: geometry == .polygon
+        case .line: geometry == .lineString || geometry == .polygon
+        case .symbol: geometry != .unknown
+        case .background: false
+        }
+    }
+
+    /// The most vertices a part (line or ring) keeps so that every layer's worst case fits in
+    /// `bytes`: nil when everything fits whole. The cap is the largest that fits, so only parts
+    /// longer than it are thinned; parts never go below three vertices, and features that still
+    /// do not fit are dropped while building.
+    private static func perPartCap(_ plans: [LayerPlan], _ cutFeatures: [String: [Int32: VectorTileFeature]],
+                                   within bytes: Int) -> Int? {
+        // Per source layer and feature: what one more kept vertex costs over every layer drawing it.
+        var vertexCost: [String: [Int]] = [:]
+        var fixed = 0, whole = 0, longest = 0
+        for plan in plans {
+            var costs = vertexCost[plan.sourceLayer.name] ?? [Int](repeating: 0, count: plan.sourceLayer.features.count)
+            for index in plan.features {
+                let feature = cutFeatures[plan.sourceLayer.name]?[index] ?? plan.sourceLayer.features[Int(index)]
+                var vertices = 0
+                for part in feature.geometry {
+                    vertices += part.count
+                    longest = max(longest, part.count)
+                }
+                costs[Int(index)] += plan.cost.perVertex
+                fixed += plan.cost.perPart * feature.geometry.count + plan.cost.perFeature
+                whole += plan.cost.perVertex * vertices
+            }
+            vertexCost[plan.sourceLayer.name] = costs
+        }
+        guard fixed + whole > bytes else { return nil }
+        var layersByName: [String: VectorTileLayer] = [:]
+        for plan in plans { layersByName[plan.sourceLayer.name] = plan.sourceLayer }
+        func total(cap: Int) -> Int {
+            var sum = fixed
+            for (name, costs) in vertexCost {
+                guard let layer = layersByName[name] else { continue }
+                let cut = cutFeatures[name]
+                for (index, cost) in costs.enumerated() where cost > 0 {
+                    let feature = cut?[Int32(index)] ?? layer.features[index]
+                    for part in feature.geometry { sum += cost * min(part.count, cap) }
+                }
+            }
+            return sum
+        }
+        var low = VertexPlan.fewestKeptVertices, high = max(longest, low)
+        while low < high {
+            let middle = low + (high - low + 1) / 2
+            if total(cap: middle) <= bytes { low = middle } else { high = middle - 1 }
+        }
+        return low
+    }
+
+    /// The feature with every part thinned to at most `cap` vertices, or nil when no part is longer.
+    private static func thinned(_ feature: VectorTileFeature, cap: Int,
+                                reductions: inout TileReductions) -> VectorTileFeature? {
+        guard feature.geometry.contains(where: { $0.count > cap }) else { return nil }
+        var result = feature
+        result.geometry = feature.geometry.map { part in
+            guard part.count > cap else { return part }
+            reductions.thinned(from: part.count, to: cap)
+            return part.thinned(to: cap)
+        }
+        return result
+    }
+
+    /// A polygon feature made cheap enough to triangulate, or nil when it already is (or is no
+    /// polygon): its rings are regrouped as polygons, each bounded, and flattened back in the
+    /// same order (exterior, then its holes).
+    private static func triangulable(_ feature: VectorTileFeature, reductions: inout TileReductions) -> VectorTileFeature? {
+        guard feature.type == .polygon else { return nil }
+        let vertices = feature.geometry.reduce(0) { $0 + $1.count }
+        let rings = feature.geometry.count
+        // A whole feature within both bounds has every polygon of it within them too.
+        guard vertices > TileLayoutBudget.maximumPolygonVertices
+            || (rings - 1) * vertices > TileLayoutBudget.maximumHoleWork else { return nil }
+        var result = feature
+        result.geometry = feature.polygons.flatMap { triangulable($0, reductions: &reductions) }
+        return result
+    }
+
+    /// Whether the worst case of drawing `feature` in a layer costing `cost` fits the budget;
+    /// a feature that does not is dropped and counted.
+    private static func takeRoom(for feature: VectorTileFeature, cost: DrawCost,
+                                 budget: inout TileLayoutBudget) -> Bool {
+        let vertices = feature.geometry.reduce(0) { $0 + $1.count }
+        guard budget.take(cost.bytes(vertices: vertices, parts: feature.geometry.count)) else {
+            budget.reductions.droppedFeatures += 1
+            return false
+        }
+        return true
+    }
+
+    /// A polygon's rings made cheap enough to triangulate: thinned when they have more vertices
+    /// than ``TileLayoutBudget/maximumPolygonVertices`` together, and the smallest holes dropped
+    /// while holes times vertices exceed ``TileLayoutBudget/maximumHoleWork``.
+    static func triangulable(_ polygon: [[TilePoint]], reductions: inout TileReductions) -> [[TilePoint]] {
+        var rings = polygon
+        var vertices = rings.reduce(0) { $0 + $1.count }
+        if rings.count > 1 && (rings.count - 1) * vertices > TileLayoutBudget.maximumHoleWork {
+            // Largest holes first; keep as many as the work allows.
+            let holes = rings.dropFirst().sorted {
+                abs(VectorTileFeature.signedAreaTimesTwo($0)) > abs(VectorTileFeature.signedAreaTimesTwo($1))
+            }
+            var kept = [rings[0]]
+            var keptVertices = rings[0].count
+            for hole in holes {
+                let work = kept.count * (keptVertices + hole.count)
+                guard work <= TileLayoutBudget.maximumHoleWork else { break }
+                kept.append(hole)
+                keptVertices += hole.count
+            }
+            reductions.droppedHoles += rings.count - kept.count
+            rings = kept
+            vertices = keptVertices
+        }
+        if vertices > TileLayoutBudget.maximumPolygonVertices {
+            let share = Double(TileLayoutBudget.maximumPolygonVertices) / Double(vertices)
+            rings = rings.map { ring in
+                let keep = Swift.max(VertexPlan.fewestKeptVertices, Int(Double(ring.count) * share))
+                guard keep < ring.count else { return ring }
+                reductions.thinned(from: ring.count, to: keep)
+                return ring.thinned(to: keep)
+            }
+        }
+        return rings
+    }
+
+    // MARK: Fills
+
+    private func fillBucket(_ layer: StyleLayer, _ features: [(Int, VectorTileFeature)], zoom: Double,
+                            scale: Float, budget: inout TileLayoutBudget) -> FillBucket? {
+        guard let paint = layer.paint.fill else { return nil }
+        let perVertexColor = paint.fillColor.dependsOnFeature || paint.fillOpacity.dependsOnFeature
+        let antialias = paint.fillAntialias.evaluate(zoom: zoom)
+        var bucket = FillBucket()
+        if perVertexColor { bucket.colors = [] }
+        var chunker = Chunker(), outlineChunker = Chunker()
+        let cost = DrawCost.of(.fill)
+        for (cell, feature) in features where feature.type == .polygon {
+            guard Self.takeRoom(for: feature, cost: cost, budget: &budget) else { continue }
+            let firstVertex = bucket.positions.count
+            let color = perVertexColor
+                ? paint.fillColor.evaluate(zoom: zoom, feature: feature)
+                    .packed(opacity: Float(paint.fillOpacity.evaluate(zoom: zoom, feature: feature))) : 0
+            for polygon in feature.polygons {
+                let rings = polygon.map { ring in ring.map { SIMD2(Double($0.x), Double($0.y)) * Double(scale) } }
+                let indices = Triangulation.triangulate(rings)
+                guard !indices.isEmpty else { continue }
+                var base = UInt32(bucket.positions.count)
+                for ring in rings { for point in ring { bucket.positions.append(SIMD2(Float(point.x), Float(point.y))) } }
+                bucket.indices.append(contentsOf: indices.lazy.map { $0 + base })
+                guard antialias else { continue }
+                // Outlines reuse the fill's vertices as line pairs around each ring.
+                for ring in rings {
+                    let count = UInt32(ring.count)
+                    for i in 0..<count {
+                        bucket.outlineIndices.append(base + i)
+                        bucket.outlineIndices.append(base + (i + 1) % count)
+                    }
+                    base += count
+                }
+            }
+            if perVertexColor {
+                bucket.colors?.append(contentsOf: repeatElement(color, count: bucket.positions.count - firstVertex))
+            }
+            chunker.add(cell: cell, indexEnd: bucket.indices.count, points: bucket.positions[firstVertex...])
+            outlineChunker.add(cell: cell, indexEnd: bucket.outlineIndices.count, points: bucket.positions[firstVertex...])
+        }
+        bucket.chunks = chunker.finish()
+        bucket.outlineChunks = outlineChunker.finish()
+        return bucket.indices.isEmpty ? nil : bucket
+    }
+
+    // MARK: Lines
+
+    private func lineBucket(_ layer: StyleLayer, _ features: [(Int, VectorTileFeature)], zoom: Double,
+                            scale: Float, budget: inout TileLayoutBudget) -> LineBucket? {
+        guard let paint = layer.paint.line, let layout = layer.layout.line else { return nil }
+        let perVertexColor = paint.lineColor.dependsOnFeature || paint.lineOpacity.dependsOnFeature
+        let perVertexWidth = paint.lineWidth.dependsOnFeature
+        var bucket = LineBucket()
+        if perVertexColor { bucket.colors = [] }
+        if perVertexWidth { bucket.widths = [] }
+        var chunker = Chunker()
+        let cost = DrawCost.of(.line)
+        for (cell, feature) in features where feature.type == .lineString || feature.type == .polygon {
+            guard Self.takeRoom(for: feature, cost: cost, budget: &budget) else { continue }
+            let join = layout.lineJoin.evaluate(zoom: zoom, feature: feature)
+            let cap = layout.lineCap.evaluate(zoom: zoom)
+            let miterLimit = Float(layout.lineMiterLimit.evaluate(zoom: zoom))
+            let roundLimit = Float(layout.lineRoundLimit.evaluate(zoom: zoom))
+            let before = bucket.tessellation.vertices.count
+            for part in feature.geometry {
+                bucket.tessellation.addLine(part.map { SIMD2(Float($0.x), Float($0.y)) * scale }, join: join, cap: cap,
+                                            miterLimit: miterLimit, roundLimit: roundLimit,
+                                            closed: feature.type == .polygon)
+            }
+            let added = bucket.tessellation.vertices.count - before
+            chunker.add(cell: cell, indexEnd: bucket.tessellation.indices.count,
+                        points: bucket.tessellation.vertices[before...].lazy.map(\.position))
+            if perVertexColor {
+                let color = paint.lineColor.evaluate(zoom: zoom, feature: feature)
+                    .packed(opacity: Float(paint.lineOpacity.evaluate(zoom: zoom, feature: feature)))
+                bucket.colors?.append(contentsOf: repeatElement(color, count: added))
+            }
+            if perVertexWidth {
+                let width = Float(paint.lineWidth.evaluate(zoom: zoom, feature: feature))
+                bucket.widths?.append(contentsOf: repeatElement(width, count: added))
+            }
+        }
+        bucket.chunks = chunker.finish()
+        return bucket.tessellation.indices.isEmpty ? nil : bucket
+    }
+
+    // MARK: Extrusions
+
+    private func extrusionBucket(_ layer: StyleLayer, _ features: [(Int, VectorTileFeature)], zoom: Double,
+                                 scale: Float, budget: inout TileLayoutBudget) -> ExtrusionBucket? {
+        guard let paint = layer.paint.fillExtrusion else { return nil }
+        let perVertexColor = paint.fillExtrusionColor.dependsOnFeature
+        var bucket = ExtrusionBucket()
+        if perVertexColor { bucket.colors = [] }
+        var chunker = Chunker()
+        let cost = DrawCost.of(.fillExtrusion)
+        for (cell, feature) in features where feature.type == .polygon {
+            guard Self.takeRoom(for: feature, cost: cost, budget: &budget) else { continue }
+            let height = Float(paint.fillExtrusionHeight.evaluate(zoom: zoom, feature: feature))
+            let base = Float(paint.fillExtrusionBase.evaluate(zoom: zoom, feature: feature))
+            let before = bucket.mesh.vertices.count
+            for polygon in feature.polygons {
+                bucket.mesh.addPolygon(polygon.map { ring in ring.map { SIMD2(Float($0.x), Float($0.y)) * scale } })
+            }
+            let added = bucket.mesh.vertices.count - before
+            chunker.add(cell: cell, indexEnd: bucket.mesh.indices.count,
+                        points: bucket.mesh.vertices[before...].lazy.map(\.position))
+            bucket.heights.append(contentsOf: repeatElement(SIMD2(base, max(base, height)), count: added))
+            if perVertexColor {
+                let color = paint.fillExtrusionColor.evaluate(zoom: zoom, feature: feature).packed()
+                bucket.colors?.append(contentsOf: repeatElement(color, count: added))
+            }
+        }
+        bucket.chunks = chunker.finish()
+        return bucket.mesh.indices.isEmpty ? nil : bucket
+    }
+
+    // MARK: Labels
+
+    private func symbolBucket(_ layer: StyleLayer, _ features: [(Int, VectorTileFeature)], tile: TileID, layerIndex: Int,
+                              zoom: Double, scale: Float, budget: inout TileLayoutBudget) -> SymbolBucket? {
+        guard let layout = layer.layout.symbol, let paint = layer.paint.symbol else { return nil }
+        let textField = layout.textField
+        var bucket = SymbolBucket()
+        let cost = DrawCost.of(.symbol)
+        // Spacing is given in pixels at the tile's own zoom: 4096 units span 512 pixels.
+        let unitsPerPixel = Float(4096) / Float(MapTransform.tileSize)
+        for (featureIndex, (_, feature)) in features.enumerated() {
+            let text = textField.evaluate(zoom: zoom, feature: feature).trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty else { continue }
+            let placement = layout.symbolPlacement.evaluate(zoom: zoom)
+            let isLine = placement != .point && feature.type != .point
+            // Where the label goes is found before its text is shaped, which is the costly part.
+            var pointAnchor = SIMD2<Float>.zero
+            if isLine {
+                guard feature.geometry.contains(where: { $0.count >= 2 }) else { continue }
+            } else {
+                if feature.type == .point, let first = feature.geometry.first?.first {
+                    pointAnchor = SIMD2(Float(first.x), Float(first.y)) * scale
+                } else if let first = feature.geometry.first, !first.isEmpty {
+                    pointAnchor = first.reduce(SIMD2<Float>.zero) { $0 + SIMD2(Float($1.x), Float($1.y)) }
+                        / Float(first.count) * scale
+                } else {
+                    continue
+                }
+                guard Self.isInsideTile(pointAnchor) else { continue }
+            }
+            guard budget.labelCandidates < TileLayoutBudget.maximumLabelCandidates else {
+                budget.reductions.droppedLabels += 1
+                continue
+            }
+            let font = fonts.resolve(layout.textFont.evaluate(zoom: zoom, feature: feature))
+            let maxWidth = isLine ? nil : Float(layout.textMaxWidth.evaluate(zoom: zoom, feature: feature))
+            guard let shaped = glyphs.shape(
+                text, font: font, size: GlyphAtlas.baseSize, maxWidth: maxWidth,
+                lineHeight: Float(layout.textLineHeight.evaluate(zoom: zoom)),
+                letterSpacing: Float(layout.textLetterSpacing.evaluate(zoom: zoom, feature: feature)),
+                anchor: isLine ? .center : layout.textAnchor.evaluate(zoom: zoom, feature: feature),
+                transform: layout.textTransform.evaluate(zoom: zoom, feature: feature)),
+                !shaped.glyphs.isEmpty else { continue }
+            guard budget.takeLabelText(glyphs: shaped.glyphs.count) else {
+                budget.reductions.droppedLabels += 1
+                continue
+            }
+            bucket.textBytes += allocatedBytes(shaped.glyphs)
+            let fill = paint.textColor.dependsOnFeature ? paint.textColor.evaluate(zoom: zoom, feature: feature) : nil
+            let halo = paint.textHaloColor.dependsOnFeature ? paint.textHaloColor.evaluate(zoom: zoom, feature: feature) : nil
+            var hasher = Hasher()
+            hasher.combine(layerIndex)
+            hasher.combine(text)
+            let textKey = hasher.finalize()
+            if isLine {
+                guard Self.takeRoom(for: feature, cost: cost, budget: &budget) else { continue }
+                let spacing = max(Float(layout.symbolSpacing.evaluate(zoom: zoom)), 1) * unitsPerPixel
+                // Overzoomed tiles are drawn up to this many levels above their own zoom.
+                let levels = tile.z >= sourceMaxZoom ? Self.overzoomLevels : 0
+                parts: for part in feature.geometry {
+                    let path = part.map { SIMD2(Float($0.x), Float($0.y)) * scale }
+                    let length = Self.length(of: path)
+                    guard length > 0 else { continue }
+                    // Placing a label projects its whole path every frame, so a long path is cut
+                    // into a stretch around each anchor; short ones, all real roads, are shared.
+                    let isShared = path.count <= TileLayoutBudget.maximumLabelPathPoints
+                    let sharedIndex = bucket.paths.count
+                    if isShared { bucket.paths.append(path) }
+                    // Level 0 anchors sit at odd multiples of spacing/2; each finer level fills the
+                    // midpoints of the one before, so no anchor repeats across levels.
+                    for level in 0...levels {
+                        let step = spacing / Float(1 << level)
+                        var distance = level == 0 ? min(step / 2, length / 2) : step / 2
+                        var walker = PathWalker(path)
+                        while distance < length {
+                            defer { distance += level == 0 ? step : 2 * step }
+                            // Anchors in the tile's buffer belong to the neighbouring tile.
+                            guard Self.isInsideTile(walker.point(at: distance)) else { continue }
+                            guard budget.takeLabelCandidate() else {
+                                budget.reductions.droppedLabels += 1
+                                break parts
+                            }
+                            var keyHasher = hasher
+                            keyHasher.combine(Int(distance / 16))
+                            keyHasher.combine(path.first.map { Int($0.x) / 16 } ?? 0)
+                            var pathIndex = sharedIndex, anchorDistance = distance
+                            if !isShared {
+                                let stretch = walker.stretch(points: TileLayoutBudget.maximumLabelPathPoints)
+                                pathIndex = bucket.paths.count
+                                bucket.paths.append(stretch.path)
+                                anchorDistance = distance - stretch.startDistance
+                            }
+                            bucket.labels.append(LabelCandidate(
+                                anchor: .line(path: pathIndex, distance: anchorDistance, level: level), text: shaped,
+                                key: keyHasher.finalize(), textKey: textKey, fillColor: fill, haloColor: halo))
+                        }
+                    }
+                }
+            } else {
+                guard budget.takeLabelCandidate() else {
+                    budget.reductions.droppedLabels += 1
+                    continue
+                }
+                hasher.combine(featureIndex)
+                bucket.labels.append(LabelCandidate(anchor: .point(pointAnchor), text: shaped, key: hasher.finalize(),
+                                                    textKey: textKey, fillColor: fill, haloColor: halo))
+            }
+        }
+        return bucket.labels.isEmpty ? nil : bucket
+    }
+
+    /// Points at increasing distances along a path, each found from where the last one was, so
+    /// that all anchors of a path cost one walk along it.
+    struct PathWalker {
+        private let path: [SIMD2<Float>]
+        private var segmentEnd = 1
+        private var segmentStart: Float = 0
+
+        init(_ path: [SIMD2<Float>]) {
+            self.path = path
+        }
+
+        /// At most `points` vertices of the path around the last point found, and the distance along
+        /// the path at which they start.
+        func stretch(points: Int) -> (path: [SIMD2<Float>], startDistance: Float) {
+            let lower = max(0, min(segmentEnd - points / 2, path.count - points))
+            let upper = min(path.count, lower + points)
+            var start = segmentStart
+            if lower == 0 {
+                start = 0
+            } else {
+                for index in stride(from: min(segmentEnd, path.count) - 1, to: lower, by: -1) {
+                    let d = path[index] - path[index - 1]
+                    start -= (d * d).sum().squareRoot()
+                }
+            }
+            return (Array(path[lower..<upper]), start)
+        }
+
+        /// The point `distance` tile units along the path (its end when the path is shorter);
+        /// distances must not decrease from one call to the next.
+        mutating func point(at distance: Float) -> SIMD2<Float> {
+            while segmentEnd < path.count {
+                let d = path[segmentEnd] - path[segmentEnd - 1]
+                let length = (d * d).sum().squareRoot()
+                let remaining = distance - segmentStart
+                if remaining <= length, length > 0 { return path[segmentEnd - 1] + d * (remaining / length) }
+                segmentStart += length
+                segmentEnd += 1
+            }
+            return path.last ?? .zero
+        }
+    }
+
+    /// How many zoom levels past its own an overzoomed tile gets extra line-label anchors for.
+    static let overzoomLevels = 4
+
+    static func isInsideTile(_ point: SIMD2<Float>) -> Bool {
+        point.x >= 0 && point.y >= 0 && point.x < 4096 && point.y < 4096
+    }
+
+    /// The point `distance` tile units along `path` (its end when the path is shorter).
+    static func point(along path: [SIMD2<Float>], at distance: Float) -> SIMD2<Float> {
+        var remaining = distance
+        for i in path.indices.dropFirst() {
+            let d = path[i] - path[i - 1]
+            let length = (d * d).sum().squareRoot()
+            if remaining <= length, length > 0 { return path[i - 1] + d * (remaining / length) }
+            remaining -= length
+        }
+        return path.last ?? .zero
+    }
+
+    static func length(of path: [SIMD2<Float>]) -> Float {
+        var total: Float = 0
+        for i in path.indices.dropFirst() {
+            let d = path[i] - path[i - 1]
+            total += (d * d).sum().squareRoot()
+        }
+        return total
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import CarWindowGeo
+import CarWindowStyle
+import CarWindowVideoCore
+import CarWindowMap
+import CarWindowH264
+import CarWindowSinks
+import CarWindowSystemSupport
+
+/// What the navigation engine changes. Each change is drawn at the next frame slot; values that
+/// cannot be drawn (not finite, say) are ignored with a warning event and nothing else changes.
+extension ProjectionSession {
+    /// The camera of the last frame, or of the next one when nothing was drawn yet.
+    public var camera: Camera { cameraOnScreen }
+
+    /// Points the map at `camera`, at once or animated from the camera on screen.
+    public func setCamera(_ camera: Camera, transition: CameraTransition = .immediate) {
+        let values = [camera.center.latitude, camera.center.longitude, camera.zoom, camera.bearing, camera.pitch]
+        guard values.allSatisfy(\.isFinite) else {
+            emit(.warning(.cameraIgnored(camera)))
+            return
+        }
+        switch transition {
+        case .immediate:
+            // An engine that sets the camera on every tick of its own costs nothing while still.
+            if animation == nil, camera.clamped == cameraOnScreen { return }
+            animation = nil
+            cameraOnScreen = camera.clamped
+        case .animated(let duration):
+            guard duration > .zero else {
+                animation = nil
+                cameraOnScreen = camera.clamped
+                break
+            }
+            animation = CameraAnimation(from: cameraOnScreen, to: camera.clamped, start: SessionClock.now,
+                                        duration: min(duration, CameraTransition.longestAnimation).inSeconds)
+        }
+        changed()
+    }
+
+    /// Shows the vehicle at a position and heading (degrees clockwise from north), or hides it.
+    public func setVehicle(_ vehicle: VehicleMarker?) {
+        if let vehicle {
+            guard vehicle.coordinate.latitude.isFinite, vehicle.coordinate.longitude.isFinite, vehicle.heading.isFinite else {
+                emit(.warning(.vehicleIgnored(vehicle)))
+                return
+            }
+        }
+        guard overlays.vehicle != vehicle else { return }
+        overlays.vehicle = vehicle
+        changed()
+    }
+
+    /// Shows the route still to drive (first point first); empty hides it. Points that are not
+    /// finite or lie outside the globe are dropped with a warning.
+    public func setRoute(_ route: [GeoCoordinate]) {
+        func isValid(_ point: GeoCoordinate) -> Bool {
+            point.latitude.isFinite && point.longitude.isFinite && abs(point.latitude) <= 90 && abs(point.longitude) <= 180
+        }
+        // Engines send the route often; a valid one is taken as it is, without a copy.
+        let valid = route.allSatisfy(isValid) ? route : route.filter(isValid)
+        if valid.count != route.count {
+            emit(.warning(.routePointsDropped(dropped: route.count - valid.count, of: route.count)))
+        }
+        let drawn = valid.count >= 2 ? valid : []
+        if drawn.isEmpty, !valid.isEmpty {
+            emit(.warning(.routeHidden(validPoints: valid.count)))
+        }
+        guard overlays.route != drawn else { return }
+        overlays.route = drawn
+        changed()
+    }
+
+    /// Shows or hides the zoom and recenter buttons (and their haptic regions).
+    public func setControlsVisible(_ visible: Bool) {
+        guard overlays.showsControls != visible else { return }
+        overlays.showsControls = visible
+        changed()
+    }
+
+    /// Switches between the day and night styles while streaming. The new style's tiles are
+    /// laid out before it is shown, so the head unit never sees a half-drawn map. Calls take
+    /// effect in the order they were made, so the last one wins; one that a later call overtook
+    /// while it waited its turn is skipped.
+    public func setAppearance(_ appearance: MapAppearance) async {
+        appearanceCalls += 1
+        let call = appearanceCalls
+        await oneAtATime {
+            guard call == appearanceCalls, appearance != self.appearance else { return }
+            self.appearance = appearance
+            if let renderer {
+                await renderer.switchStyle(to: style(for: appearance))
+            }
+            changed()
+        }
+    }
+
+    /// Declares the engine's own haptic regions (rendered pixels), replacing earlier ones.
+    /// Ids must be in 0...2,000,000,000 outside the block reserved for the renderer's controls.
+    public func setHapticRegions(_ regions: [HapticRegion]) {
+        haptics.declaredRegions = regions
+        changed()
+    }
+
+    /// Declares map features whose haptic regions move with the map (a POI marker, say).
+    public func setHapticMapFeatures(_ features: [HapticRegionSet.MapFeature]) {
+        haptics.mapFeatures = features
+        changed()
+    }
+
+    /// The regions of the last frame, in rendered pixels, for hit tests.
+    public var hapticRegions: [HapticRegion] { haptics.regions }
+
+    /// The last picture drawn, as RGBA (for screenshots and tests); nil before the first one.
+    public func snapshot() async -> RGBAImage? {
+        guard let renderer, lastFrame != nil else { return nil }
+        return await renderer.readPixels()
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import CarWindowGeo
+import CarWindowStyle
+import CarWindowVideoCore
+import CarWindowMap
+import CarWindowH264
+import CarWindowSinks
+import CarWindowSystemSupport
+
+/// Touches from the head unit: gestures, region taps and map movement.
+extension ProjectionSession {
+    /// Handles an `OnTouchEvent` from the head unit, in head-unit pixels (divided by the display
+    /// scale here). Taps on haptic regions become ``ProjectionSessionEvent/regionTapped(id:)``
+    /// or control actions; pans, pinches and double taps elsewhere move the map (unless
+    /// `mapGesturesEnabled` is off). Pan and pinch movement is applied once per drawn frame.
+    /// Invalid events (ids outside 0...9, NaN coordinates...) are ignored with a warning.
+    public func handleTouch(_ event: TouchEvent) {
+        let scale = stream?.scale ?? 1
+        let rejectedBefore = recognizer.rejectedEventCount
+        let gestures = recognizer.handle(event.inRenderedPixels(scale: scale))
+        lastGestureTick = SessionClock.now
+        if recognizer.rejectedEventCount != rejectedBefore, let rejection = recognizer.lastRejection {
+            emit(.warning(.touchIgnored(rejection)))
+        }
+        apply(gestures)
+        if recognizer.hasUnreportedMotion { changed() }
+        if recognizer.hasPendingTap { wake.signal() }
+    }
+
+    /// A haptic "select" from the head unit's controller (a rotary knob's press, say): acts like
+    /// a tap at the centre of region `id`. Unknown ids are ignored with a warning.
+    public func selectHapticRegion(id: Int) {
+        guard let point = haptics.selectionPoint(for: id) else {
+            emit(.warning(.hapticSelectIgnored(regionID: id)))
+            return
+        }
+        apply([.tap(at: point)])
+    }
+
+    /// Delivers coalesced pan and pinch movement and taps whose double-tap window passed.
+    func tickGestures(at now: Double) {
+        let elapsed = lastGestureTick.map { (now - $0) * 1000 } ?? 0
+        lastGestureTick = now
+        apply(recognizer.frameTick(elapsedMilliseconds: elapsed))
+    }
+
+    func apply(_ gestures: [Gesture]) {
+        guard !gestures.isEmpty, let stream else { return }
+        let width = stream.encodedSize.width, height = stream.encodedSize.height
+        let actions = MapAction.actions(for: gestures, regions: haptics,
+                                        mapGesturesEnabled: configuration.mapGesturesEnabled)
+        var movedByUser = false
+        for action in actions {
+            switch action {
+            case .move(let offset):
+                if let moved = cameraOnScreen.panned(by: offset, width: width, height: height) {
+                    animation = nil
+                    cameraOnScreen = moved
+                    movedByUser = true
+                }
+            case .zoom(let levels, let anchor):
+                if let zoomed = cameraOnScreen.zoomed(by: levels, around: anchor, width: width, height: height) {
+                    animation = nil
+                    cameraOnScreen = zoomed
+                    movedByUser = true
+                }
+            case .regionTapped(let id):
+                if let control = MapControl.Kind.allCases.first(where: { HapticRegionSet.regionID(for: $0) == id }) {
+                    controlTapped(control)
+                } else {
+                    emit(.regionTapped(id: id))
+                }
+            case .mapTapped(let point):
+                let coordinate = MapTransform(camera: cameraOnScreen, width: width, height: height).coordinate(at: point)
+                emit(.mapTapped(point: point, coordinate: coordinate))
+            }
+        }
+        if movedByUser {
+            emit(.cameraMovedByUser(cameraOnScreen))
+            changed()
+        }
+    }
+
+    /// The renderer's own buttons: zoom in and out here, recenter is the engine's to do.
+    func controlTapped(_ control: MapControl.Kind) {
+        switch control {
+        case .zoomIn, .zoomOut:
+            var target = animation?.to ?? cameraOnScreen
+            target.zoom += control == .zoomIn ? 1 : -1
+            setCamera(target, transition: .animated(duration: .milliseconds(300)))
+        case .recenter:
+            break
+        }
+        emit(.controlTapped(control))
+    }
+}

@@ -1,0 +1,598 @@
+import Foundation
+import Logging
+import CarWindowGeo
+import CarWindowStyle
+import CarWindowVideoCore
+import CarWindowMap
+import CarWindowH264
+import CarWindowSinks
+import CarWindowSystemSupport
+
+/// A map projected into one head-unit screen: the API a navigation engine links.
+///
+/// The engine sets the camera, vehicle, route, style and controls; it never draws. The session
+/// draws only when something visible changed, at the negotiated rate and evenly paced, sharpens
+/// the last picture with a few refinement frames when the map stops, and keeps a still screen
+/// alive well inside a head unit's ~1 s timeout with keep-alives: by default hand-made skip
+/// pictures that repeat the last picture for a few bytes and no encoding (see
+/// ``KeepAliveMethod``).
+///
+/// ```
+/// engine -> session (camera, vehicle, route, touches)
+///              |  frame loop: draw / refine / keep-alive / sleep
+///              v
+///          MapRenderer (render thread) -> NV12 -> encoder (its own thread) -> outputs
+///              |
+///              +-> events: state, stream size, haptic regions, taps, warnings, errors
+/// ```
+///
+/// The outputs are the configuration's sink (made by its ``VideoSinkFactory`` at each stream
+/// start) and a head unit that an ``SDLProjectionLink`` added; with both, they fail
+/// independently, as in a ``TeeSink``. The session owns the sinks it makes and closes them when
+/// the stream ends (``stop()``, ``close()``, or the stream failing for good).
+///
+/// Several sessions (a centre console and an instrument cluster) can share one
+/// ``RenderContext`` (one render thread, one GL context) and one ``SharedTileCache``; each has
+/// its own size, camera, style, encoder and outputs.
+///
+/// - Important: Thread-safe: it is an actor; call it from any task.
+public actor ProjectionSession {
+    /// A new stream of everything the session reports from now on, in order; it ends when the
+    /// session is closed.
+    ///
+    /// Every access makes a stream of its own, so several consumers (an engine, a head-unit
+    /// link, a logger) each see every event. Take the stream before the calls whose events you
+    /// want, since events before it are not in it:
+    ///
+    /// ```swift
+    /// let events = session.events
+    /// Task { for await event in events { /* ... */ } }
+    /// try await session.connect(capability: capability)
+    /// ```
+    ///
+    /// Each stream keeps the newest 4096 events its consumer has not read, so a slow consumer
+    /// never stalls the stream or the other consumers.
+    public nonisolated var events: AsyncStream<ProjectionSessionEvent> { eventBroadcast.subscribe() }
+    /// The render thread and GL context this session draws with.
+    public nonisolated let context: RenderContext
+    /// The configuration it was made with.
+    public nonisolated let configuration: ProjectionSessionConfiguration
+
+    /// Where the session is in its life.
+    public private(set) var state: ProjectionSessionState = .disconnected
+    /// The head unit's capability in force.
+    public private(set) var capability: VideoStreamingCapability?
+    /// The stream size chosen from the capability and the supported sizes.
+    public private(set) var stream: StreamResolution?
+    /// The encoder settings of the current stream.
+    public private(set) var encoderSettings: EncoderSettings?
+    /// Counters and timings since streaming first started.
+    public var statistics: ProjectionSessionStatistics {
+        var current = recorded
+        if let streamingSince { current.streamingTime += .seconds(SessionClock.now - streamingSince) }
+        return current
+    }
+    var recorded = ProjectionSessionStatistics()
+    /// The appearance of the last ``setAppearance(_:)`` call that has run: the map shows its
+    /// style from the first picture after that style's tiles are laid out.
+    public internal(set) var appearance: MapAppearance
+
+    let eventBroadcast = EventBroadcast<ProjectionSessionEvent>(bufferLimit: 4096)
+    let logger: Logger
+    var renderer: MapRenderer?
+    var encoder: EncoderStage?
+    var sink: (any VideoSink)?
+    var pacer = FramePacer()
+    let wake: WakeSignal
+    var loop: Task<Void, Never>?
+    /// Set from tile workers (any thread) when a requested tile is ready.
+    let tilesArrived: ArrivalFlag
+    /// Given to the renderer: runs on a tile worker when a tile the last frame lacked is ready.
+    let tileArrivedHandler: @Sendable () -> Void
+
+    // What the next frame shows.
+    var cameraOnScreen: Camera
+    var animation: CameraAnimation?
+    var overlays: MapOverlays
+    var haptics = HapticRegionSet()
+    var recognizer: GestureRecognizer
+    /// Session-clock time of the last gesture tick, to move the recogniser's clock on.
+    var lastGestureTick: Double?
+    /// When the oldest change not yet on screen happened, for latency.
+    var pendingChangeSince: Double?
+
+    // Pictures: the last one drawn (for refinements and keep-alives) and a spare to draw into.
+    var lastFrame: NV12Frame?
+    var spareFrame: NV12Frame?
+    var needsIDR = true
+    /// Counts runs of pictures: each start, resume and resize begins one with an IDR. A picture
+    /// encoded in one run (before a suspend, say) is never sent in the next.
+    var pictureRun = 0
+    /// Whether the encoder runs at the keep-alive rate.
+    var encoderIsIdle = false
+    /// Follows the encoder's stream so keep-alives can be hand-made skip pictures.
+    var skipPictures = SkipPictureStream()
+    var skipPictureCount = 0
+    var presentationIndex = 0
+    var streamingSince: Double?
+    var statisticsOrigin: Double?
+    var consecutiveFailures = 0
+    /// Outputs added besides the configuration's sink (a head-unit link's), by id.
+    private nonisolated let attachedOutputs = LockedState<(next: Int, factories: [(id: Int, makeSink: VideoSinkFactory)])>(
+        (next: 0, factories: []))
+    /// A life-cycle call is under way; the ones that came after it wait here, in order.
+    private var lifeCycleBusy = false
+    private var lifeCycleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Counts ``setAppearance(_:)`` calls, so a call that a later one overtook loads no style.
+    var appearanceCalls = 0
+    /// Frame loops running now: one while a stream exists (streaming or suspended), else none.
+    package internal(set) var runningFrameLoops = 0
+    /// Encoder stages made and not finished yet: one while a stream exists, else none.
+    package internal(set) var liveEncoderStages = 0
+
+    /// A session for `configuration` drawing on `context`; it starts disconnected.
+    public init(configuration: ProjectionSessionConfiguration, context: RenderContext) {
+        self.configuration = configuration
+        self.context = context
+        var logger = Logger(label: "carwindow.session")
+        logger[metadataKey: "screen"] = "\(configuration.name)"
+        self.logger = logger
+        let wake = WakeSignal(label: "carwindow.session.\(configuration.name)")
+        let tilesArrived = ArrivalFlag()
+        self.wake = wake
+        self.tilesArrived = tilesArrived
+        tileArrivedHandler = {
+            tilesArrived.raise()
+            wake.signal()
+        }
+        cameraOnScreen = configuration.camera.clamped
+        appearance = configuration.appearance
+        overlays = MapOverlays(showsControls: configuration.showsControls)
+        recognizer = GestureRecognizer(configuration: configuration.gestures)
+    }
+
+    // MARK: Life cycle
+    //
+    // Every call that changes the stream (connect, start, suspend, resume, a new capability, an
+    // appearance, stop, close) runs alone and in the order the calls reached the session: each
+    // waits for the ones before it to finish. Without that, actor reentrancy let them interleave
+    // at every await (a stop in the middle of a resize left a new encoder and frame loop running
+    // on a disconnected session). Camera, overlay, touch and IDR calls change no resources and
+    // take effect at once.
+
+    /// Takes the head unit's capability and chooses the stream size: disconnected -> ready.
+    /// Throws, and stays disconnected, when no size fits the supported sizes or the session is
+    /// already connected.
+    public func connect(capability: VideoStreamingCapability) async throws(ProjectionSessionError) {
+        try await oneAtATime { () async throws(ProjectionSessionError) in
+            guard state == .disconnected else { throw fail(.invalidState(operation: "connect", state: state)) }
+            let chosen = try choose(capability)
+            try await prepareRenderer(for: chosen)
+            self.capability = capability
+            stream = chosen
+            transition(to: .ready)
+        }
+    }
+
+    /// Starts the video: ready -> streaming. The first picture is an IDR.
+    ///
+    /// Makes the stream's outputs: the configuration's sink and the head unit a link added. An
+    /// output that cannot be made is reported as an error event and left out; this throws when
+    /// none can be made (or there is none: ``ProjectionSessionError/noOutput``), and the session
+    /// stays ready.
+    public func startStreaming() async throws(ProjectionSessionError) {
+        try await oneAtATime { () async throws(ProjectionSessionError) in
+            guard state == .ready, let stream else {
+                throw fail(.invalidState(operation: "start streaming", state: state))
+            }
+            let factories = outputFactories()
+            guard !factories.isEmpty else { throw fail(.noOutput) }
+            let settings = makeEncoderSettings(for: stream)
+            let stage = try await makeEncoderStage(settings: settings)
+            do throws(ProjectionSessionError) {
+                let sink = try makeSink(from: factories, for: stream)
+                do throws(SinkError) {
+                    try sink.streamWillStart(stream.videoSize)
+                } catch {
+                    sink.close()
+                    throw fail(.sink(error))
+                }
+                self.sink = sink
+            } catch {
+                await finishEncoderStage(stage)
+                throw error
+            }
+            encoder = stage
+            beginStream(settings: settings, stream: stream)
+            transition(to: .streaming)
+            startFrameLoop()
+        }
+    }
+
+    /// Stops sending (the head unit may not show video now); the encoder and outputs stay, and
+    /// are told the stream stopped. Does nothing unless streaming.
+    public func suspend() async {
+        await oneAtATime {
+            guard state == .streaming else { return }
+            noteStreamingTime()
+            sink?.streamDidStop()
+            transition(to: .suspended)
+            wake.signal()
+        }
+    }
+
+    /// Sends again after ``suspend()``, starting with an IDR.
+    public func resume() async throws(ProjectionSessionError) {
+        try await oneAtATime { () throws(ProjectionSessionError) in
+            guard state == .suspended, let stream else { throw fail(.invalidState(operation: "resume", state: state)) }
+            do throws(SinkError) {
+                try sink?.streamWillStart(stream.videoSize)
+            } catch {
+                throw fail(.sink(error))
+            }
+            restartPictures()
+            streamingSince = SessionClock.now
+            transition(to: .streaming)
+            wake.signal()
+        }
+    }
+
+    /// Makes the next picture an IDR (a head unit that lost sync, a new receiver).
+    public func requestIDR() {
+        needsIDR = true
+        pacer.markChanged()
+        wake.signal()
+    }
+
+    /// Takes a new capability from the head unit. Missing fields keep their current values. A
+    /// different stream size stops the stream, restarts it at the new size with an IDR and
+    /// reports ``ProjectionSessionEvent/resized(_:)``; the size never changes mid-stream. A
+    /// capability with no usable size throws and the session goes on as it was. When the
+    /// restart itself fails (no encoder, a sink that refuses), the stream ends: the session is
+    /// disconnected and the error thrown.
+    public func updateCapability(_ update: VideoStreamingCapability) async throws(ProjectionSessionError) {
+        try await oneAtATime { () async throws(ProjectionSessionError) in try await takeCapability(update) }
+    }
+
+    private func takeCapability(_ update: VideoStreamingCapability) async throws(ProjectionSessionError) {
+        guard let current = capability else {
+            throw fail(.invalidState(operation: "update the capability", state: state))
+        }
+        let merged = update.filling(from: current)
+        let chosen: StreamResolution
+        do {
+            chosen = try choose(merged)
+        } catch {
+            emit(.warning(.capabilityUpdateIgnored(error, kept: stream)))
+            throw error
+        }
+        capability = merged
+        let previous = stream
+        stream = chosen
+        haptics.resend()
+        guard let previous, previous.encodedSize != chosen.encodedSize else {
+            // Same picture size (a new scale or bitrate): touches and haptics follow at once.
+            pacer.markChanged()
+            wake.signal()
+            if state == .streaming || state == .suspended { try await applyEncoderLimits(of: chosen) }
+            return
+        }
+        logger.info("head unit resized the stream: \(previous.encodedSize) -> \(chosen.encodedSize)")
+        guard state == .streaming || state == .suspended else {
+            try await prepareRenderer(for: chosen)
+            emit(.resized(chosen))
+            return
+        }
+        let wasStreaming = state == .streaming
+        await stopFrameLoop()
+        sink?.streamDidStop()
+        if let encoder { await finishEncoderStage(encoder) }
+        encoder = nil
+        let settings = makeEncoderSettings(for: chosen)
+        do throws(ProjectionSessionError) {
+            try await prepareRenderer(for: chosen)
+            emit(.resized(chosen))
+            encoder = try await makeEncoderStage(settings: settings)
+            if wasStreaming {
+                do {
+                    try sink?.streamWillStart(chosen.videoSize)
+                } catch {
+                    throw fail(.sink(error))
+                }
+            }
+        } catch {
+            // Half a stream is no stream: nothing may keep running on a session that cannot send.
+            await tearDown(sinkIsStreaming: false)
+            throw error
+        }
+        beginStream(settings: settings, stream: chosen)
+        startFrameLoop()
+    }
+
+    /// Ends the stream: any state -> stopping -> disconnected. The outputs are closed (a new
+    /// stream makes new ones); the renderer stays, so connecting again is quick.
+    public func stop() async {
+        await oneAtATime { await stopNow() }
+    }
+
+    /// Stops, ends every ``events`` stream and lets the renderer go: its GL objects are deleted
+    /// on the render thread before this returns. The session cannot be used afterwards.
+    ///
+    /// The one call that ends a session for good: the frame loop and the encoder stop and the
+    /// outputs are closed, so every output is finished when it returns (an MP4 recording has its
+    /// index and plays). Call it on quitting, Ctrl-C included, before the process exits. Life-
+    /// cycle calls run one at a time, so a stop already under way has finished when it returns.
+    public func close() async {
+        await oneAtATime {
+            await stopNow()
+            eventBroadcast.finish()
+            await releaseRenderer()
+        }
+    }
+
+    private func stopNow() async {
+        guard state != .disconnected, state != .stopping else { return }
+        await tearDown(sinkIsStreaming: state == .streaming)
+    }
+
+    // MARK: Outputs
+
+    /// Adds an output that every stream from the next start on also goes to (a head unit's video
+    /// service, added by its link). Outputs fail independently: see ``TeeSink``.
+    package nonisolated func addOutput(_ makeSink: @escaping VideoSinkFactory) -> Int {
+        attachedOutputs.withLock { outputs in
+            defer { outputs.next += 1 }
+            outputs.factories.append((outputs.next, makeSink))
+            return outputs.next
+        }
+    }
+
+    /// Removes the output `id` made by ``addOutput(_:)``; streams from the next start on go
+    /// without it.
+    package nonisolated func removeOutput(_ id: Int) {
+        attachedOutputs.withLock { $0.factories.removeAll { $0.id == id } }
+    }
+
+    /// The configuration's sink factory, then the added outputs in the order they were added.
+    private func outputFactories() -> [VideoSinkFactory] {
+        (configuration.makeSink.map { [$0] } ?? []) + attachedOutputs.withLock { $0.factories.map(\.makeSink) }
+    }
+
+    /// The sink of a stream: the one output's sink, or a ``TeeSink`` of several. An output that
+    /// cannot be made is reported and left out; it throws only when none can be made.
+    private func makeSink(from factories: [VideoSinkFactory],
+                          for stream: StreamResolution) throws(ProjectionSessionError) -> any VideoSink {
+        var sinks: [any VideoSink] = []
+        var failures: [SinkError] = []
+        for factory in factories {
+            do throws(SinkError) {
+                sinks.append(try factory(stream))
+            } catch {
+                failures.append(error)
+            }
+        }
+        guard !sinks.isEmpty else { throw fail(.sink(failures.first ?? .allOutputsFailed(count: factories.count))) }
+        for failure in failures { _ = fail(.sink(failure)) }
+        return sinks.count == 1 ? sinks[0] : TeeSink(sinks)
+    }
+
+    // MARK: One life-cycle call at a time
+
+    /// Runs `operation` once every life-cycle call that reached the session before it has
+    /// finished; later ones wait for it in turn.
+    func oneAtATime<Failure: Error>(_ operation: () async throws(Failure) -> Void) async throws(Failure) {
+        if lifeCycleBusy {
+            await withCheckedContinuation { lifeCycleWaiters.append($0) }
+        } else {
+            lifeCycleBusy = true
+        }
+        defer { passLifeCycleOn() }
+        try await operation()
+    }
+
+    /// Hands the turn to the next waiting call, or frees it.
+    private func passLifeCycleOn() {
+        if lifeCycleWaiters.isEmpty {
+            lifeCycleBusy = false
+        } else {
+            lifeCycleWaiters.removeFirst().resume()
+        }
+    }
+
+    // MARK: Internals of the life cycle
+
+    func choose(_ capability: VideoStreamingCapability) throws(ProjectionSessionError) -> StreamResolution {
+        switch capability.chooseStreamResolution(for: configuration.supportedSizes) {
+        case .match(let chosen): return chosen
+        case .noMatch(let reason): throw fail(.noMatchingResolution(reason: reason))
+        }
+    }
+
+    /// Makes the renderer at the stream's size, or resizes the one there is.
+    func prepareRenderer(for stream: StreamResolution) async throws(ProjectionSessionError) {
+        let size = stream.encodedSize
+        if let renderer {
+            do {
+                try await renderer.resize(width: size.width, height: size.height)
+            } catch {
+                throw fail(.renderer(error))
+            }
+        } else {
+            do {
+                renderer = try await MapRenderer(context: context, width: size.width, height: size.height,
+                                                 style: style(for: appearance), tiles: configuration.tiles,
+                                                 fonts: configuration.fonts, camera: cameraOnScreen)
+            } catch {
+                throw fail(.renderer(error))
+            }
+        }
+        lastFrame = nil
+        spareFrame = nil
+    }
+
+    func beginStream(settings: EncoderSettings, stream: StreamResolution) {
+        if let asked = stream.capability.preferredFPS, Double(asked) > EncoderSettings.maximumStreamingFramesPerSecond {
+            emit(.warning(.frameRateCapped(asked: asked, streamed: settings.framesPerSecond)))
+        }
+        encoderSettings = settings
+        encoderIsIdle = false
+        skipPictures = SkipPictureStream()
+        pacer = FramePacer(configuration: .init(framesPerSecond: settings.framesPerSecond,
+                                                refinementFrames: configuration.refinementFrames,
+                                                keepAliveInterval: configuration.keepAliveInterval.inSeconds))
+        restartPictures()
+        haptics.resend()
+        let now = SessionClock.now
+        // Streaming time counts from now unless the stream restarted while suspended (a resize
+        // then), in which case it counts from the resume.
+        if state != .suspended, streamingSince == nil { streamingSince = now }
+        if statisticsOrigin == nil { statisticsOrigin = now }
+        emit(.streamStarted(stream, settings))
+    }
+
+    /// The next picture is drawn afresh and is an IDR.
+    func restartPictures() {
+        pictureRun &+= 1
+        pacer.restart()
+        needsIDR = true
+        pendingChangeSince = SessionClock.now
+    }
+
+    /// A new bitrate or frame rate for the same size, applied without a restart.
+    func applyEncoderLimits(of stream: StreamResolution) async throws(ProjectionSessionError) {
+        guard let encoder, var settings = encoderSettings else { return }
+        let wanted = makeEncoderSettings(for: stream)
+        do {
+            if wanted.bitrate != settings.bitrate || encoderIsIdle { try await encoder.setBitrate(wanted.bitrate) }
+            if wanted.framesPerSecond != settings.framesPerSecond || encoderIsIdle {
+                try await encoder.setFrameRate(wanted.framesPerSecond)
+            }
+        } catch {
+            throw fail(.encoder(error))
+        }
+        settings.bitrate = wanted.bitrate
+        settings.framesPerSecond = wanted.framesPerSecond
+        encoderSettings = settings
+        // The moving-map rates are in force now; keep-alives switch back to theirs.
+        encoderIsIdle = false
+        pacer.configuration.framesPerSecond = FramePacer.Configuration(framesPerSecond: wanted.framesPerSecond).framesPerSecond
+    }
+
+    /// Starts the frame loop task; it counts as running from here until its last step.
+    func startFrameLoop() {
+        runningFrameLoops += 1
+        loop = Task {
+            await self.runFrameLoop()
+            self.runningFrameLoops -= 1
+        }
+    }
+
+    func stopFrameLoop() async {
+        guard let loop else { return }
+        self.loop = nil
+        loop.cancel()
+        wake.signal()
+        await loop.value
+    }
+
+    /// An encoder for `settings` on its own thread, counted until it is finished.
+    private func makeEncoderStage(settings: EncoderSettings) async throws(ProjectionSessionError) -> EncoderStage {
+        do {
+            let stage = try await EncoderStage(settings: settings, choice: configuration.encoder)
+            liveEncoderStages += 1
+            return stage
+        } catch {
+            throw fail(.encoder(error))
+        }
+    }
+
+    /// Ends `stage`'s stream and lets its thread go.
+    private func finishEncoderStage(_ stage: EncoderStage) async {
+        _ = try? await stage.finish()
+        liveEncoderStages -= 1
+    }
+
+    /// Lets the renderer go; its isolated deinit deletes its GL objects on the render thread,
+    /// queued before the wait below ends.
+    private func releaseRenderer() async {
+        guard renderer != nil else { return }
+        renderer = nil
+        lastFrame = nil
+        spareFrame = nil
+        await context.waitForQueuedWork()
+    }
+
+    /// stopping -> disconnected: ends the frame loop, the encoder and the sink.
+    private func tearDown(sinkIsStreaming: Bool) async {
+        transition(to: .stopping)
+        noteStreamingTime()
+        await stopFrameLoop()
+        if sinkIsStreaming { sink?.streamDidStop() }
+        if let encoder { await finishEncoderStage(encoder) }
+        encoder = nil
+        sink?.close()
+        sink = nil
+        capability = nil
+        stream = nil
+        encoderSettings = nil
+        transition(to: .disconnected)
+    }
+
+    /// The head unit's limits merged with the app's own values, for `stream`.
+    func makeEncoderSettings(for stream: StreamResolution) -> EncoderSettings {
+        EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
+                        customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
+    }
+
+    func transition(to newState: ProjectionSessionState) {
+        guard newState != state else { return }
+        let old = state
+        state = newState
+        logger.info("\(old.rawValue) -> \(newState.rawValue)")
+        emit(.stateChanged(from: old, to: newState))
+    }
+
+    func emit(_ event: ProjectionSessionEvent) {
+        eventBroadcast.yield(event)
+    }
+
+    /// Reports `error` as an event and returns it for throwing.
+    func fail(_ error: ProjectionSessionError) -> ProjectionSessionError {
+        logger.warning("\(error)")
+        emit(.error(error))
+        return error
+    }
+
+    func noteStreamingTime() {
+        if let since = streamingSince {
+            recorded.streamingTime += .seconds(SessionClock.now - since)
+            streamingSince = nil
+        }
+    }
+
+    func style(for appearance: MapAppearance) -> Style {
+        appearance == .night ? (configuration.nightStyle ?? configuration.dayStyle) : configuration.dayStyle
+    }
+
+    /// Something visible changed: draw at the next frame slot.
+    func changed() {
+        if pendingChangeSince == nil { pendingChangeSince = SessionClock.now }
+        pacer.markChanged()
+        wake.signal()
+    }
+}
+
+/// A flag raised from any thread and taken down by the frame loop.
+final class ArrivalFlag: Sendable {
+    private let raised = LockedState(false)
+
+    func raise() { raised.withLock { $0 = true } }
+
+    /// Whether it was raised since the last call; lowers it.
+    func take() -> Bool {
+        raised.withLock { flag in
+            defer { flag = false }
+            return flag
+        }
+    }
+}

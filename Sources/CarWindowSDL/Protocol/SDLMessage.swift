@@ -1,0 +1,221 @@
+import CarWindowGeo
+import CarWindowVideoCore
+import CarWindowMap
+import CarWindowH264
+import CarWindowSinks
+import CarWindowSystemSupport
+import CarWindowProjection
+/// One whole protocol message: a control message or a service's data, reassembled from frames.
+public struct SDLMessage: Sendable, Equatable {
+    /// Protocol version of its frames.
+    public var version: UInt8
+    /// The service it belongs to.
+    public var serviceType: SDLServiceType
+    /// The session id.
+    public var sessionID: UInt8
+    /// The message id shared by all its frames.
+    public var messageID: UInt32
+    /// The control message kind, nil for service data.
+    public var controlInfo: SDLControlFrameInfo?
+    /// The payload (BSON for control messages, RPC or video bytes otherwise).
+    public var payload: [UInt8]
+
+    /// A message from its fields.
+    public init(version: UInt8, serviceType: SDLServiceType, sessionID: UInt8, messageID: UInt32,
+                controlInfo: SDLControlFrameInfo? = nil, payload: [UInt8]) {
+        self.version = version
+        self.serviceType = serviceType
+        self.sessionID = sessionID
+        self.messageID = messageID
+        self.controlInfo = controlInfo
+        self.payload = payload
+    }
+
+    /// The frames that carry this message when no frame payload may exceed `maximumFramePayload`.
+    ///
+    /// Control messages and messages that fit go in one frame; longer ones become a first frame
+    /// (total size and frame count) and consecutive frames counting 1...255, rolling over to 1,
+    /// the last one with frame info 0, every frame carrying the same message id.
+    public func frames(maximumFramePayload: Int) -> [SDLFrame] {
+        let chunk = max(1, maximumFramePayload)
+        func header(_ type: SDLFrameType, info: UInt8, size: Int) -> SDLFrameHeader {
+            SDLFrameHeader(version: version, frameType: type, serviceType: serviceType, frameInfo: info,
+                           sessionID: sessionID, dataSize: UInt32(truncatingIfNeeded: size), messageID: messageID)
+        }
+        if let controlInfo {
+            return [SDLFrame(header: header(.control, info: controlInfo.rawValue, size: payload.count), payload: payload)]
+        }
+        if payload.count <= chunk {
+            return [SDLFrame(header: header(.single, info: 0, size: payload.count), payload: payload)]
+        }
+        let count = (payload.count + chunk - 1) / chunk
+        let total = UInt32(truncatingIfNeeded: payload.count), frameCount = UInt32(truncatingIfNeeded: count)
+        let firstPayload: [UInt8] = [
+            UInt8(truncatingIfNeeded: total >> 24), UInt8(truncatingIfNeeded: total >> 16),
+            UInt8(truncatingIfNeeded: total >> 8), UInt8(truncatingIfNeeded: total),
+            UInt8(truncatingIfNeeded: frameCount >> 24), UInt8(truncatingIfNeeded: frameCount >> 16),
+            UInt8(truncatingIfNeeded: frameCount >> 8), UInt8(truncatingIfNeeded: frameCount),
+        ]
+        var frames = [SDLFrame(header: header(.first, info: 0, size: 8), payload: firstPayload)]
+        frames.reserveCapacity(count + 1)
+        var counter: UInt8 = 1
+        for index in 0..<count {
+            let start = index * chunk
+            let end = min(start + chunk, payload.count)
+            let isLast = index == count - 1
+            frames.append(SDLFrame(header: header(.consecutive, info: isLast ? 0 : counter, size: end - start),
+                                   payload: Array(payload[start..<end])))
+            counter = counter == 255 ? 1 : counter + 1
+        }
+        return frames
+    }
+
+    /// All frames' bytes back to back, ready for one transport write (so no other message's
+    /// frames can come between them).
+    public func encoded(maximumFramePayload: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for frame in frames(maximumFramePayload: maximumFramePayload) {
+            bytes += frame.header.encoded()
+            bytes += frame.payload
+        }
+        return bytes
+    }
+}
+
+/// Cuts a byte stream into frames, refusing any frame whose payload exceeds the limit before
+/// buffering it, so a hostile size field cannot make it allocate.
+public struct SDLFrameParser: Sendable {
+    /// The largest frame payload accepted; raise it to the negotiated MTU once known.
+    public var maximumFramePayload: Int
+    private var buffer: [UInt8] = []
+    private var readIndex = 0
+
+    /// A parser accepting frame payloads up to `maximumFramePayload` bytes.
+    public init(maximumFramePayload: Int) {
+        self.maximumFramePayload = maximumFramePayload
+    }
+
+    /// Bytes received but not yet returned as frames.
+    public var bufferedByteCount: Int { buffer.count - readIndex }
+
+    /// Adds bytes from the transport.
+    public mutating func append(_ bytes: some Collection<UInt8>) {
+        if readIndex > 0 && readIndex >= buffer.count / 2 {
+            buffer.removeFirst(readIndex)
+            readIndex = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next whole frame, or nil when more bytes are needed.
+    public mutating func nextFrame() throws(SDLProtocolError) -> SDLFrame? {
+        let available = buffer[readIndex...]
+        guard let header = try SDLFrameHeader.decode(available) else { return nil }
+        let size = Int(header.dataSize)
+        guard size <= maximumFramePayload else { throw .frameTooLarge(size: size, limit: maximumFramePayload) }
+        let start = readIndex + header.encodedSize
+        guard buffer.count - start >= size else { return nil }
+        let payload = Array(buffer[start..<(start + size)])
+        readIndex = start + size
+        return SDLFrame(header: header, payload: payload)
+    }
+}
+
+/// Reassembles frames into messages with bounded memory.
+public struct SDLMessageAssembler: Sendable {
+    /// The largest message a first frame may announce.
+    public var maximumMessageSize: Int
+    /// The largest payload of a consecutive frame (the negotiated MTU).
+    public var maximumFramePayload: Int
+    /// How many multi-frame messages may be in progress at once.
+    public var maximumPendingMessages: Int
+
+    private struct Key: Hashable {
+        var sessionID: UInt8
+        var serviceType: SDLServiceType
+        var messageID: UInt32
+    }
+
+    private struct Pending {
+        var version: UInt8
+        var total: Int
+        var frameCount: Int
+        var received = 0
+        var nextCounter: UInt8 = 1
+        var payload: [UInt8]
+    }
+
+    private var pending: [Key: Pending] = [:]
+
+    /// An assembler with the given bounds.
+    public init(maximumMessageSize: Int, maximumFramePayload: Int, maximumPendingMessages: Int = 8) {
+        self.maximumMessageSize = maximumMessageSize
+        self.maximumFramePayload = maximumFramePayload
+        self.maximumPendingMessages = maximumPendingMessages
+    }
+
+    /// Takes one frame; returns the message it completes, if any.
+    public mutating func add(_ frame: SDLFrame) throws(SDLProtocolError) -> SDLMessage? {
+        let header = frame.header
+        guard !header.isEncrypted else { throw .encryptedFrame }
+        guard frame.payload.count <= maximumFramePayload else {
+            throw .frameTooLarge(size: frame.payload.count, limit: maximumFramePayload)
+        }
+        let key = Key(sessionID: header.sessionID, serviceType: header.serviceType, messageID: header.messageID)
+        switch header.frameType {
+        case .control:
+            return SDLMessage(version: header.version, serviceType: header.serviceType, sessionID: header.sessionID,
+                              messageID: header.messageID, controlInfo: SDLControlFrameInfo(rawValue: header.frameInfo),
+                              payload: frame.payload)
+        case .single:
+            return SDLMessage(version: header.version, serviceType: header.serviceType, sessionID: header.sessionID,
+                              messageID: header.messageID, payload: frame.payload)
+        case .first:
+            let bytes = frame.payload
+            guard bytes.count == 8 else { throw .malformedFirstFrame("payload is \(bytes.count) bytes, not 8") }
+            let total = Int(UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3]))
+            let count = Int(UInt32(bytes[4]) << 24 | UInt32(bytes[5]) << 16 | UInt32(bytes[6]) << 8 | UInt32(bytes[7]))
+            guard total <= maximumMessageSize else { throw .messageTooLarge(size: total, limit: maximumMessageSize) }
+            // Every consecutive frame carries at least one byte and at most one MTU. The limits
+            // are settable, so the product is checked rather than trusted not to overflow.
+            let (capacity, overflow) = count.multipliedReportingOverflow(by: max(maximumFramePayload, 1))
+            guard count >= 1, total >= count, overflow || total <= capacity else {
+                throw .inconsistentFrameCount(total: total, frames: count)
+            }
+            guard pending[key] == nil else { throw .malformedFirstFrame("message \(header.messageID) was already started") }
+            guard pending.count < maximumPendingMessages else { throw .tooManyPendingMessages(limit: maximumPendingMessages) }
+            var payload: [UInt8] = []
+            // What arrives, not what is announced, decides how much memory a message takes.
+            payload.reserveCapacity(min(total, maximumFramePayload))
+            pending[key] = Pending(version: header.version, total: total, frameCount: count, payload: payload)
+            return nil
+        case .consecutive:
+            // Taken out of the table while it grows, so appending never copies the bytes so far.
+            guard var message = pending.removeValue(forKey: key) else {
+                throw .unexpectedConsecutiveFrame("message \(header.messageID) on \(header.serviceType) has no first frame")
+            }
+            message.received += 1
+            let isLast = header.frameInfo == 0
+            if !isLast && header.frameInfo != message.nextCounter {
+                throw .unexpectedConsecutiveFrame("counter \(header.frameInfo) where \(message.nextCounter) was due")
+            }
+            guard message.payload.count + frame.payload.count <= message.total else {
+                throw .unexpectedConsecutiveFrame("frames carry more than the announced \(message.total) bytes")
+            }
+            message.payload += frame.payload
+            if isLast {
+                guard message.payload.count == message.total, message.received == message.frameCount else {
+                    throw .unexpectedConsecutiveFrame("last frame after \(message.received) of \(message.frameCount) frames and \(message.payload.count) of \(message.total) bytes")
+                }
+                return SDLMessage(version: message.version, serviceType: header.serviceType, sessionID: header.sessionID,
+                                  messageID: header.messageID, payload: message.payload)
+            }
+            guard message.received < message.frameCount else {
+                throw .unexpectedConsecutiveFrame("more than the announced \(message.frameCount) frames")
+            }
+            message.nextCounter = message.nextCounter == 255 ? 1 : message.nextCounter + 1
+            pending[key] = message
+            return nil
+        }
+    }
+}

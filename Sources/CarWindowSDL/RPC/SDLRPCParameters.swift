@@ -1,0 +1,236 @@
+import Foundation
+import CarWindowGeo
+import CarWindowVideoCore
+import CarWindowMap
+import CarWindowH264
+import CarWindowSinks
+import CarWindowSystemSupport
+import CarWindowProjection
+
+/// An app's HMI level: how visible it is on the head unit.
+public enum SDLHMILevel: String, Sendable, Equatable, Codable {
+    /// On screen, in front.
+    case full = "FULL"
+    /// Partly visible (navigation under another app's overlay); streaming continues.
+    case limited = "LIMITED"
+    /// Running but not visible.
+    case background = "BACKGROUND"
+    /// Registered, never opened or closed by the user.
+    case none = "NONE"
+}
+
+/// Whether the head unit shows our video right now.
+public enum SDLVideoStreamingState: String, Sendable, Equatable, Codable {
+    /// The head unit shows the video.
+    case streamable = "STREAMABLE"
+    /// The app must stop its video service.
+    case notStreamable = "NOT_STREAMABLE"
+}
+
+/// An `OnHMIStatus` notification.
+public struct SDLHMIStatus: Sendable, Equatable, Codable {
+    /// The app's level.
+    public var hmiLevel: SDLHMILevel
+    /// Audio state, as sent (AUDIBLE, ATTENUATED, NOT_AUDIBLE).
+    public var audioStreamingState: String?
+    /// What the head unit's HMI is doing (MAIN, MENU, ALERT...).
+    public var systemContext: String?
+    /// The video state; absent means streamable (older head units).
+    public var videoStreamingState: SDLVideoStreamingState?
+    /// The window the status is about; absent or 0 is the main window.
+    public var windowID: Int?
+
+    /// A status from its fields.
+    public init(hmiLevel: SDLHMILevel, audioStreamingState: String? = "NOT_AUDIBLE", systemContext: String? = "MAIN",
+                videoStreamingState: SDLVideoStreamingState? = .streamable, windowID: Int? = nil) {
+        self.hmiLevel = hmiLevel
+        self.audioStreamingState = audioStreamingState
+        self.systemContext = systemContext
+        self.videoStreamingState = videoStreamingState
+        self.windowID = windowID
+    }
+
+    /// Whether video may be sent: FULL or LIMITED, and not NOT_STREAMABLE (absent counts as
+    /// streamable, as in both reference libraries). Sending outside this gets the app
+    /// unregistered for a protocol violation.
+    public var allowsVideo: Bool {
+        (hmiLevel == .full || hmiLevel == .limited) && videoStreamingState != .notStreamable
+    }
+}
+
+/// The fields every RPC response carries.
+public struct SDLResponseStatus: Sendable, Equatable, Codable {
+    /// Whether the request succeeded.
+    public var success: Bool
+    /// SUCCESS, REJECTED, DISALLOWED, INVALID_DATA...
+    public var resultCode: String
+    /// The head unit's explanation, if any.
+    public var info: String?
+
+    /// A response status.
+    public init(success: Bool, resultCode: String, info: String? = nil) {
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+    }
+}
+
+/// The RPC spec version a request speaks (`syncMsgVersion`).
+public struct SDLMessageVersion: Sendable, Equatable, Codable {
+    /// Major version.
+    public var majorVersion: Int
+    /// Minor version.
+    public var minorVersion: Int
+    /// Patch version.
+    public var patchVersion: Int?
+
+    /// A version from its parts.
+    public init(majorVersion: Int, minorVersion: Int, patchVersion: Int?) {
+        self.majorVersion = majorVersion
+        self.minorVersion = minorVersion
+        self.patchVersion = patchVersion
+    }
+}
+
+/// `RegisterAppInterface` request parameters.
+public struct SDLRegisterAppInterfaceRequest: Sendable, Equatable, Codable {
+    /// The RPC spec version spoken: 8.0.0.
+    public var syncMsgVersion = SDLMessageVersion(majorVersion: 8, minorVersion: 0, patchVersion: 0)
+    /// Name shown on the head unit.
+    public var appName: String
+    /// False: a navigation app is not a media app.
+    public var isMediaApplication = false
+    /// Language of the app's voice prompts.
+    public var languageDesired = "EN-US"
+    /// Language of the app's text.
+    public var hmiDisplayLanguageDesired = "EN-US"
+    /// ["NAVIGATION"]: the type that may stream video.
+    public var appHMIType = ["NAVIGATION"]
+    /// The policy id of the app.
+    public var appID: String
+    /// The full app id (policy tables from SDL 5 use it).
+    public var fullAppID: String?
+
+    /// A navigation app's registration.
+    public init(appName: String, appID: String, fullAppID: String? = nil) {
+        self.appName = appName
+        self.appID = appID
+        self.fullAppID = fullAppID
+    }
+}
+
+/// `GetSystemCapability` request parameters.
+public struct SDLGetSystemCapabilityRequest: Sendable, Equatable, Codable {
+    /// VIDEO_STREAMING here.
+    public var systemCapabilityType: String
+    /// True: also send `OnSystemCapabilityUpdated` on changes (resizes).
+    public var subscribe: Bool?
+
+    /// A request for a capability.
+    public init(systemCapabilityType: String, subscribe: Bool?) {
+        self.systemCapabilityType = systemCapabilityType
+        self.subscribe = subscribe
+    }
+}
+
+/// A `SystemCapability` holding a video streaming capability, as in GetSystemCapability
+/// responses and OnSystemCapabilityUpdated.
+public struct SDLSystemCapability: Sendable, Equatable, Codable {
+    /// The capability's kind (VIDEO_STREAMING, DISPLAYS...).
+    public var systemCapabilityType: String
+    /// Present for VIDEO_STREAMING.
+    public var videoStreamingCapability: VideoStreamingCapability?
+
+    /// A video streaming system capability.
+    public init(videoStreamingCapability: VideoStreamingCapability) {
+        self.systemCapabilityType = "VIDEO_STREAMING"
+        self.videoStreamingCapability = videoStreamingCapability
+    }
+}
+
+/// The parameters of a GetSystemCapability response and an OnSystemCapabilityUpdated.
+package struct SDLSystemCapabilityParameters: Codable {
+    var success: Bool?
+    var resultCode: String?
+    var info: String?
+    var systemCapability: SDLSystemCapability?
+
+    package init(success: Bool? = nil, resultCode: String? = nil, info: String? = nil,
+                 systemCapability: SDLSystemCapability?) {
+        self.success = success
+        self.resultCode = resultCode
+        self.info = info
+        self.systemCapability = systemCapability
+    }
+}
+
+/// `SendHapticData` parameters.
+package struct SDLSendHapticDataRequest: Codable, Equatable {
+    struct Rect: Codable, Equatable {
+        var x: Double
+        var y: Double
+        var width: Double
+        var height: Double
+    }
+
+    struct HapticRect: Codable, Equatable {
+        var id: Int
+        var rect: Rect
+    }
+
+    var hapticRectData: [HapticRect]
+
+    init(regions: [HapticRegion]) {
+        hapticRectData = regions.map {
+            HapticRect(id: $0.id, rect: Rect(x: $0.rect.x, y: $0.rect.y, width: $0.rect.width, height: $0.rect.height))
+        }
+    }
+
+    package var regions: [HapticRegion] {
+        hapticRectData.map {
+            HapticRegion(id: $0.id, rect: ScreenRect(x: $0.rect.x, y: $0.rect.y, width: $0.rect.width, height: $0.rect.height))
+        }
+    }
+}
+
+/// `OnAppCapabilityUpdated` parameters: the sizes this app can stream, so the head unit can
+/// offer them (the iOS library sends the matched ranges this way).
+struct SDLOnAppCapabilityUpdated: Codable, Equatable {
+    struct AppCapability: Codable, Equatable {
+        var appCapabilityType = "VIDEO_STREAMING"
+        var videoStreamingCapability: VideoStreamingCapability
+    }
+
+    var appCapability: AppCapability
+
+    init(sizes: [ImageResolution]) {
+        let modes = sizes.map { VideoStreamingCapability(preferredResolution: $0) }
+        appCapability = AppCapability(videoStreamingCapability: VideoStreamingCapability(
+            preferredResolution: sizes.first, additionalVideoStreamingCapabilities: modes))
+    }
+}
+
+extension SDLRPCMessage {
+    /// The video streaming capability inside a GetSystemCapability response or an
+    /// OnSystemCapabilityUpdated, decoded with the capability's own checks and warnings; nil when
+    /// the message carries another kind of capability.
+    package func videoStreamingCapability() throws(SDLRPCError) -> VideoStreamingCapability? {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: Data(json))
+        } catch {
+            throw .badParameters(functionID, "not JSON: \(error)")
+        }
+        guard let parameters = object as? [String: Any] else { throw .badParameters(functionID, "not a JSON object") }
+        guard let system = parameters["systemCapability"] as? [String: Any],
+              let video = system["videoStreamingCapability"] else { return nil }
+        do {
+            let data = try JSONSerialization.data(withJSONObject: video)
+            return try VideoStreamingCapability(json: data)
+        } catch let error as VideoStreamingCapabilityError {
+            throw .badParameters(functionID, error.description)
+        } catch {
+            throw .badParameters(functionID, String(describing: error))
+        }
+    }
+}

@@ -1,0 +1,810 @@
+import Foundation
+import Logging
+import CarWindowGeo
+import CarWindowVideoCore
+import CarWindowMap
+import CarWindowH264
+import CarWindowSinks
+import CarWindowSystemSupport
+import CarWindowProjection
+
+/// The app side of a SmartDeviceLink link: one navigation app registered on one head unit.
+///
+/// Usage:
+/// ```swift
+/// let connection = SDLConnection(configuration: .init(appName: "CarWindow", appID: "carwindow",
+///     videoCandidates: SDLVideoCandidate.combinations(resolutions: [size], formats: [.h264Raw, .h264RTP])),
+///     transport: { SDLTCPTransport(host: "127.0.0.1", port: 12345) })
+/// let events = connection.events       // before start(), so that no event is missed
+/// try await connection.start()
+/// for await event in events {
+///     switch event {
+///     case .videoStarted(let parameters): // (re)configure the encoder at parameters.resolution
+///     case .keyframeNeeded: // encode the next picture as an IDR
+///     ...
+///     }
+/// }
+/// // from the encoder: connection.send(unit), forceIDR: connection.needsKeyframe
+/// await connection.stop()
+/// ```
+///
+/// The connection opens the RPC service (protocol 5.4.1), registers as NAVIGATION, subscribes to
+/// the video capability, answers heartbeats, tracks the HMI status and, with
+/// ``Configuration/startsVideoAutomatically``, opens the video service when video becomes
+/// allowed (walking the candidates on NAKs as the iOS library does) and ends it when it is not.
+/// A lost connection is reported and retried with exponential back-off.
+public actor SDLConnection {
+    /// What the connection needs to know.
+    public struct Configuration: Sendable {
+        /// Name shown on the head unit.
+        public var appName: String
+        /// Policy app id.
+        public var appID: String
+        /// The protocol version offered in the first StartService.
+        public var protocolVersion = "5.4.1"
+        /// How long a request or service start may wait for its answer.
+        public var requestTimeout: Duration = .seconds(5)
+        /// (resolution, format) pairs for the video StartService, most wanted first. An
+        /// ``SDLProjectionLink`` chooses its own.
+        public var videoCandidates: [SDLVideoCandidate]
+        /// Sizes reported with OnAppCapabilityUpdated after registering; empty sends nothing.
+        public var supportedSizes: [ImageResolution] = []
+        /// Open the video service whenever video becomes allowed, end it when not. An
+        /// ``SDLProjectionLink`` turns it off: it opens the service when its session is ready.
+        public var startsVideoAutomatically = true
+        /// Bounds of the queue in front of the video service.
+        public var videoQueueLimits = SDLVideoQueueLimits()
+        /// Bounds of the queue in front of every control and RPC message; a head unit that
+        /// reads nothing until they are reached is dropped (and reconnected per ``reconnect``).
+        public var outgoingQueueLimits = SDLOutgoingQueueLimits()
+        /// How to retry after losing the head unit.
+        public var reconnect = SDLReconnectPolicy()
+        /// The largest message accepted from the head unit.
+        public var maximumIncomingMessageSize = 4 << 20
+
+        /// A configuration; see the properties for the defaults.
+        public init(appName: String, appID: String, videoCandidates: [SDLVideoCandidate] = [],
+                    supportedSizes: [ImageResolution] = [], startsVideoAutomatically: Bool = true,
+                    videoQueueLimits: SDLVideoQueueLimits = SDLVideoQueueLimits(),
+                    outgoingQueueLimits: SDLOutgoingQueueLimits = SDLOutgoingQueueLimits(),
+                    reconnect: SDLReconnectPolicy = SDLReconnectPolicy(), requestTimeout: Duration = .seconds(5)) {
+            self.appName = appName
+            self.appID = appID
+            self.videoCandidates = videoCandidates
+            self.supportedSizes = supportedSizes
+            self.startsVideoAutomatically = startsVideoAutomatically
+            self.videoQueueLimits = videoQueueLimits
+            self.outgoingQueueLimits = outgoingQueueLimits
+            self.reconnect = reconnect
+            self.requestTimeout = requestTimeout
+        }
+    }
+
+    /// Frame size assumed before the head unit states its MTU: protocol v3/v4's 131072.
+    package static let defaultMTU = 131_072
+    static let logger = Logger(label: "carwindow.sdl")
+
+    /// The configuration given at creation (``setVideoCandidates(_:)`` changes the candidates).
+    public private(set) var configuration: Configuration
+    /// A new stream of everything that happens from now on, in order; it finishes after
+    /// ``stop()`` (at once when taken after it).
+    ///
+    /// Every access makes a stream of its own, so several consumers (an ``SDLProjectionLink``
+    /// and an engine watching the HMI status, say) each see every event. Take it before
+    /// ``start()`` to see the registration. Each stream keeps the newest 1024 events its
+    /// consumer has not read.
+    public nonisolated var events: AsyncStream<SDLConnectionEvent> { eventSink.subscribe() }
+    private nonisolated let eventSink = EventBroadcast<SDLConnectionEvent>(bufferLimit: 1024)
+    private nonisolated let videoQueue: SDLVideoQueue
+    private let makeTransport: @Sendable () -> any SDLTransport
+
+    /// The session facts of the RPC StartServiceACK; nil while not connected.
+    public private(set) var session: SDLSessionInfo?
+    /// The last main-window HMI status; nil while not registered.
+    public private(set) var hmiStatus: SDLHMIStatus?
+    /// The last video capability (nil: none received, use the fallback).
+    public private(set) var capability: VideoStreamingCapability?
+    /// The open video service's parameters.
+    public private(set) var video: SDLVideoServiceParameters?
+
+    private enum Phase { case idle, connecting, running, reconnecting, stopped }
+    private var phase = Phase.idle
+    private var transport: (any SDLTransport)?
+    /// Control and RPC messages waiting for the transport; a new queue per transport.
+    private var outgoing: SDLOutgoingQueue?
+    private var generation = 0
+    /// Why the last transport was lost: what a request made after the loss, but before the
+    /// connection noticed, fails with instead of a bare "not connected".
+    private var lossReason: SDLConnectionError?
+    private var parser = SDLFrameParser(maximumFramePayload: SDLConnection.defaultMTU)
+    private var assembler = SDLMessageAssembler(maximumMessageSize: 4 << 20, maximumFramePayload: SDLConnection.defaultMTU)
+    private var readerTask: Task<Void, Never>?
+    /// The reader and writer of the current transport and of closed ones not yet seen to end:
+    /// ``stop()`` and the next connect wait for them, so nothing of an old transport runs on.
+    private var transportTasks: [Task<Void, Never>] = []
+    private var reconnectTask: Task<Void, Never>?
+    private var videoSenderTask: Task<Void, Never>?
+    private var videoStartTask: Task<Void, Never>?
+    private var nextMessageID: UInt32 = 1
+    private var nextCorrelationID: UInt32 = 1
+    private var protocolVersion: UInt8 = 5
+    private var sessionMTU = SDLConnection.defaultMTU
+    private var videoMTU = SDLConnection.defaultMTU
+    private var rtpPacketizer: RTPPacketizer?
+    /// What the last HMI status allows.
+    private var videoAllowed = false
+    /// What ``SDLConnectionEvent/videoAllowedChanged(_:)`` last said: video is announced as
+    /// allowed only while the connection runs, so a status that arrives while (re)registering
+    /// is announced once registration completes, when a video service can be started.
+    private var announcedVideoAllowed = false
+
+    private typealias Reply<T> = CheckedContinuation<Result<T, SDLConnectionError>, Never>
+    private var pendingRequests: [UInt32: Reply<SDLRPCMessage>] = [:]
+    /// A control exchange waiting for its answer: StartService and EndService on one service
+    /// are told apart, so a late EndServiceACK never answers a new StartService.
+    private struct ControlKey: Hashable {
+        var service: SDLServiceType
+        var isStart: Bool
+    }
+    private var pendingControl: [ControlKey: (token: Int, reply: Reply<SDLMessage>)] = [:]
+    private var nextControlToken = 0
+
+    /// A connection that makes its transport with `transport` (called again on every reconnect).
+    public init(configuration: Configuration, transport: @escaping @Sendable () -> any SDLTransport) {
+        self.configuration = configuration
+        self.makeTransport = transport
+        self.videoQueue = SDLVideoQueue(limits: configuration.videoQueueLimits)
+    }
+
+    // MARK: Public API
+
+    /// Connects, opens the RPC service, registers and fetches the video capability.
+    ///
+    /// Throws when the first attempt fails (no reconnecting then); later losses are reported
+    /// on ``events`` and retried per ``Configuration/reconnect``.
+    public func start() async throws(SDLConnectionError) {
+        guard phase == .idle else { return }
+        phase = .connecting
+        do {
+            try await establish()
+            phase = .running
+            announceVideoAllowed()
+        } catch {
+            phase = .idle
+            teardown()
+            throw error
+        }
+    }
+
+    /// Ends video, unregisters, closes the transport and finishes ``events``. Final.
+    public func stop() async {
+        guard phase != .stopped else { return }
+        let wasRunning = phase == .running
+        phase = .stopped
+        reconnectTask?.cancel()
+        videoStartTask?.cancel()
+        if wasRunning {
+            if video != nil { await endVideoService() }
+            // Unregistering lets the head unit free the app at once instead of on timeout.
+            _ = try? await request(.unregisterAppInterface, parameters: [String: String](), timeout: .seconds(1))
+        }
+        teardown()
+        await awaitClosedTransportTasks()
+        eventSink.yield(.stopped)
+        eventSink.finish()
+    }
+
+    /// Offers an access unit for the video service; never waits.
+    ///
+    /// Units are dropped whole when the queue is full, after which only an IDR is taken
+    /// (``needsKeyframe`` turns true and ``SDLConnectionEvent/keyframeNeeded`` is sent).
+    @discardableResult
+    public nonisolated func send(_ unit: AccessUnit) -> SDLVideoSendResult {
+        let (result, becameNeedy) = videoQueue.enqueue(unit)
+        if becameNeedy { eventSink.yield(.keyframeNeeded) }
+        return result
+    }
+
+    /// Whether the next unit given to ``send(_:)`` must be an IDR to be taken: at the start of
+    /// every video service and after a drop. Pass it as the encoder's `forceIDR`.
+    public nonisolated var needsKeyframe: Bool { videoQueue.needsKeyframe }
+
+    /// The video queue's counters.
+    public nonisolated var videoQueueStatistics: SDLVideoQueueStatistics { videoQueue.statistics }
+
+    /// Whether video may be sent now.
+    public var isVideoAllowed: Bool { announcedVideoAllowed }
+
+    /// The counters of the queue in front of control and RPC messages (zero while not connected).
+    public var outgoingQueueStatistics: SDLOutgoingQueueStatistics { outgoing?.statistics ?? SDLOutgoingQueueStatistics() }
+
+    /// Replaces the video candidates (a resize, a new capability); used by the next video start.
+    public func setVideoCandidates(_ candidates: [SDLVideoCandidate]) {
+        configuration.videoCandidates = candidates
+    }
+
+    /// Opens the video service with the first candidate the head unit accepts.
+    ///
+    /// A NAK naming width or height skips that resolution; naming videoProtocol or videoCodec
+    /// skips that format; naming neither skips the pair. The ACK's size and MTU are
+    /// authoritative. Ends a video service that is already open first (a resize).
+    @discardableResult
+    public func startVideo(candidates: [SDLVideoCandidate]? = nil) async throws(SDLConnectionError) -> SDLVideoServiceParameters {
+        guard phase == .running, session != nil else { throw .notConnected }
+        guard videoAllowed else { throw .videoNotAllowed }
+        if video != nil { await endVideoService() }
+        let list = candidates ?? configuration.videoCandidates
+        guard !list.isEmpty else { throw .noVideoCandidates }
+        var rejectedResolutions = Set<ImageResolution>(), rejectedFormats = Set<VideoStreamingFormat>()
+        var tried: [SDLVideoCandidate] = []
+        var lastRejection = SDLServiceRejection(rejectedParameters: [], reason: nil)
+        for candidate in list where !rejectedResolutions.contains(candidate.resolution) && !rejectedFormats.contains(candidate.format) {
+            tried.append(candidate)
+            let asked = SDLVideoServiceParameters(resolution: candidate.resolution, format: candidate.format)
+            let payload: [UInt8]
+            do {
+                payload = try asked.startServiceDocument.encoded()
+            } catch {
+                continue
+            }
+            let reply = try await control(.startService, on: .video, payload: payload)
+            if reply.controlInfo == .startServiceACK {
+                let document = (try? BSONDocument(decoding: reply.payload)) ?? BSONDocument()
+                let granted = asked.acknowledged(by: document)
+                guard videoAllowed, phase == .running else {
+                    // The HMI changed while we waited: close what just opened.
+                    video = granted
+                    await endVideoService()
+                    throw .videoNotAllowed
+                }
+                openVideo(granted)
+                return granted
+            }
+            let rejection = SDLServiceRejection(nak: reply.payload)
+            lastRejection = rejection
+            Self.logger.info("video \(candidate) refused: \(rejection)")
+            if rejection.namesResolution { rejectedResolutions.insert(candidate.resolution) }
+            if rejection.namesFormat { rejectedFormats.insert(candidate.format) }
+        }
+        throw .videoRejected(tried: tried, last: lastRejection)
+    }
+
+    /// Ends the video service (EndService with the session's hashId) if one is open.
+    public func stopVideo() async {
+        videoStartTask?.cancel()
+        await endVideoService()
+    }
+
+    /// Sends the app's supported sizes (OnAppCapabilityUpdated).
+    public func sendAppCapability(sizes: [ImageResolution]) async throws(SDLConnectionError) {
+        try await notify(.onAppCapabilityUpdated, parameters: SDLOnAppCapabilityUpdated(sizes: sizes))
+    }
+
+    /// Replaces the head unit's haptic rectangles (SendHapticData); empty clears them.
+    ///
+    /// Throws ``SDLConnectionError/hapticsNotSupported`` unless the capability says
+    /// `hapticSpatialDataSupported`, because head units without it refuse the RPC.
+    public func sendHapticData(_ regions: [HapticRegion]) async throws(SDLConnectionError) {
+        guard capability?.hapticSpatialDataSupported == true else { throw .hapticsNotSupported }
+        let response = try await request(.sendHapticData, parameters: SDLSendHapticDataRequest(regions: regions))
+        try Self.checkSuccess(response)
+    }
+
+    // MARK: Establishing
+
+    private func establish() async throws(SDLConnectionError) {
+        teardown()
+        await awaitClosedTransportTasks()
+        generation += 1
+        lossReason = nil
+        let transport = makeTransport()
+        self.transport = transport
+        do {
+            try await transport.connect()
+        } catch {
+            throw .transport(error)
+        }
+        guard phase == .connecting || phase == .reconnecting else { throw .stopped }
+        startReader(transport, generation: generation)
+        startWriter(transport, generation: generation)
+
+        // The first StartService goes with a version 1 header, as the spec asks; the ACK says
+        // which version the head unit speaks.
+        protocolVersion = 1
+        let ack = try await control(.startService, on: .rpc,
+                                    payload: (try? (["protocolVersion": .string(configuration.protocolVersion)] as BSONDocument).encoded()) ?? [])
+        guard ack.controlInfo == .startServiceACK else {
+            throw .serviceRejected(.rpc, SDLServiceRejection(nak: ack.payload))
+        }
+        let document: BSONDocument
+        do {
+            document = try BSONDocument(decoding: ack.payload)
+        } catch {
+            throw .protocolViolation(.badControlPayload(service: .rpc, info: .startServiceACK, error))
+        }
+        let info = SDLSessionInfo(ack: document, sessionID: ack.sessionID)
+        protocolVersion = Self.negotiatedProtocolVersion(info, headerVersion: ack.version)
+        sessionMTU = Self.negotiatedMTU(info.mtu, otherwise: Self.defaultMTU)
+        videoMTU = sessionMTU
+        let incomingLimit = Self.incomingFramePayloadLimit(sessionMTU: sessionMTU)
+        parser.maximumFramePayload = incomingLimit
+        assembler.maximumFramePayload = incomingLimit
+        session = info
+
+        let registration = try await request(.registerAppInterface, parameters: SDLRegisterAppInterfaceRequest(
+            appName: configuration.appName, appID: configuration.appID, fullAppID: configuration.appID))
+        try Self.checkSuccess(registration)
+        if !configuration.supportedSizes.isEmpty {
+            try await sendAppCapability(sizes: configuration.supportedSizes)
+        }
+        eventSink.yield(.registered(info))
+
+        let capabilityResponse = try await request(.getSystemCapability, parameters: SDLGetSystemCapabilityRequest(
+            systemCapabilityType: "VIDEO_STREAMING", subscribe: true))
+        if (try? capabilityResponse.decodeParameters(SDLResponseStatus.self))?.success == true {
+            do {
+                if let received = try capabilityResponse.videoStreamingCapability() {
+                    capability = received
+                    eventSink.yield(.capabilityChanged(received))
+                }
+            } catch {
+                Self.logger.warning("video capability ignored, using the fallback: \(error)")
+            }
+        } else {
+            Self.logger.warning("GetSystemCapability(VIDEO_STREAMING) failed; using the fallback H264/RAW at the registration size")
+        }
+    }
+
+    /// Waits for the reader and writer of closed transports to end (a closed transport fails
+    /// their pending calls at once).
+    private func awaitClosedTransportTasks() async {
+        let tasks = transportTasks
+        transportTasks.removeAll()
+        for task in tasks { await task.value }
+    }
+
+    private func startReader(_ transport: any SDLTransport, generation: Int) {
+        let reader = Task { [weak self] in
+            while !Task.isCancelled {
+                do throws(SDLTransportError) {
+                    let bytes = try await transport.read(maximumCount: 65_536)
+                    guard let self else { return }
+                    await self.received(bytes, generation: generation)
+                } catch {
+                    await self?.connectionLost(.transport(error), generation: generation)
+                    return
+                }
+            }
+        }
+        readerTask = reader
+        transportTasks.append(reader)
+    }
+
+    /// Writes the queued control and RPC messages of this transport in order; a failed write
+    /// loses the connection.
+    private func startWriter(_ transport: any SDLTransport, generation: Int) {
+        let queue = SDLOutgoingQueue(limits: configuration.outgoingQueueLimits)
+        outgoing = queue
+        transportTasks.append(Task {
+            while let bytes = await queue.next() {
+                do throws(SDLTransportError) {
+                    try await transport.write(bytes)
+                } catch {
+                    self.connectionLost(.transport(error), generation: generation)
+                    return
+                }
+            }
+        })
+    }
+
+    // MARK: Receiving
+
+    private func received(_ bytes: [UInt8], generation: Int) async {
+        guard generation == self.generation else { return }
+        parser.append(bytes)
+        do {
+            while let frame = try parser.nextFrame() {
+                guard let message = try assembler.add(frame) else { continue }
+                handle(message)
+            }
+        } catch {
+            connectionLost(.protocolViolation(error), generation: generation)
+        }
+    }
+
+    private func handle(_ message: SDLMessage) {
+        if let info = message.controlInfo {
+            switch info {
+            case .heartbeat:
+                let ack = SDLMessage(version: protocolVersion, serviceType: .control, sessionID: message.sessionID,
+                                     messageID: message.messageID, controlInfo: .heartbeatACK, payload: [])
+                // A failure has already dropped the connection; there is nobody to tell.
+                try? enqueue(ack, mtu: sessionMTU, isHeartbeatACK: true)
+            case .startServiceACK, .startServiceNAK, .endServiceACK, .endServiceNAK:
+                let key = ControlKey(service: message.serviceType, isStart: info == .startServiceACK || info == .startServiceNAK)
+                if let pending = pendingControl.removeValue(forKey: key) {
+                    pending.reply.resume(returning: .success(message))
+                } else {
+                    Self.logger.debug("unsolicited \(info) on \(message.serviceType)")
+                }
+            case .endService:
+                // The head unit closed a service on its own: for video, stop sending.
+                if message.serviceType == .video, video != nil {
+                    closeVideoLocally()
+                } else if message.serviceType == .rpc {
+                    connectionLost(.transport(.closedByPeer), generation: generation)
+                }
+            default:
+                Self.logger.debug("ignored control \(info) on \(message.serviceType)")
+            }
+            return
+        }
+        guard message.serviceType == .rpc else { return }
+        let rpc: SDLRPCMessage
+        do {
+            rpc = try SDLRPCMessage(decoding: message.payload)
+        } catch {
+            Self.logger.warning("unreadable RPC ignored: \(error)")
+            return
+        }
+        switch rpc.type {
+        case .response:
+            pendingRequests.removeValue(forKey: rpc.correlationID)?.resume(returning: .success(rpc))
+        case .notification:
+            handleNotification(rpc)
+        case .request:
+            Self.logger.debug("head unit request \(rpc.functionID) ignored")
+        }
+    }
+
+    private func handleNotification(_ rpc: SDLRPCMessage) {
+        switch rpc.functionID {
+        case .onHMIStatus:
+            do {
+                let status = try rpc.decodeParameters(SDLHMIStatus.self)
+                guard (status.windowID ?? 0) == 0 else { return }
+                hmiStatus = status
+                eventSink.yield(.hmiStatusChanged(status))
+                updateVideoAllowed(status.allowsVideo)
+            } catch {
+                Self.logger.warning("OnHMIStatus ignored: \(error)")
+            }
+        case .onTouchEvent:
+            do {
+                eventSink.yield(.touch(try TouchEvent.decode(json: Data(rpc.json))))
+            } catch {
+                Self.logger.warning("OnTouchEvent ignored: \(error)")
+            }
+        case .onSystemCapabilityUpdated:
+            do {
+                guard let update = try rpc.videoStreamingCapability() else { return }
+                let filled = capability.map { update.filling(from: $0) } ?? update
+                capability = filled
+                eventSink.yield(.capabilityChanged(filled))
+            } catch {
+                Self.logger.warning("OnSystemCapabilityUpdated ignored: \(error)")
+            }
+        default:
+            break
+        }
+    }
+
+    private func updateVideoAllowed(_ allowed: Bool) {
+        guard allowed != videoAllowed else { return }
+        videoAllowed = allowed
+        if !allowed {
+            // Sending outside FULL/LIMITED gets the app unregistered: stop at once.
+            videoStartTask?.cancel()
+            videoStartTask = nil
+            if video != nil {
+                videoQueue.close()
+                videoStartTask = Task { await self.endVideoService() }
+            }
+        }
+        announceVideoAllowed()
+    }
+
+    /// Tells whoever reads ``events`` whether video may be sent, when that changed: allowed by
+    /// the HMI status and the connection running (not still registering after a reconnect).
+    private func announceVideoAllowed() {
+        let allowed = videoAllowed && phase == .running
+        guard allowed != announcedVideoAllowed else { return }
+        announcedVideoAllowed = allowed
+        eventSink.yield(.videoAllowedChanged(allowed))
+        if allowed, configuration.startsVideoAutomatically, video == nil { scheduleAutomaticVideoStart() }
+    }
+
+    private func scheduleAutomaticVideoStart() {
+        videoStartTask?.cancel()
+        videoStartTask = Task { await self.automaticVideoStart() }
+    }
+
+    private func automaticVideoStart() async {
+        guard !Task.isCancelled, phase == .running, videoAllowed, video == nil else { return }
+        do {
+            try await startVideo()
+        } catch {
+            if error != .videoNotAllowed && error != .notConnected {
+                Self.logger.warning("video service not started: \(error)")
+                eventSink.yield(.videoFailed(error))
+            }
+        }
+    }
+
+    // MARK: Video
+
+    private func openVideo(_ parameters: SDLVideoServiceParameters) {
+        video = parameters
+        videoMTU = Self.negotiatedMTU(parameters.mtu, otherwise: sessionMTU)
+        rtpPacketizer = parameters.format.protocol == .rtp ? (try? RTPPacketizer(mtu: RTPPacketizer.maximumMTU)) : nil
+        videoQueue.open()
+        let generation = self.generation
+        videoSenderTask = Task { [videoQueue] in
+            while let unit = await videoQueue.next() {
+                guard await self.sendVideo(unit, generation: generation) else { return }
+            }
+        }
+        eventSink.yield(.videoStarted(parameters))
+    }
+
+    /// Writes one access unit as one message; false ends the sender.
+    private func sendVideo(_ unit: AccessUnit, generation: Int) async -> Bool {
+        guard generation == self.generation, let session, let transport, let video else { return false }
+        var payload = unit.data
+        if video.format.protocol == .rtp, var packetizer = rtpPacketizer {
+            var packets: [[UInt8]] = []
+            do {
+                try packetizer.packetize(unit, into: &packets)
+            } catch {
+                Self.logger.warning("access unit \(unit.frameNumber) not packetized: \(error)")
+                return true
+            }
+            rtpPacketizer = packetizer
+            RTPPacketizer.frameForStream(packets, into: &payload)
+        }
+        let message = SDLMessage(version: protocolVersion, serviceType: .video, sessionID: session.sessionID,
+                                 messageID: takeMessageID(), payload: payload)
+        do {
+            try await transport.write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: videoMTU)))
+            return true
+        } catch {
+            connectionLost(.transport(error), generation: generation)
+            return false
+        }
+    }
+
+    /// The payload per frame for a negotiated MTU. Head units differ on whether `mtu` counts the
+    /// 12-byte header; leaving it out of the payload fits both readings.
+    package static func framePayload(forMTU mtu: Int) -> Int { max(1, mtu - SDLFrameHeader.size) }
+
+    /// The protocol version to speak after the RPC StartServiceACK: the major number of its
+    /// `protocolVersion` (else the ACK header's version), within 2...5.
+    package static func negotiatedProtocolVersion(_ info: SDLSessionInfo, headerVersion: UInt8) -> UInt8 {
+        let major = info.protocolVersion.flatMap { $0.split(separator: ".").first }.flatMap { UInt8($0) } ?? headerVersion
+        return min(max(major, 2), 5)
+    }
+
+    /// The MTU a StartServiceACK's `mtu` sets, clamped into what this side works with
+    /// (64...131,084 bytes), or `fallback` when the ACK has none. The fuzz target for the link
+    /// applies the head unit's MTU through this too.
+    package static func negotiatedMTU(_ acknowledged: Int?, otherwise fallback: Int) -> Int {
+        acknowledged.map(SDLWireLimits.clampedMTU) ?? fallback
+    }
+
+    /// The largest frame payload accepted from the head unit once the session's MTU is known:
+    /// its MTU, and never less than the v3 default; at most 131,084 bytes, whatever it claims.
+    package static func incomingFramePayloadLimit(sessionMTU: Int) -> Int {
+        max(SDLWireLimits.clampedMTU(sessionMTU), defaultMTU)
+    }
+
+    private func closeVideoLocally() {
+        guard video != nil else { return }
+        videoQueue.close()
+        videoSenderTask = nil
+        video = nil
+        rtpPacketizer = nil
+        eventSink.yield(.videoStopped)
+    }
+
+    private func endVideoService() async {
+        guard video != nil else { return }
+        closeVideoLocally()
+        guard transport != nil else { return }
+        var document = BSONDocument()
+        if let hashID = session?.hashID { document["hashId"] = .int32(hashID) }
+        do {
+            let reply = try await control(.endService, on: .video, payload: (try? document.encoded()) ?? [])
+            if reply.controlInfo != .endServiceACK { Self.logger.info("video EndService answered with \(reply.controlInfo?.description ?? "data")") }
+        } catch {
+            Self.logger.info("video EndService not acknowledged: \(error)")
+        }
+    }
+
+    // MARK: Requests
+
+    private func takeMessageID() -> UInt32 {
+        defer { nextMessageID = nextMessageID == UInt32.max ? 1 : nextMessageID + 1 }
+        return nextMessageID
+    }
+
+    /// Queues a control or RPC message for the writer. A full queue means the head unit has
+    /// stopped reading: the connection is dropped rather than let memory grow.
+    private func enqueue(_ message: SDLMessage, mtu: Int, isHeartbeatACK: Bool = false) throws(SDLConnectionError) {
+        guard let outgoing else { throw lossReason ?? .notConnected }
+        let bytes = message.encoded(maximumFramePayload: Self.framePayload(forMTU: mtu))
+        switch outgoing.enqueue(bytes, isHeartbeatACK: isHeartbeatACK) {
+        case .queued, .coalesced:
+            return
+        case .closed:
+            throw lossReason ?? .notConnected
+        case .full:
+            let error = SDLConnectionError.headUnitNotReading(limits: outgoing.limits)
+            Self.logger.warning("\(error)")
+            connectionLost(error, generation: generation)
+            throw error
+        }
+    }
+
+    private func control(_ info: SDLControlFrameInfo, on service: SDLServiceType, payload: [UInt8]) async throws(SDLConnectionError) -> SDLMessage {
+        guard transport != nil else { throw lossReason ?? .notConnected }
+        let message = SDLMessage(version: protocolVersion, serviceType: service, sessionID: session?.sessionID ?? 0,
+                                 messageID: protocolVersion == 1 ? 0 : takeMessageID(), controlInfo: info, payload: payload)
+        let key = ControlKey(service: service, isStart: info == .startService)
+        pendingControl.removeValue(forKey: key)?.reply.resume(returning: .failure(.timedOut("\(info) superseded")))
+        nextControlToken += 1
+        let token = nextControlToken
+        let timeout = configuration.requestTimeout
+        // The timer neither outlives the answer nor keeps a stopped connection alive.
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            await self?.failControl(key, token: token, with: .timedOut("\(info) on the \(service) service"))
+        }
+        defer { timer.cancel() }
+        let result: Result<SDLMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
+            pendingControl[key] = (token, continuation)
+            do throws(SDLConnectionError) {
+                try enqueue(message, mtu: sessionMTU)
+            } catch {
+                failControl(key, token: token, with: error)
+            }
+        }
+        return try result.get()
+    }
+
+    private func failControl(_ key: ControlKey, token: Int, with error: SDLConnectionError) {
+        guard let pending = pendingControl[key], pending.token == token else { return }
+        pendingControl[key] = nil
+        pending.reply.resume(returning: .failure(error))
+    }
+
+    private func request<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters,
+                                                timeout: Duration? = nil) async throws(SDLConnectionError) -> SDLRPCMessage {
+        guard transport != nil, let session else { throw lossReason ?? .notConnected }
+        let correlationID = nextCorrelationID
+        nextCorrelationID = nextCorrelationID >= 0x7FFF_FFFF ? 1 : nextCorrelationID + 1
+        let rpc: SDLRPCMessage
+        do {
+            rpc = try SDLRPCMessage(type: .request, functionID: function, correlationID: correlationID, parameters: parameters)
+        } catch {
+            throw .rpc(error)
+        }
+        let message = SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: session.sessionID,
+                                 messageID: takeMessageID(), payload: rpc.encoded())
+        let limit = timeout ?? configuration.requestTimeout
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: limit)) != nil else { return }
+            await self?.failRequest(correlationID, with: .timedOut("\(function) request \(correlationID)"))
+        }
+        defer { timer.cancel() }
+        let result: Result<SDLRPCMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
+            pendingRequests[correlationID] = continuation
+            do throws(SDLConnectionError) {
+                try enqueue(message, mtu: sessionMTU)
+            } catch {
+                failRequest(correlationID, with: error)
+            }
+        }
+        return try result.get()
+    }
+
+    private func failRequest(_ correlationID: UInt32, with error: SDLConnectionError) {
+        pendingRequests.removeValue(forKey: correlationID)?.resume(returning: .failure(error))
+    }
+
+    private func notify<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters) async throws(SDLConnectionError) {
+        guard let session else { throw .notConnected }
+        let rpc: SDLRPCMessage
+        do {
+            rpc = try SDLRPCMessage(type: .notification, functionID: function,
+                                    correlationID: SDLRPCMessage.notificationCorrelationID, parameters: parameters)
+        } catch {
+            throw .rpc(error)
+        }
+        try enqueue(SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: session.sessionID,
+                               messageID: takeMessageID(), payload: rpc.encoded()), mtu: sessionMTU)
+    }
+
+    private static func checkSuccess(_ response: SDLRPCMessage) throws(SDLConnectionError) {
+        let status: SDLResponseStatus
+        do {
+            status = try response.decodeParameters(SDLResponseStatus.self)
+        } catch {
+            throw .rpc(error)
+        }
+        guard status.success else { throw .requestFailed(response.functionID, resultCode: status.resultCode, info: status.info) }
+    }
+
+    // MARK: Losing and regaining the head unit
+
+    private func teardown() {
+        readerTask?.cancel()
+        readerTask = nil
+        transport?.close()
+        transport = nil
+        outgoing?.close()
+        outgoing = nil
+        closeVideoLocally()
+        videoSenderTask = nil
+        for reply in pendingRequests.values { reply.resume(returning: .failure(.notConnected)) }
+        pendingRequests.removeAll()
+        for pending in pendingControl.values { pending.reply.resume(returning: .failure(.notConnected)) }
+        pendingControl.removeAll()
+        parser = SDLFrameParser(maximumFramePayload: Self.defaultMTU)
+        assembler = SDLMessageAssembler(maximumMessageSize: configuration.maximumIncomingMessageSize, maximumFramePayload: Self.defaultMTU)
+        session = nil
+        hmiStatus = nil
+        sessionMTU = Self.defaultMTU
+        videoAllowed = false
+        announceVideoAllowed()
+    }
+
+    private func connectionLost(_ error: SDLConnectionError, generation: Int) {
+        guard generation == self.generation, transport != nil else { return }
+        lossReason = error
+        // Whoever waits on an answer learns the real reason, not just "not connected".
+        for reply in pendingRequests.values { reply.resume(returning: .failure(error)) }
+        pendingRequests.removeAll()
+        for pending in pendingControl.values { pending.reply.resume(returning: .failure(error)) }
+        pendingControl.removeAll()
+        let wasRunning = phase == .running
+        teardown()
+        guard wasRunning else { return }
+        Self.logger.warning("head unit connection lost: \(error)")
+        eventSink.yield(.disconnected(error))
+        phase = .reconnecting
+        reconnectTask = Task { await self.reconnectLoop() }
+    }
+
+    private func reconnectLoop() async {
+        var attempt = 0
+        while phase == .reconnecting {
+            if let maximum = configuration.reconnect.maximumAttempts, attempt >= maximum {
+                phase = .stopped
+                teardown()
+                eventSink.yield(.stopped)
+                eventSink.finish()
+                return
+            }
+            let delay = configuration.reconnect.delay(beforeAttempt: attempt)
+            eventSink.yield(.reconnecting(attempt: attempt + 1, delay: delay))
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                return
+            }
+            guard phase == .reconnecting else { return }
+            do {
+                try await establish()
+                guard phase == .reconnecting else { return }
+                phase = .running
+                eventSink.yield(.reconnected)
+                announceVideoAllowed()
+                return
+            } catch {
+                Self.logger.info("reconnect attempt \(attempt + 1) failed: \(error)")
+                teardown()
+                attempt += 1
+            }
+        }
+    }
+}

@@ -1,0 +1,327 @@
+import Foundation
+import Logging
+import CarWindowGeo
+import CarWindowVideoCore
+import CarWindowMap
+import CarWindowH264
+import CarWindowSinks
+import CarWindowSystemSupport
+import CarWindowProjection
+
+/// Sends a session's access units over an ``SDLConnection``'s video service.
+///
+/// An ``SDLProjectionLink`` adds one to its session by itself; make one only to drive an
+/// ``SDLConnection`` without a link (with ``SDLConnection/Configuration/startsVideoAutomatically``).
+///
+/// Units are queued without waiting; under back-pressure the connection drops whole units and
+/// ``needsKeyframe`` makes the session's next picture an IDR, so the head unit's stream stays
+/// decodable. Units sent while no video service is open are dropped (the link suspends the
+/// session then, so few are).
+///
+/// - Important: Not thread-safe, like every sink: the session that owns it calls it.
+public final class SDLVideoSink: VideoSink {
+    /// The connection the video goes over.
+    public let connection: SDLConnection
+
+    /// A sink sending over `connection`.
+    public init(connection: SDLConnection) {
+        self.connection = connection
+    }
+
+    /// Queues `unit` for the video service; never throws: a drop raises ``needsKeyframe``.
+    public func write(_ unit: AccessUnit) throws(SinkError) {
+        _ = connection.send(unit)
+    }
+
+    /// Whether the connection dropped a unit (or a video service just opened), so the next
+    /// picture must be an IDR.
+    public var needsKeyframe: Bool { connection.needsKeyframe }
+
+    /// Does nothing: the sink holds nothing of its own, and whoever made the connection stops it
+    /// (the link, in ``SDLProjectionLink/stop()``).
+    public func close() {}
+}
+
+/// Projects a ``ProjectionSession`` into a SmartDeviceLink head unit: the head unit's capability
+/// chooses the stream size, its HMI level starts, suspends and resumes the video, its touches
+/// move the map, and the session's haptic regions go back as SendHapticData.
+///
+/// Binding a session to a head unit is one call; the link makes its ``SDLConnection`` and adds
+/// the head unit to the session's outputs, beside the session's own sink if it has one (a
+/// recording, say), and the outputs fail independently as in a ``TeeSink``:
+///
+/// ```swift
+/// let session = ProjectionSession(configuration: ProjectionSessionConfiguration(
+///     tiles: tiles, dayStyle: day, fonts: fonts, camera: camera), context: context)
+/// let link = SDLProjectionLink(session: session,
+///                              connection: SDLConnection.Configuration(appName: "Navigation", appID: "nav-1"),
+///                              transport: { SDLTCPTransport(host: "127.0.0.1", port: 12345) })
+/// let events = session.events
+/// Task { for await event in events { /* taps, errors, ... */ } }
+/// try await link.run()        // until the head unit is gone for good or stop() is called
+/// await session.close()
+/// ```
+///
+/// The link drives the session's life cycle: make it before the session streams, and leave
+/// `connect`, `startStreaming`, `suspend`, `resume` and `updateCapability` to it. The engine
+/// sets the camera, vehicle, route and appearance as usual.
+///
+/// ```
+/// head unit --capability--> session.connect / updateCapability (resize: suspend, restart video, resume)
+///           --HMI FULL/LIMITED, STREAMABLE--> StartService(video) --ACK--> startStreaming / resume (IDR)
+///           --HMI lost / EndService--> suspend
+///           --OnTouchEvent--> session.handleTouch
+/// session   --access units--> the head unit's output --> connection's bounded video queue
+///           --haptic regions--> SendHapticData (only when hapticSpatialDataSupported)
+/// ```
+///
+/// - Important: Thread-safe: it is an actor.
+public actor SDLProjectionLink {
+    /// The session the head unit shows.
+    public nonisolated let session: ProjectionSession
+    /// The connection to the head unit, made by the link. Its ``SDLConnection/events`` may be
+    /// iterated besides the link (HMI status, reconnects); leave starting and stopping it and
+    /// its video service to the link.
+    public nonisolated let connection: SDLConnection
+    /// The capability used when the head unit does not answer GetSystemCapability:
+    /// SmartDeviceLink's fallback is H.264/RAW at the screen size, haptics off.
+    public let fallbackCapability: VideoStreamingCapability
+
+    /// The head unit's place among the session's outputs.
+    private nonisolated let outputID: Int
+    private var hapticsSupported = false
+    private var videoAllowed = false
+    private var videoOpen = false
+    private var startingVideo = false
+    private let logger = Logger(label: "carwindow.link")
+
+    /// Binds `session` to the head unit that `transport` reaches (called again on every
+    /// reconnect): makes the connection and adds the head unit to the session's outputs.
+    /// Nothing is sent before ``run()``.
+    ///
+    /// The link opens the video service itself, with the sizes the session can draw, when the
+    /// head unit allows video: `configuration`'s `videoCandidates` and
+    /// `startsVideoAutomatically` are not used. Everything else in it (names, reconnecting,
+    /// queue limits, timeouts) applies.
+    public init(session: ProjectionSession, connection configuration: SDLConnection.Configuration,
+                transport: @escaping @Sendable () -> any SDLTransport,
+                fallbackCapability: VideoStreamingCapability = VideoStreamingCapability(
+                    preferredResolution: ImageResolution(width: 800, height: 480), supportedFormats: [.h264Raw],
+                    hapticSpatialDataSupported: false)) {
+        var configuration = configuration
+        configuration.videoCandidates = []
+        configuration.startsVideoAutomatically = false
+        let connection = SDLConnection(configuration: configuration, transport: transport)
+        self.session = session
+        self.connection = connection
+        self.fallbackCapability = fallbackCapability
+        outputID = session.addOutput { _ in SDLVideoSink(connection: connection) }
+    }
+
+    deinit {
+        session.removeOutput(outputID)
+    }
+
+    /// Connects and runs until the connection stops for good (``stop()``, or reconnecting gave
+    /// up); then stops the session and takes the head unit out of its outputs. Throws when the
+    /// first connection fails (``run()`` may then be called again).
+    ///
+    /// The session's events are not consumed: the engine iterates ``ProjectionSession/events``
+    /// itself, and sees every event the link sees.
+    public func run() async throws(SDLConnectionError) {
+        // Both streams are taken before anything can happen, so no event is missed.
+        let connectionEvents = connection.events
+        let sessionEvents = session.events
+        try await connection.start()
+        let forwarding = Task {
+            for await event in sessionEvents {
+                if case .hapticRegions(let regions) = event { await self.sendHaptics(regions) }
+            }
+        }
+        for await event in connectionEvents {
+            await handle(event)
+            if event == .stopped { break }
+        }
+        await session.stop()
+        session.removeOutput(outputID)
+        forwarding.cancel()
+    }
+
+    /// Ends the video service, unregisters the app, closes the connection and stops the session,
+    /// which closes its outputs (an MP4 recording gets its index) before this returns;
+    /// ``run()`` then returns. Call ``ProjectionSession/close()`` afterwards to end the session's
+    /// events too. Final: the connection cannot be started again.
+    public func stop() async {
+        await connection.stop()
+        await session.stop()
+        session.removeOutput(outputID)
+    }
+
+    // MARK: Head unit -> session
+
+    func handle(_ event: SDLConnectionEvent) async {
+        switch event {
+        case .capabilityChanged(let capability):
+            await capabilityChanged(capability)
+        case .videoAllowedChanged(let allowed):
+            videoAllowed = allowed
+            if allowed {
+                await startVideoIfReady()
+            } else {
+                // The connection ends the video service itself; nothing may be sent meanwhile.
+                await session.suspend()
+            }
+        case .videoStarted(let parameters):
+            await videoStarted(parameters)
+        case .videoStopped, .videoFailed, .disconnected:
+            videoOpen = false
+            await session.suspend()
+            if case .videoFailed(let error) = event { logger.warning("the head unit refused every video format and size: \(error)") }
+        case .touch(let touch):
+            await session.handleTouch(touch)
+        case .keyframeNeeded:
+            await session.requestIDR()
+        case .registered, .hmiStatusChanged, .reconnecting, .reconnected, .stopped:
+            break
+        }
+    }
+
+    func capabilityChanged(_ capability: VideoStreamingCapability) async {
+        hapticsSupported = capability.hapticSpatialDataSupported == true
+        // Already in force (taken from the connection when streaming was allowed first).
+        if await session.capability == capability { return }
+        switch await session.state {
+        case .disconnected:
+            do {
+                try await session.connect(capability: capability)
+            } catch {
+                logger.warning("no stream for the head unit's capability: \(error)")
+                return
+            }
+            await reportSupportedSizes(of: capability)
+            await startVideoIfReady()
+        case .ready, .streaming, .suspended:
+            let before = await session.stream?.encodedSize
+            // Never change size mid-stream: pause, restart at the new size, resume on the ACK.
+            let wasOpen = videoOpen
+            if wasOpen { await session.suspend() }
+            do {
+                try await session.updateCapability(capability)
+            } catch {
+                logger.warning("capability update ignored: \(error)")
+                if wasOpen { try? await session.resume() }
+                return
+            }
+            let after = await session.stream?.encodedSize
+            if before != after, wasOpen {
+                videoOpen = false
+                await startVideo()
+            } else if wasOpen {
+                try? await session.resume()
+            }
+        case .stopping:
+            break
+        }
+    }
+
+    func videoStarted(_ parameters: SDLVideoServiceParameters) async {
+        videoOpen = true
+        if let stream = await session.stream, stream.encodedSize != parameters.resolution {
+            // The ACK's size is authoritative: the display is that size times the scale.
+            var acknowledged = stream.capability
+            acknowledged.preferredResolution = ImageResolution(
+                width: Int((Double(parameters.resolution.width) * stream.scale).rounded()),
+                height: Int((Double(parameters.resolution.height) * stream.scale).rounded()))
+            acknowledged.additionalVideoStreamingCapabilities = nil
+            do {
+                try await session.updateCapability(acknowledged)
+            } catch {
+                logger.warning("the head unit acknowledged \(parameters.resolution), which the session cannot draw: \(error)")
+            }
+        }
+        switch await session.state {
+        case .ready:
+            do { try await session.startStreaming() } catch { logger.warning("streaming did not start: \(error)") }
+        case .suspended:
+            do { try await session.resume() } catch { logger.warning("streaming did not resume: \(error)") }
+        case .streaming:
+            await session.requestIDR()
+        case .disconnected, .stopping:
+            break
+        }
+    }
+
+    func startVideoIfReady() async {
+        guard videoAllowed, !videoOpen else { return }
+        if await session.state == .disconnected {
+            // The HMI level often arrives before the capability event: take the capability the
+            // connection already holds, and the fallback only when the head unit gave none.
+            let capability = await connection.capability ?? fallbackCapability
+            hapticsSupported = capability.hapticSpatialDataSupported == true
+            do {
+                try await session.connect(capability: capability)
+            } catch {
+                logger.warning("no stream for the fallback capability: \(error)")
+                return
+            }
+            await reportSupportedSizes(of: capability)
+        }
+        switch await session.state {
+        case .ready, .suspended:
+            await startVideo()
+        case .streaming:
+            // Started by someone else while no video service was open: nothing reached the head
+            // unit. Pause until the service is open; its ACK resumes the stream with an IDR.
+            await session.suspend()
+            await startVideo()
+        case .disconnected, .stopping:
+            break
+        }
+    }
+
+    /// Starts (or restarts) the video service with the session's size first, then the other
+    /// sizes the capability offers, in each of the head unit's H.264 formats.
+    func startVideo() async {
+        guard !startingVideo, let stream = await session.stream else { return }
+        startingVideo = true
+        defer { startingVideo = false }
+        let sizes = session.configuration.supportedSizes
+        var resolutions = [stream.encodedSize]
+        for capability in stream.capability.matchingCapabilities(for: sizes) {
+            if let other = capability.chooseStreamResolution(for: sizes).stream?.encodedSize, !resolutions.contains(other) {
+                resolutions.append(other)
+            }
+        }
+        var formats = stream.capability.streamableFormats.filter { $0.codec == .h264 && ($0.protocol == .raw || $0.protocol == .rtp) }
+        if formats.isEmpty { formats = [.h264Raw] }
+        do {
+            _ = try await connection.startVideo(candidates: SDLVideoCandidate.combinations(resolutions: resolutions, formats: formats))
+        } catch {
+            logger.warning("the video service did not start: \(error)")
+        }
+    }
+
+    // MARK: Session -> head unit
+
+    /// OnAppCapabilityUpdated: the head unit's sizes (nested ones included) this app can draw,
+    /// so that it offers only those in later resizes.
+    func reportSupportedSizes(of capability: VideoStreamingCapability) async {
+        let sizes = capability.matchingCapabilities(for: session.configuration.supportedSizes)
+            .compactMap(\.preferredResolution)
+        guard !sizes.isEmpty else { return }
+        do {
+            try await connection.sendAppCapability(sizes: sizes)
+        } catch {
+            logger.warning("OnAppCapabilityUpdated failed: \(error)")
+        }
+    }
+
+    func sendHaptics(_ regions: [HapticRegion]) async {
+        guard hapticsSupported else { return }
+        do {
+            try await connection.sendHapticData(regions)
+        } catch {
+            logger.warning("SendHapticData failed: \(error)")
+        }
+    }
+}

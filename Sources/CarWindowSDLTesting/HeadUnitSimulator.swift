@@ -1,0 +1,459 @@
+import Foundation
+import Logging
+import CarWindowGeo
+import CarWindowVideoCore
+import CarWindowMap
+import CarWindowH264
+import CarWindowSinks
+import CarWindowProjection
+import CarWindowSDL
+import CarWindowSystemSupport
+
+/// A SmartDeviceLink head unit on a TCP port, written from the protocol and RPC specs: enough of
+/// SDL Core's behaviour to develop and test projection without a car or an SDL Core build.
+///
+/// It accepts one app connection at a time (a new one after a drop), answers the RPC
+/// StartService with a BSON ACK, RegisterAppInterface, GetSystemCapability, SendHapticData and
+/// UnregisterAppInterface, sends the configured OnHMIStatus sequence, ACKs or NAKs video
+/// StartService per configuration, and keeps what it receives: the video (RAW, or RTP turned
+/// back into Annex-B) in memory and optionally in a file, haptic rectangles, app capabilities.
+/// Tests and the `carwindow headunit` command drive it: change the HMI level, send touches,
+/// resize, read slowly, drop the connection.
+public actor HeadUnitSimulator {
+    /// How the simulated head unit behaves.
+    public struct Configuration: Sendable {
+        /// Address to listen on.
+        public var host = "127.0.0.1"
+        /// Port; 0 picks a free one (see ``HeadUnitSimulator/start()``).
+        public var port = 0
+        /// The session MTU in the RPC StartServiceACK.
+        public var mtu = 131_072
+        /// The video ACK's MTU; nil leaves it out (the session MTU applies).
+        public var videoMTU: Int?
+        /// `hashId` in the RPC ACK.
+        public var hashID: Int32 = 65_537
+        /// `protocolVersion` in the RPC ACK.
+        public var protocolVersion = "5.4.1"
+        /// The capability GetSystemCapability returns.
+        public var capability = VideoStreamingCapability(
+            preferredResolution: ImageResolution(width: 800, height: 480), maxBitrate: 4_000,
+            supportedFormats: [.h264Raw, .h264RTP], hapticSpatialDataSupported: true, scale: 1, preferredFPS: 15)
+        /// OnHMIStatus notifications sent right after the RegisterAppInterface response.
+        public var initialStatuses = [SDLHMIStatus(hmiLevel: .none, videoStreamingState: .notStreamable),
+                                      SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable)]
+        /// Video sizes NAKed with rejectedParams [width, height].
+        public var rejectedResolutions: Set<ImageResolution> = []
+        /// Formats NAKed with rejectedParams [videoProtocol, videoCodec].
+        public var rejectedFormats: Set<VideoStreamingFormat> = []
+        /// Bytes read per read call.
+        public var readChunkSize = 65_536
+        /// Pause after every read: a slow head unit (`readChunkSize / readDelay` bytes a second).
+        public var readDelay: Duration?
+        /// The kernel receive buffer of accepted sockets (SO_RCVBUF); small values make a slow
+        /// head unit push back sooner.
+        public var receiveBufferSize: Int?
+        /// Received video is appended here (Annex-B), if set.
+        public var videoOutputPath: String?
+        /// The most video bytes kept in memory; later units are only counted.
+        public var maximumVideoBytesInMemory = 64 << 20
+
+        /// The defaults: an 800x480 H.264 RAW/RTP head unit with haptics that puts the app in
+        /// FULL/STREAMABLE after registration.
+        public init() {}
+    }
+
+    /// What the simulator has seen so far.
+    public struct Snapshot: Sendable {
+        /// Connections accepted.
+        public var connections = 0
+        /// Whether an app is connected now.
+        public var isConnected = false
+        /// The registered app's name (nil before RegisterAppInterface or after a drop).
+        public var registeredAppName: String?
+        /// Its app types.
+        public var appHMITypes: [String] = []
+        /// The protocol version the app asked for in its first StartService.
+        public var requestedProtocolVersion: String?
+        /// Every video StartService: what was asked and whether it was granted.
+        public var videoRequests: [(candidate: SDLVideoCandidate, accepted: Bool)] = []
+        /// The open video service's parameters.
+        public var video: SDLVideoServiceParameters?
+        /// Video EndService messages received.
+        public var videoEndCount = 0
+        /// Received video messages (one access unit each), as Annex-B.
+        public var videoUnits: [[UInt8]] = []
+        /// All video messages counted, including those beyond the memory bound.
+        public var videoUnitCount = 0
+        /// Video messages that arrived while the HMI did not allow video (a protocol violation).
+        public var videoWhileNotAllowed = 0
+        /// Every SendHapticData's rectangles.
+        public var hapticData: [[HapticRegion]] = []
+        /// Every OnAppCapabilityUpdated's JSON.
+        public var appCapabilityUpdates: [String] = []
+        /// Whether UnregisterAppInterface arrived.
+        public var unregistered = false
+        /// The current HMI status sent.
+        public var hmiStatus: SDLHMIStatus?
+        /// HeartbeatACKs received (answers to ``HeadUnitSimulator/sendHeartbeat()``).
+        public var heartbeatACKs = 0
+        /// Requests answered, by function.
+        public var requests: [SDLFunctionID] = []
+        /// Why the video file (``Configuration/videoOutputPath``) could not be opened or
+        /// written; the file then ends on the last whole access unit and receives no more.
+        public var videoOutputFailure: SinkError?
+    }
+
+    static let logger = Logger(label: "carwindow.headunit")
+
+    /// The behaviour; changes apply to the next request.
+    public var configuration: Configuration
+    private var listener: SDLTCPListener?
+    private var transport: SDLTCPTransport?
+    private var acceptTask: Task<Void, Never>?
+    private var state = Snapshot()
+    private var sessionID: UInt8 = 0
+    private var messageID: UInt32 = 0
+    private var videoFile: AnnexBFileSink?
+    private var depacketizer = RTPStreamDepacketizer()
+    private var waiters: [(id: Int, condition: @Sendable (Snapshot) -> Bool, continuation: CheckedContinuation<Snapshot?, Never>)] = []
+    private var nextWaiterID = 0
+    private var connectionGeneration = 0
+    private var videoBytesInMemory = 0
+
+    /// A simulator; call ``start()`` to listen.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Listens and returns the port.
+    @discardableResult
+    public func start() throws(SDLTransportError) -> Int {
+        if let listener { return listener.port }
+        let listener = try SDLTCPListener(host: configuration.host, port: configuration.port, receiveBufferSize: configuration.receiveBufferSize)
+        self.listener = listener
+        if let path = configuration.videoOutputPath {
+            do {
+                videoFile = try AnnexBFileSink(url: URL(fileURLWithPath: path))
+            } catch {
+                state.videoOutputFailure = error
+            }
+        }
+        acceptTask = Task { await self.acceptLoop(listener) }
+        return listener.port
+    }
+
+    /// The port listened on; nil before ``start()``.
+    public var port: Int? { listener?.port }
+
+    /// Stops listening and drops the connection.
+    public func stop() {
+        acceptTask?.cancel()
+        listener?.close()
+        listener = nil
+        dropConnection()
+        videoFile?.close()
+        videoFile = nil
+        for waiter in waiters { waiter.continuation.resume(returning: nil) }
+        waiters.removeAll()
+    }
+
+    /// What was received so far.
+    public func snapshot() -> Snapshot { state }
+
+    /// Waits until `condition` holds for the snapshot, at most `timeout`; nil on timeout.
+    public func wait(timeout: Duration, until condition: @escaping @Sendable (Snapshot) -> Bool) async -> Snapshot? {
+        if condition(state) { return state }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        return await withCheckedContinuation { continuation in
+            waiters.append((id, condition, continuation))
+            Task {
+                try? await Task.sleep(for: timeout)
+                self.expireWaiter(id)
+            }
+        }
+    }
+
+    private func expireWaiter(_ id: Int) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
+        waiters.remove(at: index).continuation.resume(returning: nil)
+    }
+
+    private func changed() {
+        let snapshot = state
+        var remaining: [(id: Int, condition: @Sendable (Snapshot) -> Bool, continuation: CheckedContinuation<Snapshot?, Never>)] = []
+        for waiter in waiters {
+            if waiter.condition(snapshot) { waiter.continuation.resume(returning: snapshot) } else { remaining.append(waiter) }
+        }
+        waiters = remaining
+    }
+
+    // MARK: Driving the app
+
+    /// Sends an OnHMIStatus (FULL/LIMITED/BACKGROUND/NONE, streamable or not).
+    public func setHMIStatus(_ status: SDLHMIStatus) async throws(SDLConnectionError) {
+        state.hmiStatus = status
+        changed()
+        try await notify(.onHMIStatus, parameters: status)
+    }
+
+    /// Sends an OnTouchEvent.
+    public func sendTouch(_ event: TouchEvent) async throws(SDLConnectionError) {
+        try await notify(.onTouchEvent, parameters: event)
+    }
+
+    /// Sends an OnSystemCapabilityUpdated with a new video capability (a resize) and answers
+    /// later GetSystemCapability requests with it.
+    public func sendCapabilityUpdate(_ capability: VideoStreamingCapability) async throws(SDLConnectionError) {
+        configuration.capability = capability
+        try await notify(.onSystemCapabilityUpdated, parameters: SDLSystemCapabilityParameters(
+            systemCapability: SDLSystemCapability(videoStreamingCapability: capability)))
+    }
+
+    /// Sends a heartbeat on the control service; the app should answer with a HeartbeatACK.
+    public func sendHeartbeat() async throws(SDLConnectionError) {
+        try await write(SDLMessage(version: 5, serviceType: .control, sessionID: sessionID, messageID: takeMessageID(),
+                                   controlInfo: .heartbeat, payload: []))
+    }
+
+    /// Sends raw bytes to the app, as a broken head unit might.
+    public func sendRawBytes(_ bytes: [UInt8]) async throws(SDLConnectionError) {
+        guard let transport else { throw .notConnected }
+        do {
+            try await transport.write(bytes)
+        } catch {
+            throw .transport(error)
+        }
+    }
+
+    /// Closes the app's connection without any goodbye; the next connection is accepted.
+    public func dropConnection() {
+        connectionGeneration += 1
+        transport?.close()
+        transport = nil
+        state.isConnected = false
+        state.registeredAppName = nil
+        state.video = nil
+        changed()
+    }
+
+    // MARK: Serving
+
+    private func acceptLoop(_ listener: SDLTCPListener) async {
+        while !Task.isCancelled {
+            let connection: SDLTCPTransport
+            do {
+                connection = try await listener.accept(timeout: .seconds(3600))
+            } catch {
+                if error == .closed { return }
+                continue
+            }
+            dropConnection()
+            transport = connection
+            connectionGeneration += 1
+            let generation = connectionGeneration
+            sessionID = sessionID == 255 ? 1 : sessionID + 1
+            depacketizer = RTPStreamDepacketizer()
+            state.connections += 1
+            state.isConnected = true
+            changed()
+            await serve(connection, generation: generation)
+        }
+    }
+
+    private func serve(_ connection: SDLTCPTransport, generation: Int) async {
+        var parser = SDLFrameParser(maximumFramePayload: configuration.mtu)
+        var assembler = SDLMessageAssembler(maximumMessageSize: 16 << 20, maximumFramePayload: configuration.mtu)
+        while generation == connectionGeneration {
+            do {
+                let bytes = try await connection.read(maximumCount: max(1, configuration.readChunkSize))
+                parser.append(bytes)
+                while let frame = try parser.nextFrame() {
+                    if let message = try assembler.add(frame) { await handle(message) }
+                }
+                if let delay = configuration.readDelay { try? await Task.sleep(for: delay) }
+            } catch {
+                Self.logger.info("head unit simulator: connection ended: \(error)")
+                if generation == connectionGeneration { dropConnection() }
+                return
+            }
+        }
+    }
+
+    private func handle(_ message: SDLMessage) async {
+        if let info = message.controlInfo {
+            await handleControl(info, message)
+        } else if message.serviceType == .video {
+            receiveVideo(message.payload)
+        } else if message.serviceType == .rpc {
+            guard let rpc = try? SDLRPCMessage(decoding: message.payload) else { return }
+            await handleRPC(rpc)
+        }
+    }
+
+    private func handleControl(_ info: SDLControlFrameInfo, _ message: SDLMessage) async {
+        switch (info, message.serviceType) {
+        case (.startService, .rpc):
+            let document = (try? BSONDocument(decoding: message.payload)) ?? BSONDocument()
+            state.requestedProtocolVersion = document["protocolVersion"]?.stringValue
+            changed()
+            let ack: BSONDocument = ["hashId": .int32(configuration.hashID), "mtu": .int64(Int64(configuration.mtu)),
+                                     "protocolVersion": .string(configuration.protocolVersion)]
+            await sendControl(.startServiceACK, service: .rpc, document: ack, messageID: message.messageID)
+        case (.startService, .video):
+            let document = (try? BSONDocument(decoding: message.payload)) ?? BSONDocument()
+            let width = document["width"]?.integerValue ?? 0, height = document["height"]?.integerValue ?? 0
+            let format = VideoStreamingFormat(
+                protocol: document["videoProtocol"]?.stringValue.flatMap(VideoStreamingProtocol.init(rawValue:)) ?? .raw,
+                codec: document["videoCodec"]?.stringValue.flatMap(VideoStreamingCodec.init(rawValue:)) ?? .h264)
+            let candidate = SDLVideoCandidate(resolution: ImageResolution(width: width, height: height), format: format)
+            var rejection: SDLServiceRejection?
+            if configuration.rejectedResolutions.contains(candidate.resolution) {
+                rejection = SDLServiceRejection(rejectedParameters: ["width", "height"], reason: "resolution \(candidate.resolution) not supported")
+            } else if configuration.rejectedFormats.contains(format) {
+                rejection = SDLServiceRejection(rejectedParameters: ["videoProtocol", "videoCodec"], reason: "format \(format) not supported")
+            } else if state.hmiStatus?.allowsVideo != true {
+                rejection = SDLServiceRejection(rejectedParameters: [], reason: "app is not FULL or LIMITED and streamable")
+            }
+            state.videoRequests.append((candidate, rejection == nil))
+            if let rejection {
+                changed()
+                await sendControl(.startServiceNAK, service: .video, document: rejection.document, messageID: message.messageID)
+                return
+            }
+            state.video = SDLVideoServiceParameters(resolution: candidate.resolution, format: format, mtu: configuration.videoMTU)
+            changed()
+            var ack: BSONDocument = [:]
+            if let videoMTU = configuration.videoMTU { ack["mtu"] = .int64(Int64(videoMTU)) }
+            ack["height"] = .int32(Int32(clamping: height))
+            ack["width"] = .int32(Int32(clamping: width))
+            ack["videoProtocol"] = .string(format.protocol.rawValue)
+            ack["videoCodec"] = .string(format.codec.rawValue)
+            await sendControl(.startServiceACK, service: .video, document: ack, messageID: message.messageID)
+        case (.endService, .video):
+            state.video = nil
+            state.videoEndCount += 1
+            changed()
+            await sendControl(.endServiceACK, service: .video, document: nil, messageID: message.messageID)
+        case (.endService, .rpc):
+            await sendControl(.endServiceACK, service: .rpc, document: nil, messageID: message.messageID)
+            dropConnection()
+        case (.heartbeatACK, _):
+            state.heartbeatACKs += 1
+            changed()
+        case (.heartbeat, _):
+            await sendControl(.heartbeatACK, service: .control, document: nil, messageID: message.messageID)
+        default:
+            break
+        }
+    }
+
+    private func handleRPC(_ rpc: SDLRPCMessage) async {
+        switch rpc.type {
+        case .notification:
+            if rpc.functionID == .onAppCapabilityUpdated {
+                state.appCapabilityUpdates.append(String(decoding: rpc.json, as: UTF8.self))
+                changed()
+            }
+            return
+        case .response:
+            return
+        case .request:
+            break
+        }
+        state.requests.append(rpc.functionID)
+        switch rpc.functionID {
+        case .registerAppInterface:
+            guard let request = try? rpc.decodeParameters(SDLRegisterAppInterfaceRequest.self) else {
+                await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "INVALID_DATA"))
+                return
+            }
+            state.registeredAppName = request.appName
+            state.appHMITypes = request.appHMIType
+            changed()
+            await respond(to: rpc, SDLResponseStatus(success: true, resultCode: "SUCCESS"))
+            for status in configuration.initialStatuses {
+                try? await setHMIStatus(status)
+            }
+        case .getSystemCapability:
+            await respond(to: rpc, SDLSystemCapabilityParameters(
+                success: true, resultCode: "SUCCESS",
+                systemCapability: SDLSystemCapability(videoStreamingCapability: configuration.capability)))
+        case .sendHapticData:
+            guard let request = try? rpc.decodeParameters(SDLSendHapticDataRequest.self) else {
+                await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "INVALID_DATA"))
+                return
+            }
+            state.hapticData.append(request.regions)
+            changed()
+            await respond(to: rpc, SDLResponseStatus(success: true, resultCode: "SUCCESS"))
+        case .unregisterAppInterface:
+            state.unregistered = true
+            state.registeredAppName = nil
+            changed()
+            await respond(to: rpc, SDLResponseStatus(success: true, resultCode: "SUCCESS"))
+        default:
+            changed()
+            await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "UNSUPPORTED_REQUEST"))
+        }
+    }
+
+    private func receiveVideo(_ payload: [UInt8]) {
+        guard let video = state.video else { return }
+        if state.hmiStatus?.allowsVideo != true { state.videoWhileNotAllowed += 1 }
+        let annexB = video.format.protocol == .rtp ? depacketizer.append(payload) : payload
+        state.videoUnitCount += 1
+        if videoBytesInMemory + annexB.count <= configuration.maximumVideoBytesInMemory {
+            state.videoUnits.append(annexB)
+            videoBytesInMemory += annexB.count
+        }
+        do {
+            try videoFile?.write(AccessUnit(data: annexB, isKeyframe: false, presentationTime: .zero, frameNumber: state.videoUnitCount))
+        } catch {
+            // The sink closed itself on the last whole unit; the head unit goes on without a file.
+            state.videoOutputFailure = error
+            videoFile = nil
+        }
+        changed()
+    }
+
+    // MARK: Sending
+
+    private func takeMessageID() -> UInt32 {
+        messageID &+= 1
+        return messageID
+    }
+
+    private func sendControl(_ info: SDLControlFrameInfo, service: SDLServiceType, document: BSONDocument?, messageID: UInt32) async {
+        let payload = (try? document?.encoded()) ?? nil
+        let message = SDLMessage(version: 5, serviceType: service, sessionID: sessionID, messageID: messageID,
+                                 controlInfo: info, payload: payload ?? [])
+        try? await write(message)
+    }
+
+    private func respond<Parameters: Encodable>(to request: SDLRPCMessage, _ parameters: Parameters) async {
+        guard let rpc = try? SDLRPCMessage(type: .response, functionID: request.functionID,
+                                           correlationID: request.correlationID, parameters: parameters) else { return }
+        try? await write(SDLMessage(version: 5, serviceType: .rpc, sessionID: sessionID, messageID: takeMessageID(), payload: rpc.encoded()))
+    }
+
+    private func notify<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters) async throws(SDLConnectionError) {
+        let rpc: SDLRPCMessage
+        do {
+            rpc = try SDLRPCMessage(type: .notification, functionID: function,
+                                    correlationID: SDLRPCMessage.notificationCorrelationID, parameters: parameters)
+        } catch {
+            throw .rpc(error)
+        }
+        try await write(SDLMessage(version: 5, serviceType: .rpc, sessionID: sessionID, messageID: takeMessageID(), payload: rpc.encoded()))
+    }
+
+    private func write(_ message: SDLMessage) async throws(SDLConnectionError) {
+        guard let transport else { throw .notConnected }
+        do {
+            try await transport.write(message.encoded(maximumFramePayload: configuration.mtu - SDLFrameHeader.size))
+        } catch {
+            throw .transport(error)
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import CarWindowGeo
+import CarWindowStyle
+import CarWindowVideoCore
+import CarWindowMap
+import CarWindowProjection
+import CarWindowSystemSupport
+
+/// A navigation engine and its driver, simulated: moves a vehicle along a ``DrivePlan``, keeps a
+/// heading-up camera behind it, shows the route still ahead and taps the map's controls now and
+/// then, all through a ``ProjectionSession``'s public API. `carwindow drive` and the benchmarks
+/// use it; it is also a worked example of an engine driving a session.
+///
+/// While the car waits at a light nothing it sets changes, so the session draws nothing and only
+/// keeps the head unit's picture alive.
+///
+/// - Important: Thread-safe: it is an actor.
+public actor SimulatedDrive {
+    /// How the drive runs.
+    public struct Options: Sendable {
+        /// Simulated seconds per wall-clock second (1 = real time).
+        public var speedup: Double
+        /// Engine ticks per wall-clock second: how often it updates vehicle and camera.
+        public var tickRate: Double
+        /// Zoom when driving slowly; it eases out as speed rises.
+        public var zoom: Double
+        /// Camera tilt in degrees.
+        public var pitch: Double
+        /// Simulated taps, as (fraction of the drive's duration, control).
+        public var taps: [(at: Double, control: MapControl.Kind)]
+        /// Wall-clock seconds after which the drive ends even if the car has not arrived.
+        public var maximumSeconds: Double?
+
+        /// A drive at twice real time, 30 ticks a second, zoom 17 and pitch 45 degrees, with a
+        /// zoom in, a zoom out and a recenter along the way.
+        public init(speedup: Double = 2, tickRate: Double = 30, zoom: Double = 17, pitch: Double = 45,
+                    taps: [(at: Double, control: MapControl.Kind)] = [(0.3, .zoomIn), (0.45, .zoomOut), (0.6, .recenter)],
+                    maximumSeconds: Double? = nil) {
+            self.speedup = speedup.isFinite && speedup > 0 ? min(speedup, 1000) : 1
+            self.tickRate = tickRate.isFinite && tickRate > 0 ? min(tickRate, 240) : 30
+            self.zoom = zoom.isFinite ? zoom : 17
+            self.pitch = pitch.isFinite ? min(max(pitch, 0), Camera.maximumPitch) : 45
+            self.taps = taps.filter { $0.at.isFinite }.sorted { $0.at < $1.at }
+            self.maximumSeconds = maximumSeconds
+        }
+    }
+
+    /// Where the drive is, for a progress line.
+    public struct Progress: Sendable {
+        /// Simulated seconds since the start, and the drive's total.
+        public var simulatedSeconds: Double
+        public var totalSeconds: Double
+        /// Metres driven, and the route's length.
+        public var distance: Double
+        public var length: Double
+        /// Metres per second now.
+        public var speed: Double
+        public var isStopped: Bool
+        /// The session's counters at this moment.
+        public var statistics: ProjectionSessionStatistics
+    }
+
+    /// The timeline the car follows.
+    public nonisolated let plan: DrivePlan
+    /// How the drive runs.
+    public nonisolated let options: Options
+    private let session: ProjectionSession
+    private var zoomOffset = 0.0
+    private var targetZoomOffset = 0.0
+
+    /// A drive of `plan` shown by `session` (which should be streaming, or about to).
+    public init(plan: DrivePlan, session: ProjectionSession, options: Options = Options()) {
+        self.plan = plan
+        self.session = session
+        self.options = options
+    }
+
+    /// The engine's answer to the session's control events: zoom buttons change its zoom, so
+    /// that its camera updates do not undo them; recenter drops the offset.
+    public func controlTapped(_ control: MapControl.Kind) {
+        switch control {
+        case .zoomIn: targetZoomOffset = min(targetZoomOffset + 1, 3)
+        case .zoomOut: targetZoomOffset = max(targetZoomOffset - 1, -3)
+        case .recenter: targetZoomOffset = 0
+        }
+    }
+
+    /// Drives until the car arrives (or the time limit); `progress` is called about twice a
+    /// second. Returns the simulated seconds driven.
+    @discardableResult
+    public func run(progress: (@Sendable (Progress) -> Void)? = nil) async -> Double {
+        let start = SessionClock.now
+        let interval = 1 / options.tickRate
+        var nextTap = 0
+        var lastReport = -Double.infinity
+        var lastRoute: (distance: Double, count: Int)?
+        while !Task.isCancelled {
+            let wall = SessionClock.now - start
+            let time = wall * options.speedup
+            let state = plan.state(at: time)
+            // Ease zoom-button changes in over about 0.3 s, as a map app would.
+            zoomOffset += (targetZoomOffset - zoomOffset) * min(1, interval / 0.3 * 3)
+            if abs(targetZoomOffset - zoomOffset) < 0.01 { zoomOffset = targetZoomOffset }
+            await session.setVehicle(VehicleMarker(coordinate: state.coordinate, heading: state.heading))
+            await session.setCamera(camera(following: state, view: await session.stream?.encodedSize))
+            // The remaining route only changes when the car moves along it.
+            if lastRoute?.distance != state.distance {
+                let remaining = plan.remainingRoute(at: time)
+                await session.setRoute(remaining)
+                lastRoute = (state.distance, remaining.count)
+            }
+            while nextTap < options.taps.count, time >= options.taps[nextTap].at * plan.duration {
+                // Head units stamp touches in milliseconds of their own clock.
+                await tap(options.taps[nextTap].control, timestamp: Int(SessionClock.now * 1000))
+                nextTap += 1
+            }
+            if let progress, wall - lastReport >= 0.5 {
+                lastReport = wall
+                progress(Progress(simulatedSeconds: min(time, plan.duration), totalSeconds: plan.duration,
+                                  distance: state.distance, length: plan.length, speed: state.speed,
+                                  isStopped: state.isStopped, statistics: await session.statistics))
+            }
+            if state.isFinished { break }
+            if let limit = options.maximumSeconds, wall >= limit { break }
+            try? await Task.sleep(for: .seconds(interval))
+        }
+        return min((SessionClock.now - start) * options.speedup, plan.duration)
+    }
+
+    /// Heading up, the car in the lower part of the screen (more road ahead than behind),
+    /// zooming out a little with speed.
+    func camera(following state: VehicleState, view: ImageResolution?) -> Camera {
+        let speedZoom = -min(state.speed / 25, 1)
+        var camera = Camera(center: state.coordinate, zoom: options.zoom + speedZoom + zoomOffset,
+                            bearing: state.heading, pitch: options.pitch)
+        if let view, view.width > 0, view.height > 0 {
+            // Centre on the ground point that lies 20% of the height above the car: the car then
+            // sits at about 70% of the height.
+            let transform = MapTransform(camera: camera, width: view.width, height: view.height)
+            if let ahead = transform.coordinate(at: SIMD2(Double(view.width) / 2, Double(view.height) * 0.3)) {
+                camera.center = ahead
+            }
+        }
+        return camera
+    }
+
+    /// A finger on the control's centre for 80 ms, in head-unit pixels, like a real touch screen.
+    func tap(_ control: MapControl.Kind, timestamp: Int) async {
+        let id = HapticRegionSet.regionID(for: control)
+        guard let region = await session.hapticRegions.first(where: { $0.id == id }) else { return }
+        let scale = await session.stream?.scale ?? 1
+        let point = region.rect.center * scale
+        await session.handleTouch(TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: timestamp, x: point.x, y: point.y)]))
+        await session.handleTouch(TouchEvent(type: .end, touches: [.init(id: 0, timestamp: timestamp + 80, x: point.x, y: point.y)]))
+    }
+}

@@ -1,0 +1,303 @@
+import Foundation
+import Logging
+import CarWindowGeo
+import CarWindowSystemSupport
+
+/// A MapLibre style (specification version 8), reduced to what a navigation map draws.
+///
+/// Loading is forgiving where MapLibre would still draw something (unknown layer types and
+/// properties become ``warnings``) and strict where the author clearly meant something else
+/// (wrong JSON types throw ``StyleError`` with the JSON path).
+public struct Style: Sendable {
+    /// Styles are kilobytes; anything larger is almost certainly the wrong file.
+    public static let maximumSize = 32 << 20
+
+    public var version: Int
+    public var name: String?
+    public var sources: [String: StyleSource]
+    /// Layers in drawing order, bottom first; unsupported kinds are already left out.
+    public var layers: [StyleLayer]
+    /// The glyph URL template (`glyphs`), if any.
+    public var glyphs: String?
+    /// The default camera centre, if the style sets one.
+    public var center: GeoCoordinate?
+    /// The default camera zoom, if the style sets one.
+    public var zoom: Double?
+    /// What was ignored while loading, in document order.
+    public var warnings: [StyleWarning]
+
+    /// Parses a style from JSON bytes; `logger` receives each warning as it is found (by
+    /// default the `carwindow.style` logger).
+    public init(data: Data, logger: Logger? = nil) throws(StyleError) {
+        guard data.count <= Self.maximumSize else { throw .tooLarge(bytes: data.count, limit: Self.maximumSize) }
+        let json = try JSONValue(parsing: data)
+        var loader = StyleLoader(reader: PropertyReader(logger: logger ?? Logger(label: "carwindow.style")))
+        self = try loader.load(json)
+    }
+
+    /// Reads and parses a style file.
+    public init(contentsOf url: URL, logger: Logger? = nil) throws(StyleError) {
+        let data: Data
+        do {
+            let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+            guard size <= Self.maximumSize else { throw StyleError.tooLarge(bytes: size, limit: Self.maximumSize) }
+            data = try Data(contentsOf: url)
+        } catch let error as StyleError {
+            throw error
+        } catch {
+            throw .unreadable(path: url.path, reason: error.localizedDescription)
+        }
+        try self.init(data: data, logger: logger)
+    }
+
+    init(version: Int, name: String?, sources: [String: StyleSource], layers: [StyleLayer], glyphs: String?,
+         center: GeoCoordinate?, zoom: Double?, warnings: [StyleWarning]) {
+        self.version = version
+        self.name = name
+        self.sources = sources
+        self.layers = layers
+        self.glyphs = glyphs
+        self.center = center
+        self.zoom = zoom
+        self.warnings = warnings
+    }
+
+    /// The layer with identifier `id`.
+    public func layer(withID id: String) -> StyleLayer? {
+        layers.first { $0.id == id }
+    }
+}
+
+/// The kind of data a source provides.
+public enum SourceType: String, Sendable, CaseIterable {
+    case vector
+    case raster
+    case rasterDEM = "raster-dem"
+    case geojson
+    case image
+    case video
+}
+
+/// A data source a style's layers draw from.
+public struct StyleSource: Sendable {
+    public var type: SourceType
+    /// A TileJSON or `pmtiles://` URL, if the source names one.
+    public var url: String?
+    /// Tile URL templates such as `https://host/{z}/{x}/{y}.pbf`.
+    public var tiles: [String]
+    public var minZoom: Double
+    public var maxZoom: Double
+    public var attribution: String?
+
+    public init(type: SourceType, url: String? = nil, tiles: [String] = [], minZoom: Double = 0,
+                maxZoom: Double = 22, attribution: String? = nil) {
+        self.type = type
+        self.url = url
+        self.tiles = tiles
+        self.minZoom = minZoom
+        self.maxZoom = maxZoom
+        self.attribution = attribution
+    }
+}
+
+/// Walks the style document, building the model and collecting warnings.
+struct StyleLoader {
+    var reader: PropertyReader
+
+    mutating func load(_ json: JSONValue) throws(StyleError) -> Style {
+        guard case .object(let root) = json else {
+            throw .wrongType(path: "", expected: "a JSON object", found: json.typeName)
+        }
+        guard let versionJSON = root["version"] else { throw .missingProperty(path: "version") }
+        guard case .number(let version) = versionJSON else {
+            throw .wrongType(path: "version", expected: "the number 8", found: versionJSON.typeName)
+        }
+        guard version == 8 else { throw .unsupportedVersion(found: StyleValue.format(version)) }
+
+        let name = try optionalString(root["name"], path: "name")
+        let glyphs = try optionalString(root["glyphs"], path: "glyphs")
+        let zoom = try optionalNumber(root["zoom"], path: "zoom")
+        var center: GeoCoordinate?
+        if let centerJSON = root["center"] {
+            guard case .array(let parts) = centerJSON, parts.count == 2,
+                  case .number(let longitude) = parts[0], case .number(let latitude) = parts[1] else {
+                throw .wrongType(path: "center", expected: "a [longitude, latitude] pair of numbers", found: centerJSON.typeName)
+            }
+            center = GeoCoordinate(latitude: latitude, longitude: longitude)
+        }
+
+        guard let sourcesJSON = root["sources"] else { throw .missingProperty(path: "sources") }
+        guard case .object(let sourceObject) = sourcesJSON else {
+            throw .wrongType(path: "sources", expected: "an object of sources by id", found: sourcesJSON.typeName)
+        }
+        var sources: [String: StyleSource] = [:]
+        for member in sourceObject {
+            if let source = try loadSource(member.value, path: JSONPath.member("sources", member.key)) {
+                sources[member.key] = source
+            }
+        }
+
+        guard let layersJSON = root["layers"] else { throw .missingProperty(path: "layers") }
+        guard case .array(let layerList) = layersJSON else {
+            throw .wrongType(path: "layers", expected: "an array of layers", found: layersJSON.typeName)
+        }
+        var layers: [StyleLayer] = []
+        var seenIDs = Set<String>()
+        for (index, layerJSON) in layerList.enumerated() {
+            let path = JSONPath.index("layers", index)
+            guard let layer = try loadLayer(layerJSON, path: path, sources: sources) else { continue }
+            guard seenIDs.insert(layer.id).inserted else {
+                reader.warn(StyleWarning(path: path, message: "a second layer with id \"\(layer.id)\" is skipped; layer ids must be unique"))
+                continue
+            }
+            layers.append(layer)
+        }
+        return Style(version: 8, name: name, sources: sources, layers: layers, glyphs: glyphs, center: center,
+                     zoom: zoom, warnings: reader.warnings)
+    }
+
+    private mutating func loadSource(_ json: JSONValue, path: String) throws(StyleError) -> StyleSource? {
+        guard case .object(let object) = json else {
+            throw .wrongType(path: path, expected: "a source object", found: json.typeName)
+        }
+        let typePath = JSONPath.member(path, "type")
+        guard let typeName = try optionalString(object["type"], path: typePath) else {
+            throw .missingProperty(path: typePath)
+        }
+        guard let type = SourceType(rawValue: typeName) else {
+            reader.warn(StyleWarning(path: typePath, message: "unknown source type \"\(typeName)\"; the source and its layers are skipped"))
+            return nil
+        }
+        var tiles: [String] = []
+        if let tilesJSON = object["tiles"] {
+            let tilesPath = JSONPath.member(path, "tiles")
+            guard case .array(let list) = tilesJSON else {
+                throw .wrongType(path: tilesPath, expected: "an array of URL strings", found: tilesJSON.typeName)
+            }
+            for (index, entry) in list.enumerated() {
+                guard case .string(let template) = entry else {
+                    throw .wrongType(path: JSONPath.index(tilesPath, index), expected: "a URL string", found: entry.typeName)
+                }
+                tiles.append(template)
+            }
+        }
+        return StyleSource(type: type, url: try optionalString(object["url"], path: JSONPath.member(path, "url")),
+                           tiles: tiles,
+                           minZoom: try optionalNumber(object["minzoom"], path: JSONPath.member(path, "minzoom")) ?? 0,
+                           maxZoom: try optionalNumber(object["maxzoom"], path: JSONPath.member(path, "maxzoom")) ?? 22,
+                           attribution: try optionalString(object["attribution"], path: JSONPath.member(path, "attribution")))
+    }
+
+    private mutating func loadLayer(_ json: JSONValue, path: String,
+                                    sources: [String: StyleSource]) throws(StyleError) -> StyleLayer? {
+        guard case .object(let object) = json else {
+            throw .wrongType(path: path, expected: "a layer object", found: json.typeName)
+        }
+        let idPath = JSONPath.member(path, "id")
+        guard let id = try optionalString(object["id"], path: idPath) else { throw .missingProperty(path: idPath) }
+        let typePath = JSONPath.member(path, "type")
+        guard let typeName = try optionalString(object["type"], path: typePath) else {
+            throw .missingProperty(path: typePath)
+        }
+        guard let type = LayerType(rawValue: typeName) else {
+            reader.warn(StyleWarning(path: typePath, message: "layer \"\(id)\" has type \"\(typeName)\", which is not supported; the layer is skipped"))
+            return nil
+        }
+
+        var layer = StyleLayer(id: id, type: type)
+        let sourcePath = JSONPath.member(path, "source")
+        if type != .background {
+            guard let source = try optionalString(object["source"], path: sourcePath) else {
+                throw .missingProperty(path: sourcePath)
+            }
+            guard sources[source] != nil else {
+                reader.warn(StyleWarning(path: sourcePath, message: "layer \"\(id)\" uses the source \"\(source)\", which the style does not define (or which was skipped); the layer is skipped"))
+                return nil
+            }
+            layer.source = source
+            layer.sourceLayer = try optionalString(object["source-layer"], path: JSONPath.member(path, "source-layer"))
+        }
+        layer.minZoom = try zoomLimit(object["minzoom"], path: JSONPath.member(path, "minzoom")) ?? 0
+        layer.maxZoom = try zoomLimit(object["maxzoom"], path: JSONPath.member(path, "maxzoom")) ?? 24
+
+        if let filterJSON = object["filter"], filterJSON != .null {
+            let filterPath = JSONPath.member(path, "filter")
+            do throws(StyleError) {
+                let filter = try Expression.filter(filterJSON, path: filterPath)
+                for warning in filter.warnings { reader.warn(warning) }
+                layer.filter = filter
+            } catch {
+                switch error {
+                case .unknownOperator(let site, let name):
+                    reader.warn(StyleWarning(path: site, message: "unknown filter operator \"\(name)\"; layer \"\(id)\" draws without a filter"))
+                case .unsupportedFeature(let site, let feature):
+                    reader.warn(StyleWarning(path: site, message: "\(feature) is not supported; layer \"\(id)\" draws without a filter"))
+                default:
+                    throw error
+                }
+            }
+        }
+
+        if let layoutJSON = object["layout"] {
+            let layoutPath = JSONPath.member(path, "layout")
+            guard case .object(let layout) = layoutJSON else {
+                throw .wrongType(path: layoutPath, expected: "an object of layout properties", found: layoutJSON.typeName)
+            }
+            for member in layout {
+                let propertyPath = JSONPath.member(layoutPath, member.key)
+                if member.key == "visibility" {
+                    layer.visibility = try constantEnum(member.value, path: propertyPath)
+                } else if !(try reader.setLayout(&layer.layout, key: member.key, json: member.value, path: propertyPath)) {
+                    reader.warn(StyleWarning(path: propertyPath, message: "layout property \"\(member.key)\" is not supported for \(typeName) layers and is ignored"))
+                }
+            }
+        }
+        if let paintJSON = object["paint"] {
+            let paintPath = JSONPath.member(path, "paint")
+            guard case .object(let paint) = paintJSON else {
+                throw .wrongType(path: paintPath, expected: "an object of paint properties", found: paintJSON.typeName)
+            }
+            for member in paint {
+                let propertyPath = JSONPath.member(paintPath, member.key)
+                if !(try reader.setPaint(&layer.paint, key: member.key, json: member.value, path: propertyPath)) {
+                    reader.warn(StyleWarning(path: propertyPath, message: "paint property \"\(member.key)\" is not supported for \(typeName) layers and is ignored"))
+                }
+            }
+        }
+        return layer
+    }
+
+    private func zoomLimit(_ json: JSONValue?, path: String) throws(StyleError) -> Double? {
+        guard let value = try optionalNumber(json, path: path) else { return nil }
+        guard (0...24).contains(value) else {
+            throw .invalidValue(path: path, reason: "zoom levels must lie in 0...24, not \(StyleValue.format(value))")
+        }
+        return value
+    }
+
+    private func constantEnum<T: StyleEnumeration>(_ json: JSONValue, path: String) throws(StyleError) -> T {
+        guard case .string(let text) = json else {
+            throw .wrongType(path: path, expected: T.valueKind.name, found: json.typeName)
+        }
+        guard let value = T(rawValue: text) else {
+            throw .invalidValue(path: path, reason: "\"\(text)\" is not allowed here; use \(T.valueKind.name)")
+        }
+        return value
+    }
+
+    private func optionalString(_ json: JSONValue?, path: String) throws(StyleError) -> String? {
+        switch json {
+        case nil: return nil
+        case .string(let text)?: return text
+        case let other?: throw .wrongType(path: path, expected: "a string", found: other.typeName)
+        }
+    }
+
+    private func optionalNumber(_ json: JSONValue?, path: String) throws(StyleError) -> Double? {
+        switch json {
+        case nil: return nil
+        case .number(let number)?: return number
+        case let other?: throw .wrongType(path: path, expected: "a number", found: other.typeName)
+        }
+    }
+}

@@ -1,0 +1,266 @@
+import Glibc
+import SystemPackage
+
+/// Error numbers say their symbolic name in our messages (`ENOENT`), since swift-system's
+/// `Errno` describes itself with strerror's text only.
+extension Errno {
+    /// The error of the system call that just failed; read it before any other call can
+    /// overwrite `errno`.
+    package static var ofLastCall: Errno { Errno(rawValue: Glibc.errno) }
+
+    /// The symbolic name (`ENOENT`), or `errno N` for numbers this table does not know.
+    package var symbolicName: String {
+        switch rawValue {
+        case Glibc.EPERM: "EPERM"
+        case Glibc.ENOENT: "ENOENT"
+        case Glibc.EINTR: "EINTR"
+        case Glibc.EIO: "EIO"
+        case Glibc.EBADF: "EBADF"
+        case Glibc.EAGAIN: "EAGAIN"
+        case Glibc.ENOMEM: "ENOMEM"
+        case Glibc.EACCES: "EACCES"
+        case Glibc.EEXIST: "EEXIST"
+        case Glibc.ENOTDIR: "ENOTDIR"
+        case Glibc.EISDIR: "EISDIR"
+        case Glibc.EINVAL: "EINVAL"
+        case Glibc.EMFILE: "EMFILE"
+        case Glibc.ENFILE: "ENFILE"
+        case Glibc.EFBIG: "EFBIG"
+        case Glibc.ENOSPC: "ENOSPC"
+        case Glibc.EROFS: "EROFS"
+        case Glibc.EPIPE: "EPIPE"
+        case Glibc.ENAMETOOLONG: "ENAMETOOLONG"
+        case Glibc.ELOOP: "ELOOP"
+        case Glibc.EMSGSIZE: "EMSGSIZE"
+        case Glibc.EAFNOSUPPORT: "EAFNOSUPPORT"
+        case Glibc.EADDRNOTAVAIL: "EADDRNOTAVAIL"
+        case Glibc.ENETDOWN: "ENETDOWN"
+        case Glibc.ENETUNREACH: "ENETUNREACH"
+        case Glibc.ECONNRESET: "ECONNRESET"
+        case Glibc.ENOBUFS: "ENOBUFS"
+        case Glibc.ENOTCONN: "ENOTCONN"
+        case Glibc.ETIMEDOUT: "ETIMEDOUT"
+        case Glibc.ECONNREFUSED: "ECONNREFUSED"
+        case Glibc.EHOSTUNREACH: "EHOSTUNREACH"
+        case Glibc.EDQUOT: "EDQUOT"
+        case Glibc.ESPIPE: "ESPIPE"
+        case Glibc.ENODEV: "ENODEV"
+        case Glibc.ENOLCK: "ENOLCK"
+        case Glibc.EOPNOTSUPP: "EOPNOTSUPP"
+        default: "errno \(rawValue)"
+        }
+    }
+
+    /// `ENOENT (No such file or directory)`: the name for searching, the text for reading.
+    package var nameAndText: String { "\(symbolicName) (\(description))" }
+}
+
+/// What the sinks need of an open file or socket beyond swift-system's `FileDescriptor`: typed
+/// errors, writes that finish or fail whole, locking, room allocation and socket calls.
+///
+/// Whoever opens a descriptor closes it exactly once (`try? descriptor.close()`: on Linux the
+/// descriptor is gone whatever close reports).
+extension FileDescriptor {
+    /// Opens a file for writing, creating it with mode 0644 when it is missing.
+    ///
+    /// A regular file is locked first (an exclusive, non-blocking `flock`, which belongs to this
+    /// open file description) and only then emptied when `truncate` is set: a second writer, in
+    /// another process or in this one, fails with ``Errno`` `EWOULDBLOCK` and leaves the first
+    /// one's file untouched. The lock lasts until ``close()``. Devices and pipes (`/dev/null`,
+    /// `/dev/full`) are neither locked nor truncated. A file system without `flock` is written
+    /// unlocked.
+    package static func openForWriting(path: String, truncate: Bool) throws(Errno) -> FileDescriptor {
+        // O_TRUNC would empty the file before the lock is known to be ours.
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? 0 : O_APPEND)
+        let file = FileDescriptor(rawValue: try retryingInterrupts { Glibc.open(path, flags, mode_t(0o644)) })
+        do throws(Errno) {
+            guard try file.isRegularFile else { return file }
+            if flock(file.rawValue, LOCK_EX | LOCK_NB) == -1 {
+                let error = Errno.ofLastCall
+                if error.rawValue == EWOULDBLOCK { throw error }
+                // ENOLCK, EOPNOTSUPP, EINVAL: this file system cannot lock; write as before.
+            }
+            if truncate { try file.truncate(to: 0) }
+        } catch {
+            try? file.close()
+            throw error
+        }
+        return file
+    }
+
+    /// Whether the descriptor is a regular file (not a device, pipe or socket).
+    package var isRegularFile: Bool {
+        get throws(Errno) {
+            var status = Glibc.stat()
+            guard fstat(rawValue, &status) == 0 else { throw Errno.ofLastCall }
+            return status.st_mode & S_IFMT == S_IFREG
+        }
+    }
+
+    /// The file's size in bytes.
+    package func size() throws(Errno) -> UInt64 {
+        var status = Glibc.stat()
+        guard fstat(rawValue, &status) == 0 else { throw Errno.ofLastCall }
+        return UInt64(max(0, status.st_size))
+    }
+
+    /// Makes the file system allocate `length` bytes from `offset` now (the file grows to cover
+    /// them), so later writes there cannot fail for lack of space; a full disk or the process's
+    /// file size limit (`ulimit -f`) fails here instead, with `ENOSPC` or `EFBIG`.
+    package func allocate(from offset: UInt64, length: UInt64) throws(Errno) {
+        while true {
+            // posix_fallocate returns the error number instead of setting errno.
+            let result = posix_fallocate(rawValue, off_t(offset), off_t(length))
+            if result == 0 { return }
+            if result != EINTR { throw Errno(rawValue: result) }
+        }
+    }
+
+    /// Writes every byte at `offset` without moving the file position, so a sink can overwrite a
+    /// header it reserved earlier, and a write that failed halfway is simply written over next time.
+    package func writeWhole(_ bytes: [UInt8], at offset: UInt64) throws(Errno) {
+        var written = 0
+        while written < bytes.count {
+            let (taken, failure) = bytes.withUnsafeBytes { buffer -> (Int, Errno?) in
+                while true {
+                    let result = Glibc.pwrite(rawValue, buffer.baseAddress.map { $0 + written }, buffer.count - written,
+                                              off_t(offset) + off_t(written))
+                    if result >= 0 { return (result, nil) }
+                    let error = Errno.ofLastCall
+                    if error.rawValue != EINTR { return (result, error) }
+                }
+            }
+            if let failure { throw failure }
+            guard taken > 0 else { throw Errno(rawValue: EIO) }
+            written += taken
+        }
+    }
+
+    /// Cuts the file at `length`, dropping what failed writes may have left past the real end.
+    package func truncate(to length: UInt64) throws(Errno) {
+        while ftruncate(rawValue, off_t(length)) == -1 {
+            let error = Errno.ofLastCall
+            if error.rawValue != EINTR { throw error }
+        }
+    }
+
+    /// A new socket; `SOCK_CLOEXEC` so child processes (encoders, ffmpeg) never inherit it.
+    package static func socket(family: Int32, type: Int32, protocol: Int32) throws(Errno) -> FileDescriptor {
+        let socketType = type | Int32(SOCK_CLOEXEC.rawValue)
+        return FileDescriptor(rawValue: try retryingInterrupts { Glibc.socket(family, socketType, `protocol`) })
+    }
+
+    /// Writes every byte, looping over short writes (pipes, sockets and full disks return them).
+    package func writeWhole(_ bytes: [UInt8]) throws(Errno) {
+        try transferAll(bytes) { pointer, count in Glibc.write(rawValue, pointer, count) }
+    }
+
+    /// Sends every byte on a connected stream socket without raising SIGPIPE when the peer left.
+    package func sendAll(_ bytes: [UInt8]) throws(Errno) {
+        try transferAll(bytes) { pointer, count in Glibc.send(rawValue, pointer, count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Calls `transfer` until every byte went out; it returns what it took or -1 with `errno` set.
+    private func transferAll(_ bytes: [UInt8], _ transfer: (UnsafeRawPointer?, Int) -> Int) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count {
+            let (taken, failure) = bytes.withUnsafeBytes { buffer -> (Int, Errno?) in
+                while true {
+                    let result = transfer(buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                    if result >= 0 { return (result, nil) }
+                    let error = Errno.ofLastCall
+                    if error.rawValue != EINTR { return (result, error) }
+                }
+            }
+            if let failure { throw failure }
+            // write(2) returning 0 for a non-empty buffer would loop forever; treat it as an I/O error.
+            guard taken > 0 else { throw Errno(rawValue: EIO) }
+            offset += taken
+        }
+    }
+
+    /// Sends one datagram to `address`; datagrams are never split, so a short send is an error.
+    package func sendDatagram(_ bytes: [UInt8], to address: SocketAddress) throws(Errno) {
+        let (sent, failure) = bytes.withUnsafeBytes { buffer -> (Int, Errno?) in
+            address.withSockaddr { pointer, length in
+                while true {
+                    let result = sendto(rawValue, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), pointer, length)
+                    if result >= 0 { return (result, nil) }
+                    let error = Errno.ofLastCall
+                    if error.rawValue != EINTR { return (result, error) }
+                }
+            }
+        }
+        if let failure { throw failure }
+        guard sent == bytes.count else { throw Errno(rawValue: EMSGSIZE) }
+    }
+
+    /// Connects a socket to `address`.
+    package func connect(to address: SocketAddress) throws(Errno) {
+        // connect(2) interrupted by a signal keeps connecting in the background, so it is not retried.
+        let result = address.withSockaddr { pointer, length in Glibc.connect(rawValue, pointer, length) }
+        if result == -1 { throw Errno.ofLastCall }
+    }
+
+}
+
+/// Calls `body` again while it fails with `EINTR`, and turns -1 into a typed error.
+@inline(__always)
+private func retryingInterrupts<Result: BinaryInteger>(_ body: () -> Result) throws(Errno) -> Result {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let error = Errno.ofLastCall
+        if error.rawValue != EINTR { throw error }
+    }
+}
+
+/// One resolved socket address (IPv4 or IPv6), copied out of getaddrinfo's list so it can outlive it.
+package struct SocketAddress {
+    package var family: Int32
+    var storage: sockaddr_storage
+    var length: socklen_t
+
+    /// The failure of a name lookup, with getaddrinfo's own words.
+    package struct ResolutionFailure: Error {
+        package var message: String
+    }
+
+    /// Every address of `host` for the given socket type, in the resolver's order of preference.
+    package static func resolve(host: String, port: Int, socketType: Int32) throws(ResolutionFailure) -> [SocketAddress] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = socketType
+        hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0 else {
+            let reason = gai_strerror(status).map { String(cString: $0) } ?? "error \(status)"
+            if status == EAI_SYSTEM { throw ResolutionFailure(message: "\(reason): \(Errno.ofLastCall)") }
+            throw ResolutionFailure(message: reason)
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [SocketAddress] = []
+        var entry = list
+        while let current = entry {
+            if let address = current.pointee.ai_addr, Int(current.pointee.ai_addrlen) <= MemoryLayout<sockaddr_storage>.size {
+                var storage = sockaddr_storage()
+                withUnsafeMutableBytes(of: &storage) { destination in
+                    destination.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(current.pointee.ai_addrlen)))
+                }
+                addresses.append(SocketAddress(family: current.pointee.ai_family, storage: storage,
+                                               length: current.pointee.ai_addrlen))
+            }
+            entry = current.pointee.ai_next
+        }
+        guard !addresses.isEmpty else { throw ResolutionFailure(message: "no IPv4 or IPv6 address") }
+        return addresses
+    }
+
+    /// Lends the address as the `sockaddr` pointer the socket calls take.
+    package func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+        withUnsafePointer(to: storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in body(address, length) }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import CarWindowSystemSupport
+/// One encoded picture: Annex-B NAL units (start codes included), SPS and PPS in front of every IDR.
+public struct AccessUnit: Sendable {
+    public var data: [UInt8]
+    /// Whether it holds an IDR picture (decoding can start here).
+    public var isKeyframe: Bool
+    /// When the picture is shown, from the start of its stream.
+    public var presentationTime: Duration
+    /// Counts pictures given to the encoder, from 0.
+    public var frameNumber: Int
+
+    public init(data: [UInt8], isKeyframe: Bool, presentationTime: Duration, frameNumber: Int) {
+        self.data = data
+        self.isKeyframe = isKeyframe
+        self.presentationTime = presentationTime
+        self.frameNumber = frameNumber
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import CarWindowSystemSupport
+
+/// A dedicated thread that runs the jobs of one actor, so every job of that actor runs on the
+/// same OS thread.
+///
+/// OpenGL ES contexts are bound to the thread that made them current. An actor whose
+/// `unownedExecutor` is a `RenderThread` therefore owns its GL context for good: every isolated
+/// method runs on this thread and nowhere else.
+///
+/// After ``stop()`` the thread ends once its queue is empty. A job that arrives later (the
+/// isolated deinit of a renderer released after its context shut down, say) starts a thread
+/// again that runs it and ends in turn, so such jobs run, one at a time, rather than wait
+/// forever; no GL context is current there any more.
+///
+/// - Important: Thread-safe. `enqueue` may be called from any thread.
+public final class RenderThread: SerialExecutor, @unchecked Sendable {
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var pending: [UnownedJob] = []
+    private var running: [UnownedJob] = []
+    private var stopping = false
+    /// Whether a thread serves the queue now.
+    private var hasThread = false
+    private var threadID: pthread_t?
+    private let name: String
+
+    /// Starts the thread. It runs until ``stop()`` is called and its queue is empty.
+    public init(name: String = "carwindow.render") {
+        self.name = name
+        condition.lock()
+        startThread()
+        while threadID == nil { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Starts the OS thread that serves the queue; called with `condition` locked.
+    private func startThread() {
+        hasThread = true
+        // The thread keeps its executor alive while it runs: jobs may still be queued.
+        let thread = Thread { self.runLoop() }
+        thread.name = name
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        pending.append(job)
+        if hasThread {
+            condition.signal()
+        } else {
+            startThread()
+        }
+        condition.unlock()
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func checkIsolated() {
+        precondition(isCurrent, "expected to run on the render thread")
+    }
+
+    /// Whether the calling code runs on this thread.
+    public var isCurrent: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let threadID else { return false }
+        return pthread_equal(threadID, pthread_self()) != 0
+    }
+
+    /// Lets the thread end once the jobs already queued have run.
+    public func stop() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// OS threads of render threads running now, per name (`carwindow.render`,
+    /// `carwindow.encode`): a census for leak tests. The kernel's names (`/proc/self/task/*/comm`)
+    /// cannot stand in: ours sometimes read as a dispatch queue's there.
+    package static func running(named name: String) -> Int {
+        runningThreads.withLock { $0[name] ?? 0 }
+    }
+
+    private static let runningThreads = LockedState<[String: Int]>([:])
+
+    private func runLoop() {
+        Self.runningThreads.withLock { $0[name, default: 0] += 1 }
+        defer { Self.runningThreads.withLock { $0[name, default: 0] -= 1 } }
+        // Set from the thread itself so the system name (what profilers show) changes too;
+        // Linux keeps 15 characters.
+        Thread.current.name = String(name.prefix(15))
+        condition.lock()
+        threadID = pthread_self()
+        condition.broadcast()
+        while true {
+            while pending.isEmpty && !stopping { condition.wait() }
+            if pending.isEmpty && stopping { break }
+            // Swap the queues so jobs run without the lock held and neither array reallocates
+            // once both have grown to the working size.
+            swap(&pending, &running)
+            condition.unlock()
+            for job in running {
+                job.runSynchronously(on: asUnownedSerialExecutor())
+            }
+            running.removeAll(keepingCapacity: true)
+            condition.lock()
+        }
+        hasThread = false
+        threadID = nil
+        condition.unlock()
+    }
+}
+
+extension RenderThread {
+    /// Runs a plain closure on the thread, outside any actor: only for set-up before the actor
+    /// that owns the context exists.
+    package func enqueueTask(_ body: @escaping @Sendable () -> Void) {
+        Task.detached(executorPreference: TaskExecutorAdapter(self)) { body() }
+    }
+}
+
+/// Lets a detached task run on the render thread.
+private final class TaskExecutorAdapter: TaskExecutor, @unchecked Sendable {
+    let thread: RenderThread
+    init(_ thread: RenderThread) { self.thread = thread }
+    func enqueue(_ job: consuming ExecutorJob) { thread.enqueue(job) }
+}
