@@ -48,7 +48,7 @@ struct HeadUnitCommand: AsyncParsableCommand {
     func validate() throws {
         try OptionCheck.integer(port, "--port", in: 0...65535)
         _ = try parseSize(size)
-        try OptionCheck.number(scale, "--scale", in: VideoStreamingCapability.scaleRange)
+        try OptionCheck.number(scale, "--scale", in: HeadUnitDisplay.scaleRange)
         try OptionCheck.integer(fps, "--fps", in: 1...60, unit: " frames per second")
         try OptionCheck.integer(maxBitrate, "--max-bitrate", in: 1...200_000, unit: " kbit/s")
         try OptionCheck.number(tapAfter, "--tap-after", in: 0...86_400, unit: " seconds")
