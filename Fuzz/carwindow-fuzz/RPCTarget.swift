@@ -23,7 +23,7 @@ enum RPCTarget {
         if let status = try? rpc.decodeParameters(SDLHMIStatus.self) {
             _ = status.allowsVideo
         }
-        if let event = try? TouchEvent.decode(json: Data(rpc.json)) {
+        if let event = try? SDLTouchEvent.decode(json: Data(rpc.json)) {
             var recognizer = GestureRecognizer()
             _ = recognizer.handle(event.inRenderedPixels(scale: 2))
             _ = recognizer.frameTick(elapsedMilliseconds: 16)

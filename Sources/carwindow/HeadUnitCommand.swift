@@ -130,8 +130,8 @@ struct HeadUnitCommand: AsyncParsableCommand {
                let zoomIn = snapshot.hapticData.last?.first(where: { $0.id == HapticRegionSet.regionID(for: .zoomIn) }) {
                 tapped = true
                 let point = zoomIn.rect.center, now = Int(Date().timeIntervalSince1970 * 1000) & 0x3FFF_FFFF
-                try? await simulator.sendTouch(TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: now, x: point.x, y: point.y)]))
-                try? await simulator.sendTouch(TouchEvent(type: .end, touches: [.init(id: 0, timestamp: now + 70, x: point.x, y: point.y)]))
+                try? await simulator.sendTouch(SDLTouchEvent(type: .begin, touches: [.init(id: 0, timestamp: now, x: point.x, y: point.y)]))
+                try? await simulator.sendTouch(SDLTouchEvent(type: .end, touches: [.init(id: 0, timestamp: now + 70, x: point.x, y: point.y)]))
                 say("tapped zoom in at (\(Int(point.x)), \(Int(point.y)))")
             }
             if let since = videoSince {

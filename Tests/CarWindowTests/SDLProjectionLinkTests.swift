@@ -78,8 +78,8 @@ struct SDLProjectionLinkTests {
         // The head unit's touch on the zoom-in button reaches the session as a control tap.
         let zoomBefore = await rig.session.camera.zoom
         let point = sent.rect.center
-        try await rig.simulator.sendTouch(TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 100, x: point.x, y: point.y)]))
-        try await rig.simulator.sendTouch(TouchEvent(type: .end, touches: [.init(id: 0, timestamp: 160, x: point.x, y: point.y)]))
+        try await rig.simulator.sendTouch(SDLTouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 100, x: point.x, y: point.y)]))
+        try await rig.simulator.sendTouch(SDLTouchEvent(type: .end, touches: [.init(id: 0, timestamp: 160, x: point.x, y: point.y)]))
         #expect(await ProjectionSessionTests.eventually(3) { rig.forwarded.all.contains(.controlTapped(.zoomIn)) })
         #expect(await ProjectionSessionTests.eventually(3) { await rig.session.camera.zoom > zoomBefore + 0.99 })
 
