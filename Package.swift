@@ -28,6 +28,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         system("CEGL", pkgConfig: "egl", apt: ["libegl-dev"]),
@@ -52,6 +53,7 @@ let package = Package(
             dependencies: [
                 "CEGL", "CGLES", "CGBM", "CFreeType", "CZlib", "CSQLite", "CPNG", "COpenH264", "CVA",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict + fuzzInstrumented,
             plugins: ["EmbedShadersPlugin"]
@@ -59,7 +61,8 @@ let package = Package(
         .executableTarget(
             name: "carwindow",
             dependencies: ["CarWindow", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Logging", package: "swift-log")],
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
         // Figures for people, not tests: `swift run -c release carwindow-bench`.
@@ -81,7 +84,9 @@ let package = Package(
             linkerSettings: fuzzLinking
         ),
         // The command-line tests run the built `carwindow` next to the test bundle.
-        .testTarget(name: "CarWindowTests", dependencies: ["CarWindow", "carwindow"], exclude: ["Fixtures", "Golden"],
+        .testTarget(name: "CarWindowTests",
+                    dependencies: ["CarWindow", "carwindow", .product(name: "SystemPackage", package: "swift-system")],
+                    exclude: ["Fixtures", "Golden"],
                     swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import ArgumentParser
 import CarWindow
 import Foundation
 import Glibc
+import SystemPackage
 
 /// The exit statuses of the commands (sysexits(3)), so a script can tell failures apart.
 enum ExitStatus {
@@ -93,7 +94,7 @@ private func describe(_ error: NSError) -> String {
     let path = (error.userInfo[NSFilePathErrorKey] as? String) ?? (error.userInfo[NSURLErrorKey] as? URL)?.path
     var reason = error.localizedFailureReason ?? error.localizedDescription
     if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-        reason = Errno(rawValue: Int32(underlying.code)).description
+        reason = Errno(rawValue: Int32(underlying.code)).nameAndText
     }
     return (path.map { "\($0): " } ?? "") + reason + "; check the path and its permissions"
 }
@@ -106,7 +107,7 @@ func inputFile(_ path: String, option: String, kind: String, folderAllowed: Bool
     var status = stat()
     guard stat(path, &status) == 0 else {
         let error = Errno(rawValue: errno)
-        throw CommandFailure(description: "\(option) \(path): cannot read it: \(error); give the path of \(kind)",
+        throw CommandFailure(description: "\(option) \(path): cannot read it: \(error.nameAndText); give the path of \(kind)",
                              exitStatus: ExitStatus.noInput)
     }
     let isFolder = status.st_mode & S_IFMT == S_IFDIR
@@ -114,7 +115,7 @@ func inputFile(_ path: String, option: String, kind: String, folderAllowed: Bool
         throw CommandFailure(description: "\(option) \(path) is a folder; give the path of \(kind)", exitStatus: ExitStatus.noInput)
     }
     guard access(path, R_OK) == 0 else {
-        throw CommandFailure(description: "\(option) \(path): cannot read it: \(Errno(rawValue: errno)); give this user read access or copy it elsewhere",
+        throw CommandFailure(description: "\(option) \(path): cannot read it: \(Errno(rawValue: errno).nameAndText); give this user read access or copy it elsewhere",
                              exitStatus: ExitStatus.noInput)
     }
     return URL(fileURLWithPath: path, isDirectory: isFolder)
@@ -138,7 +139,7 @@ func outputFolder(for url: URL, option: String, createIfMissing: Bool) throws {
                              exitStatus: ExitStatus.cannotCreate)
     }
     if mkdir(folder.path, 0o755) != 0, errno != EEXIST {
-        throw CommandFailure(description: "cannot create the folder \(folder.path) for \(url.path): \(Errno(rawValue: errno)); give an output path with --out",
+        throw CommandFailure(description: "cannot create the folder \(folder.path) for \(url.path): \(Errno(rawValue: errno).nameAndText); give an output path with --out",
                              exitStatus: ExitStatus.cannotCreate)
     }
 }

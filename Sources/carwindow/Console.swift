@@ -1,6 +1,6 @@
+import CarWindow
 import Foundation
 import Glibc
-import Synchronization
 
 /// Standard output and error for the commands: lines go out unbuffered, so progress and
 /// messages never appear out of order, and a progress line suits where the output goes.
@@ -30,7 +30,7 @@ enum Console {
         var lineOpen = false
         var lastPlainLine: Double = -.infinity
     }
-    private static let progressState = Mutex(ProgressState())
+    private static let progressState = LockedState(ProgressState())
 
     /// Seconds between progress lines when the output is a log or a pipe.
     static let plainProgressInterval = 5.0

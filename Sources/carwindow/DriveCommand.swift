@@ -2,7 +2,6 @@ import ArgumentParser
 import CarWindow
 import Foundation
 import Glibc
-import Synchronization
 
 /// `carwindow drive`: a simulated drive through the map, streamed by a projection session.
 struct DriveCommand: AsyncParsableCommand {
@@ -88,10 +87,10 @@ struct DriveCommand: AsyncParsableCommand {
             try inputFile($0, option: "--tiles", kind: "a .pmtiles or .mbtiles file or a z/x/y tile folder", folderAllowed: true)
         } ?? Assets.tiles
         let routeURL = try route.map { try inputFile($0, option: "--route", kind: "a GeoJSON file with a LineString") }
-        let connection = try sdl.map { try Self.sdlConnection(to: $0) }
+        let headUnit = try sdl.map { try Self.hostAndPort($0, option: "--sdl", example: "127.0.0.1:12345") }
         let rtpTarget = try rtpTarget()
         let outputs = try DriveOutputs(annexB: outURL, mp4: noMP4 ? nil : Self.mp4Path(for: outURL), rtp: rtpTarget,
-                                       sdp: rtpTarget == nil ? nil : Self.sdpPath(for: outURL), connection: connection)
+                                       sdp: rtpTarget == nil ? nil : Self.sdpPath(for: outURL))
         if let rtp { say("RTP to \(rtp); watch with: ffplay -protocol_whitelist file,udp,rtp \(Self.sdpPath(for: outURL).path)") }
 
         // From here on the outputs exist: every way out finishes them.
@@ -117,16 +116,18 @@ struct DriveCommand: AsyncParsableCommand {
             let made = try await RenderContext(platform: try eglPlatform(platform))
             context = made
             say(made.info.description)
-            let configuration = ProjectionSessionConfiguration(
-                name: "drive", tiles: source, dayStyle: try Style(contentsOf: Assets.style("day")),
-                nightStyle: try Style(contentsOf: Assets.style("night")), appearance: night ? .night : .day,
-                fonts: try FontLibrary(directory: Assets.fonts), encoder: choice,
+            var configuration = ProjectionSessionConfiguration(
+                tiles: source, dayStyle: try Style(contentsOf: Assets.style("day")), fonts: try FontLibrary(directory: Assets.fonts),
                 camera: Camera(center: plan.state(at: 0).coordinate, zoom: 17, pitch: 45), makeSink: outputs.sinkFactory)
+            configuration.name = "drive"
+            configuration.nightStyle = try Style(contentsOf: Assets.style("night"))
+            configuration.appearance = night ? .night : .day
+            configuration.encoder = choice
             let session = ProjectionSession(configuration: configuration, context: made)
             // Without a head unit the screen is the options' (--max-bitrate is in kbit/s).
             let display = HeadUnitDisplay(size: VideoSize(width: screenWidth, height: screenHeight), scale: scale,
                                           preferredFramesPerSecond: fps, maximumBitrate: maxBitrate * 1000)
-            let status = try await stream(session: session, display: display, plan: plan, connection: connection,
+            let status = try await stream(session: session, display: display, plan: plan, headUnit: headUnit,
                                           outputs: outputs, signals: signals)
             await made.shutdown()
             return status
@@ -141,7 +142,7 @@ struct DriveCommand: AsyncParsableCommand {
     /// by itself (every output failed, the head unit gone for good); then finishes every output
     /// and prints the summary.
     private func stream(session: ProjectionSession, display: HeadUnitDisplay, plan: DrivePlan,
-                        connection: SDLConnection?, outputs: DriveOutputs, signals: StopSignals) async throws -> Int32 {
+                        headUnit: (host: String, port: Int)?, outputs: DriveOutputs, signals: StopSignals) async throws -> Int32 {
         let drive = SimulatedDrive(plan: plan, session: session,
                                    options: SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds))
         let stopper = DriveStopper()
@@ -150,16 +151,24 @@ struct DriveCommand: AsyncParsableCommand {
         var link: SDLProjectionLink?
         let background: Task<Void, any Error>
         var startFailure: (any Error)?
-        if let connection {
+        // Taken before anything starts, so that no event is missed; it ends when the session is closed.
+        let events = session.events
+        let handling = Task {
+            for await event in events { await Self.handle(event, drive: drive, stopper: headUnit == nil ? stopper : nil) }
+        }
+        if let headUnit {
             // The head unit decides: its capability sets the size, its HMI level starts the video.
-            let made = SDLProjectionLink(session: session, connection: connection)
+            // The link adds the head unit to the session's outputs, beside the recordings.
+            let made = SDLProjectionLink(session: session, connection: SDLConnection.Configuration(appName: "CarWindow",
+                                                                                                   appID: "carwindow-drive"),
+                                         transport: { SDLTCPTransport(host: headUnit.host, port: headUnit.port) })
             link = made
             let failure = LinkFailure()
             background = Task {
                 // The link ends for good when it stops or reconnecting gave up; a reconnect does not.
                 defer { stopper.stop() }
                 do {
-                    try await made.run { event in await Self.handle(event, drive: drive, stopper: nil) }
+                    try await made.run()
                 } catch {
                     failure.error = error
                     throw error
@@ -181,7 +190,7 @@ struct DriveCommand: AsyncParsableCommand {
                 try? await Task.sleep(for: .milliseconds(100))
             }
         } else {
-            background = Task { for await event in session.events { await Self.handle(event, drive: drive, stopper: stopper) } }
+            background = Task {}
             do {
                 try await session.connect(display: display)
                 try await session.startStreaming()
@@ -211,6 +220,7 @@ struct DriveCommand: AsyncParsableCommand {
         // The one call that stops the stream and finishes every output (the MP4 gets its index).
         await session.close()
         _ = await background.result
+        await handling.value
         outputs.closeUnused()
         if let startFailure { throw startFailure }
         let cpu = ProcessCPU.seconds - cpuBefore
@@ -261,8 +271,8 @@ struct DriveCommand: AsyncParsableCommand {
             await drive.controlTapped(control)
         case .resized(let stream):
             say("the head unit resized the stream to \(stream.encodedSize)")
-        case .warning(let text):
-            Console.warning(text)
+        case .warning(let warning):
+            Console.warning(warning.description)
         case .error(let error):
             Console.error("\(error)")
         case .stateChanged(_, to: .disconnected):
@@ -270,15 +280,6 @@ struct DriveCommand: AsyncParsableCommand {
         default:
             break
         }
-    }
-
-    /// A connection to the head unit at "HOST:PORT".
-    static func sdlConnection(to address: String) throws -> SDLConnection {
-        let (host, port) = try hostAndPort(address, option: "--sdl", example: "127.0.0.1:12345")
-        return SDLConnection(
-            configuration: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-drive", videoCandidates: [],
-                                                       startsVideoAutomatically: false),
-            transport: { SDLTCPTransport(host: host, port: port) })
     }
 
     /// Kilobits per second over the last whole second.
@@ -295,7 +296,7 @@ final class DriveStopper: Sendable {
         var stopped = false
         var actions: [@Sendable () -> Void] = []
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     var isStopped: Bool { state.withLock { $0.stopped } }
 
@@ -329,7 +330,7 @@ struct DriveSummary {
 
     func report() {
         let s = statistics
-        let seconds = max(s.streamingSeconds, 1e-9)
+        let seconds = max(s.streamingTime.inSeconds, 1e-9)
         let windows = s.bytesPerSecond.dropLast().map { Double($0) * 8 / 1000 }
         let meanKilobits = Double(s.bytesSent) * 8 / 1000 / seconds
         let fixedRateFrames = Int(seconds * framesPerSecond)
@@ -339,14 +340,16 @@ struct DriveSummary {
             return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))]
         }
         func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
-        let renderMs = mean(s.renderMilliseconds), encodeMs = mean(s.encodeMilliseconds)
+        let renderTimes = s.renderTimes.map(\.inMilliseconds), encodeTimes = s.encodeTimes.map(\.inMilliseconds)
+        let latencies = s.latencies.map(\.inMilliseconds)
+        let renderMs = mean(renderTimes), encodeMs = mean(encodeTimes)
         // Whole seconds in which something was drawn, the last (partial) one left out.
         let movingSeconds = s.framesRenderedPerSecond.dropLast().filter { $0 > 0 }.map(Double.init)
         let movingFramesPerSecond = percentile(movingSeconds, 0.5)
         // What a capturer drawing and encoding every frame slot would have spent, from our own
         // per-frame costs: an estimate, not a measurement of such a capturer. Ours is measured.
         let fixedRateWork = Double(fixedRateFrames) * (renderMs + encodeMs) / 1000
-        let ourWork = (s.renderMilliseconds.reduce(0, +) + s.encodeMilliseconds.reduce(0, +)) / 1000
+        let ourWork = (renderTimes.reduce(0, +) + encodeTimes.reduce(0, +)) / 1000
         say(String(format: """
             summary: %.0f s streamed (%.0f s simulated)
               frames rendered %d, frames sent %d (refinements %d, keep-alives %d, IDR %d)
@@ -359,7 +362,7 @@ struct DriveSummary {
             seconds, simulatedSeconds, s.framesRendered, s.framesSent, s.refinementFrames, s.keepAlives, s.idrFrames,
             framesPerSecond, fixedRateFrames, fixedRateFrames > 0 ? 100 * (1 - Double(s.framesRendered) / Double(fixedRateFrames)) : 0,
             meanKilobits, windows.max() ?? meanKilobits, bitrate / 1000,
-            movingFramesPerSecond, percentile(s.latencyMilliseconds, 0.5), percentile(s.latencyMilliseconds, 0.99),
+            movingFramesPerSecond, percentile(latencies, 0.5), percentile(latencies, 0.99),
             renderMs, encodeMs, cpuSeconds, 100 * cpuSeconds / seconds, ourWork, fixedRateWork))
     }
 }
@@ -394,7 +397,7 @@ func eglPlatform(_ name: String?) throws -> EGLPlatform? {
 
 /// Where the link's task leaves the error that ended it, for the waiting command to see.
 final class LinkFailure: Sendable {
-    private let stored = Mutex<(any Error)?>(nil)
+    private let stored = LockedState<(any Error)?>(nil)
     var error: (any Error)? {
         get { stored.withLock { $0 } }
         set { stored.withLock { $0 = newValue } }

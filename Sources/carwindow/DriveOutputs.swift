@@ -1,22 +1,20 @@
 import CarWindow
 import Foundation
 import Glibc
-import Synchronization
 
-/// Where a drive's stream goes: the Annex-B file, the MP4 beside it, an RTP receiver and the
-/// head unit. The files are opened (and locked) before anything else, so a bad path, a missing
-/// folder or a file another process writes fails at once rather than when the head unit lets
-/// the video start.
+/// Where a drive's stream goes besides the head unit: the Annex-B file, the MP4 beside it and an
+/// RTP receiver. The files are opened (and locked) before anything else, so a bad path, a
+/// missing folder or a file another process writes fails at once rather than when the head unit
+/// lets the video start.
 ///
-/// The outputs fail independently (a ``TeeSink``): a full disk ends the recordings, reported,
-/// while the stream to the head unit goes on. Every failure is kept for the summary and the
-/// exit status.
+/// The outputs fail independently (a ``TeeSink``, which the session tees again with the head
+/// unit's output that the link adds): a full disk ends the recordings, reported, while the
+/// stream to the head unit goes on. Every failure is kept for the summary and the exit status.
 final class DriveOutputs: Sendable {
     let annexB: URL
     /// The first MP4 file; a stream that starts again after a stop goes on in `name.2.mp4`.
     let mp4: URL?
     let rtp: (host: String, port: Int)?
-    let connection: SDLConnection?
 
     private struct State {
         /// The outputs opened up front, until the first stream takes them.
@@ -25,15 +23,14 @@ final class DriveOutputs: Sendable {
         var mp4Files: [URL] = []
         var failures: [SinkError] = []
     }
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     /// Opens the files and the RTP socket (writing the `.sdp` beside the Annex-B file once that
     /// file is locked as ours, so a second drive cannot overwrite it either).
-    init(annexB: URL, mp4: URL?, rtp: (host: String, port: Int)?, sdp: URL?, connection: SDLConnection?) throws(SinkError) {
+    init(annexB: URL, mp4: URL?, rtp: (host: String, port: Int)?, sdp: URL?) throws(SinkError) {
         self.annexB = annexB
         self.mp4 = mp4
         self.rtp = rtp
-        self.connection = connection
         var sinks: [any VideoSink] = [try AnnexBFileSink(url: annexB)]
         do {
             if let mp4 { sinks.append(try MP4FileSink(url: mp4)) }
@@ -46,17 +43,17 @@ final class DriveOutputs: Sendable {
             for sink in sinks { sink.close() }
             throw error
         }
-        state = Mutex(State(prepared: sinks, mp4Files: mp4.map { [$0] } ?? []))
+        state = LockedState(State(prepared: sinks, mp4Files: mp4.map { [$0] } ?? []))
     }
 
     /// The session's sink factory: the first stream gets the outputs opened up front; a stream
     /// that starts again after a stop appends to the Annex-B file and starts a new MP4 file
     /// (an MP4 cannot be continued). An output that cannot be opened then is reported and left
-    /// out; the factory throws only when no output at all is left.
+    /// out; the factory throws only when no output at all is left (the session then streams to
+    /// the head unit alone, if it has one).
     var sinkFactory: VideoSinkFactory {
         { [self] _ throws(SinkError) in
-            var sinks = takePrepared() ?? reopen()
-            if let connection { sinks.append(SDLVideoSink(connection: connection)) }
+            let sinks = takePrepared() ?? reopen()
             if sinks.isEmpty { throw failures.last ?? .allOutputsFailed(count: 0) }
             return TeeSink(sinks, outputFailed: { [self] failure in record(failure) })
         }

@@ -97,12 +97,16 @@ struct EncodeCommand: AsyncParsableCommand {
         _ = try await stage.finish()
         writer.close()
         let seconds = Double(report.frames) / fps
-        func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
+        func milliseconds(_ values: [Duration]) -> [Double] { values.map(\.inMilliseconds) }
+        func mean(_ values: [Duration]) -> Double {
+            values.isEmpty ? 0 : milliseconds(values).reduce(0, +) / Double(values.count)
+        }
+        let latencies = milliseconds(report.latencies).sorted()
         print(String(format: "frames %d (%d IDR), bytes %d, mean bitrate %.0f bit/s (target %d)", report.frames,
                      report.keyframes, report.bytes, Double(report.bytes * 8) / seconds, bitrate))
         print(String(format: "render+convert %.2f ms/frame, encode %.2f ms/frame (%@), pipeline %.1f fps, latency p50 %.1f ms",
-                     mean(report.renderMilliseconds), mean(report.encodeMilliseconds), stage.backend.rawValue,
-                     report.framesPerSecond, report.latencyMilliseconds.sorted()[report.latencyMilliseconds.count / 2]))
+                     mean(report.renderTimes), mean(report.encodeTimes), stage.backend.rawValue,
+                     report.framesPerSecond, latencies.isEmpty ? 0 : latencies[latencies.count / 2]))
         print("wrote \(out)")
         await setup.context.shutdown()
         return signals.exitStatus ?? 0

@@ -3,6 +3,7 @@ import CarWindow
 import Foundation
 import Glibc
 import Logging
+import SystemPackage
 
 /// `carwindow render`: one frame to a PNG.
 struct RenderCommand: AsyncParsableCommand {
@@ -61,7 +62,7 @@ struct RenderCommand: AsyncParsableCommand {
             var issue = 0.0
             for _ in 1..<max(frames, 1) {
                 let start = DispatchTime.now().uptimeNanoseconds
-                issue += await setup.renderer.renderFrame().encodeMilliseconds
+                issue += await setup.renderer.renderFrame().issueTime.inMilliseconds
                 await setup.renderer.finish()
                 times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
             }
@@ -69,7 +70,7 @@ struct RenderCommand: AsyncParsableCommand {
             await setup.context.shutdown()
             try Self.writeWhole(image, to: outURL)
             if times.isEmpty {
-                print(String(format: "first frame (tiles loaded): %.2f ms to issue, %d tiles, %d labels", first.encodeMilliseconds,
+                print(String(format: "first frame (tiles loaded): %.2f ms to issue, %d tiles, %d labels", first.issueTime.inMilliseconds,
                              first.tilesDrawn, first.labels))
             } else {
                 let sorted = times.sorted()
@@ -95,7 +96,7 @@ struct RenderCommand: AsyncParsableCommand {
         guard rename(temporary.path, url.path) == 0 else {
             let error = Errno(rawValue: errno)
             unlink(temporary.path)
-            throw CommandFailure(description: "cannot put the PNG at \(url.path): \(error); choose another path",
+            throw CommandFailure(description: "cannot put the PNG at \(url.path): \(error.nameAndText); choose another path",
                                  exitStatus: ExitStatus.cannotCreate)
         }
     }

@@ -1,7 +1,7 @@
+import CarWindow
 import Dispatch
 import Foundation
 import Glibc
-import Synchronization
 
 /// SIGINT (Ctrl-C), SIGTERM and SIGHUP turned into an orderly stop: the first one asks the
 /// command to stop, and it finishes its files (the MP4 gets its index), prints its summary and
@@ -18,7 +18,7 @@ final class StopSignals: Sendable {
         var received: Int32?
         var handlers: [@Sendable (Int32) -> Void] = []
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     /// Kept so the sources live as long as the process; set once, before anyone else sees it.
     nonisolated(unsafe) private var sources: [any DispatchSourceSignal] = []
 

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 import Testing
 @testable import CarWindow
 
@@ -12,7 +11,7 @@ import Testing
 @Suite struct CapabilitiesTests {
     /// Keeps every message logged through it, so a test can count the warnings.
     final class CapturingLogHandler: LogHandler, Sendable {
-        let messages = Mutex<[(Logger.Level, String)]>([])
+        let messages = LockedState<[(Logger.Level, String)]>([])
         var metadata: Logger.Metadata { get { [:] } set {} }
         var metadataProvider: Logger.MetadataProvider? { get { nil } set {} }
         var logLevel: Logger.Level { get { .trace } set {} }

@@ -183,7 +183,7 @@ struct CommandLineTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let annexB = directory.appendingPathComponent("taken.h264")
         let holder = try AnnexBFileSink(url: annexB)
-        let unit = AccessUnit(data: [0, 0, 0, 1, 0x09, 0xF0], isKeyframe: false, presentationTime: 0, frameNumber: 0)
+        let unit = AccessUnit(data: [0, 0, 0, 1, 0x09, 0xF0], isKeyframe: false, presentationTime: .zero, frameNumber: 0)
         try holder.write(unit)
         let command = try Self.run(["drive", "--out", annexB.path, "--max-seconds", "1"], in: directory)
         let content = try Data(contentsOf: annexB)

@@ -28,7 +28,7 @@ import Testing
             _ = await renderer.renderWhenLoaded()
             let frame = try await renderer.readNV12()
             references.append(visibleLuma(frame))
-            let unit = try encoder.encode(frame, presentationTime: Double(index) / 15, forceIDR: index == 0)
+            let unit = try encoder.encode(frame, presentationTime: .seconds(Double(index) / 15), forceIDR: index == 0)
             #expect(unit.isKeyframe == (index == 0))
             stream += unit.data
         }

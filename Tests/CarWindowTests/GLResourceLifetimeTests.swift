@@ -36,10 +36,12 @@ import Testing
         /// Opens a session, streams a few pictures, closes it; returns the GL objects it held.
         func openStreamAndClose(_ index: Int) async throws -> GLObjectCensus {
             let sink = RecordingSink()
-            let configuration = ProjectionSessionConfiguration(
-                name: "screen \(index)", tiles: tiles, dayStyle: day, nightStyle: night,
-                appearance: index.isMultiple(of: 2) ? .day : .night, fonts: fonts, encoder: .forced(.openh264),
-                camera: Camera(center: helsinki, zoom: 15), makeSink: { _ in sink })
+            var configuration = ProjectionSessionConfiguration(tiles: tiles, dayStyle: day, fonts: fonts,
+                                                               camera: Camera(center: helsinki, zoom: 15), makeSink: { _ in sink })
+            configuration.name = "screen \(index)"
+            configuration.nightStyle = night
+            configuration.appearance = index.isMultiple(of: 2) ? .day : .night
+            configuration.encoder = .forced(.openh264)
             let session = ProjectionSession(configuration: configuration, context: context)
             try await session.connect(display: Self.display)
             try await session.startStreaming()

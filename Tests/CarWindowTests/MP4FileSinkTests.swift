@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CarWindow
+import SystemPackage
 
 /// The MP4 file sink: real OpenH264 streams with irregular times written to MP4 and read back by
 /// FFmpeg (ffprobe's frame times, packet key flags and sizes; ffmpeg decoding every picture), our
@@ -22,7 +23,7 @@ import Testing
         var units: [AccessUnit] = []
         for (index, time) in times.enumerated() {
             let frame = MapLikeFrames.frame(width: width, height: height, index: firstFrame + index)
-            units.append(try encoder.encode(frame, presentationTime: time, forceIDR: false))
+            units.append(try encoder.encode(frame, presentationTime: .seconds(time), forceIDR: false))
         }
         return units + (try encoder.flush())
     }
@@ -275,14 +276,15 @@ import Testing
 
     // MARK: Refusals and errors
 
-    @Test func decreasingEqualAndNonFiniteTimesAreRefusedAndWritingGoesOn() throws {
+    @Test func decreasingEqualAndTooLargeTimesAreRefusedAndWritingGoesOn() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let units = try Self.encode(width: 320, height: 192, times: [0, 0.1, 0.2])
         let sink = try MP4FileSink(url: directory.appendingPathComponent("times.mp4"))
         try sink.write(units[0])
         try sink.write(units[1])
-        for time in [0.05, 0.1, .nan, .infinity, 1e300] {
+        // Past 2^53 ticks, and past Int64 ticks at 90 kHz.
+        for time: Duration in [.seconds(0.05), .seconds(0.1), .seconds(1_000_000_000_000), .seconds(Int64.max / 2)] {
             var unit = units[2]
             unit.presentationTime = time
             #expect {

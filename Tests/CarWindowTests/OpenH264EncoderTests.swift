@@ -54,7 +54,7 @@ struct OpenH264EncoderTests {
         var units: [AccessUnit] = []
         for index in 0..<30 {
             let frame = MapLikeFrames.frame(width: 854, height: 480, index: index)
-            units.append(try encoder.encode(frame, presentationTime: Double(index) / 15, forceIDR: index == 17))
+            units.append(try encoder.encode(frame, presentationTime: .seconds(Double(index) / 15), forceIDR: index == 17))
         }
         #expect(units[17].isKeyframe)
         #expect(NALUnit.types(in: units[17].data).contains(5))
@@ -89,7 +89,7 @@ struct OpenH264EncoderTests {
         for index in 0..<60 {
             if index == 30 { try encoder.setBitrate(1_500_000) }
             let frame = MapLikeFrames.frame(width: 800, height: 480, index: index, texture: 12)
-            sizes.append(try encoder.encode(frame, presentationTime: Double(index) / 15, forceIDR: false).data.count)
+            sizes.append(try encoder.encode(frame, presentationTime: .seconds(Double(index) / 15), forceIDR: false).data.count)
         }
         let low = Double(sizes[15..<30].reduce(0, +)) / 15
         let high = Double(sizes[45..<60].reduce(0, +)) / 15
@@ -110,7 +110,7 @@ struct OpenH264EncoderTests {
             let encoder = try OpenH264Encoder(settings: settings, content: content)
             var units: [AccessUnit] = []
             for (index, frame) in frames.enumerated() {
-                units.append(try encoder.encode(frame, presentationTime: Double(index) / 15, forceIDR: false))
+                units.append(try encoder.encode(frame, presentationTime: .seconds(Double(index) / 15), forceIDR: false))
             }
             // Steady state: after the first IDR has been paid off.
             let bits = Double(units[15...].reduce(0) { $0 + $1.data.count } * 8)
@@ -157,19 +157,19 @@ struct OpenH264EncoderTests {
     @Test func mismatchedFrameThrows() throws {
         let encoder = try OpenH264Encoder(settings: EncoderSettings(width: 800, height: 480))
         #expect(throws: EncoderError.self) {
-            try encoder.encode(NV12Frame(width: 640, height: 480), presentationTime: 0, forceIDR: false)
+            try encoder.encode(NV12Frame(width: 640, height: 480), presentationTime: .zero, forceIDR: false)
         }
         #expect(throws: EncoderError.self) {
-            try encoder.encode(NV12Frame(width: 800, height: 480, fullRange: true), presentationTime: 0, forceIDR: false)
+            try encoder.encode(NV12Frame(width: 800, height: 480, fullRange: true), presentationTime: .zero, forceIDR: false)
         }
         #expect(throws: EncoderError.self) {
-            try encoder.encode(NV12Frame(width: 800, height: 480), presentationTime: .nan, forceIDR: false)
+            try encoder.encode(NV12Frame(width: 800, height: 480), presentationTime: .seconds(-1), forceIDR: false)
         }
         var short = NV12Frame(width: 800, height: 480)
         short.chroma.removeLast()
-        #expect(throws: EncoderError.self) { try encoder.encode(short, presentationTime: 0, forceIDR: false) }
+        #expect(throws: EncoderError.self) { try encoder.encode(short, presentationTime: .zero, forceIDR: false) }
         // The encoder still works after refusing bad frames.
-        let unit = try encoder.encode(NV12Frame(width: 800, height: 480), presentationTime: 0, forceIDR: false)
+        let unit = try encoder.encode(NV12Frame(width: 800, height: 480), presentationTime: .zero, forceIDR: false)
         #expect(unit.isKeyframe)
     }
 
@@ -205,7 +205,7 @@ struct OpenH264EncoderTests {
         let encoder = try OpenH264Encoder(settings: settings)
         var units: [AccessUnit] = []
         for (index, frame) in frames.enumerated() {
-            units.append(try encoder.encode(frame, presentationTime: Double(index) / settings.framesPerSecond, forceIDR: false))
+            units.append(try encoder.encode(frame, presentationTime: .seconds(Double(index) / settings.framesPerSecond), forceIDR: false))
         }
         units += try encoder.flush()
         return units

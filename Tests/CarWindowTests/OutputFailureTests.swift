@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
-import Synchronization
 import Testing
 @testable import CarWindow
+import SystemPackage
 
 /// Outputs that fail or clash: a failing recording never stops the other outputs, a failed file
 /// ends on a whole access unit that ffmpeg decodes, two writers of one path cannot wipe each
@@ -22,7 +22,7 @@ import Testing
 
     /// Errors handed to a tee's `outputFailed`, from whichever thread.
     final class Failures: Sendable {
-        private let failures = Mutex<[SinkError]>([])
+        private let failures = LockedState<[SinkError]>([])
         func append(_ failure: SinkError) { failures.withLock { $0.append(failure) } }
         var all: [SinkError] { failures.withLock { $0 } }
     }
@@ -135,7 +135,7 @@ import Testing
         let sink = try MP4FileSink(url: url)
         for unit in small + large + small.map({ unit in
             var later = unit
-            later.presentationTime += 80.0 / 15
+            later.presentationTime += .seconds(80.0 / 15)
             return later
         }) { try sink.write(unit) }
         sink.close()
@@ -235,6 +235,52 @@ import Testing
         await context.shutdown()
     }
 
+    /// A session's own recording and the head unit its link adds fail independently: a
+    /// recording that fails while writing, or cannot even be opened, is reported once and the
+    /// head unit gets every picture, decodable, while the session keeps streaming.
+    @Test(.enabled(if: FileManager.default.isWritableFile(atPath: devFull), "needs /dev/full"),
+          .timeLimit(.minutes(2)), arguments: [devFull, "/nonexistent-carwindow-folder/recording.h264"])
+    func aFailingRecordingBesideAHeadUnitLeavesTheHeadUnitStreaming(recording: String) async throws {
+        let simulator = HeadUnitSimulator(configuration: {
+            var configuration = HeadUnitSimulator.Configuration()
+            configuration.capability = SDLProjectionLinkTests.capability
+            return configuration
+        }())
+        let port = try await simulator.start()
+        var configuration = try ProjectionSessionTests.configuration(sink: RecordingSink())
+        configuration.makeSink = { _ throws(SinkError) in try AnnexBFileSink(url: URL(fileURLWithPath: recording)) }
+        let context = try await RenderContext()
+        let session = ProjectionSession(configuration: configuration, context: context)
+        let log = EventLog(session)
+        let link = SDLProjectionLink(
+            session: session,
+            connection: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", reconnect: .never,
+                                                    requestTimeout: .seconds(3)),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: .seconds(2)) })
+        let running = Task { try await link.run() }
+        // Well past the ten failures in a row after which a session gives up.
+        let enough = await ProjectionSessionTests.eventually(60) {
+            await ProjectionSessionTests.drive(session, seconds: 0.2)
+            return await simulator.snapshot().videoUnitCount >= 3 * ProjectionSession.failureLimit
+        }
+        let state = await session.state
+        await link.stop()
+        _ = await running.result
+        await session.close()
+        let received = await simulator.snapshot().videoUnits
+        await simulator.stop()
+        await context.shutdown()
+        #expect(enough, "the head unit got \(received.count) pictures")
+        #expect(state == .streaming)
+        let sinkErrors = log.all.compactMap { event -> SinkError? in
+            if case .error(.sink(let error)) = event { error } else { nil }
+        }
+        let expected: SinkError = recording == Self.devFull
+            ? .writeFailed(path: recording, Errno(rawValue: ENOSPC)) : .cannotOpenFile(path: recording, Errno(rawValue: ENOENT))
+        #expect(sinkErrors == [expected])
+        #expect(try SDLProjectionLinkTests.decodedSizes(received).count == received.count)
+    }
+
     /// `SDLProjectionLink.stop()` stops the session too: when it returns, the MP4 recorded
     /// beside the head unit's stream has its index.
     @Test(.enabled(if: FFmpegTool.isAvailable, "ffmpeg/ffprobe not installed (apt-get install ffmpeg)"),
@@ -249,18 +295,16 @@ import Testing
             return configuration
         }())
         let port = try await simulator.start()
-        let connection = SDLConnection(
-            configuration: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", videoCandidates: [],
-                                                       startsVideoAutomatically: false, reconnect: .never,
-                                                       requestTimeout: .seconds(3)),
-            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: .seconds(2)) })
+        // The recording is the session's own output; the link adds the head unit beside it.
         var configuration = try ProjectionSessionTests.configuration(sink: RecordingSink())
-        configuration.makeSink = { _ throws(SinkError) in
-            TeeSink([SDLVideoSink(connection: connection), try MP4FileSink(url: mp4)])
-        }
+        configuration.makeSink = { _ throws(SinkError) in try MP4FileSink(url: mp4) }
         let context = try await RenderContext()
         let session = ProjectionSession(configuration: configuration, context: context)
-        let link = SDLProjectionLink(session: session, connection: connection)
+        let link = SDLProjectionLink(
+            session: session,
+            connection: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", reconnect: .never,
+                                                    requestTimeout: .seconds(3)),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: .seconds(2)) })
         let running = Task { try await link.run() }
         let streamed = await ProjectionSessionTests.eventually(30) {
             await ProjectionSessionTests.drive(session, seconds: 0.2)

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CarWindow
 
@@ -15,7 +14,7 @@ final class RecordingSink: VideoSink, Sendable {
         var stops = 0
         var closed = false
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     func write(_ unit: AccessUnit) throws(SinkError) {
         let closed = state.withLock { state in
@@ -38,8 +37,8 @@ final class RecordingSink: VideoSink, Sendable {
 
 /// Collects a session's events as they come.
 final class EventLog: Sendable {
-    private let events = Mutex<[ProjectionSessionEvent]>([])
-    private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let events = LockedState<[ProjectionSessionEvent]>([])
+    private let task: LockedState<Task<Void, Never>?> = LockedState(nil)
 
     init(_ session: ProjectionSession) {
         let stream = session.events
@@ -52,7 +51,7 @@ final class EventLog: Sendable {
     private func append(_ event: ProjectionSessionEvent) { events.withLock { $0.append(event) } }
 
     var all: [ProjectionSessionEvent] { events.withLock { $0 } }
-    var warnings: [String] { all.compactMap { if case .warning(let text) = $0 { text } else { nil } } }
+    var warnings: [ProjectionSessionWarning] { all.compactMap { if case .warning(let warning) = $0 { warning } else { nil } } }
     var states: [ProjectionSessionState] { all.compactMap { if case .stateChanged(_, let to) = $0 { to } else { nil } } }
     var hapticSets: [[HapticRegion]] { all.compactMap { if case .hapticRegions(let set) = $0 { set } else { nil } } }
 }
@@ -63,14 +62,16 @@ final class EventLog: Sendable {
                                          preferredFramesPerSecond: 15, maximumBitrate: 400_000)
 
     static func configuration(name: String = "map", style: String = "day", tiles: (any TileSource)? = nil,
-                              sink: RecordingSink, keepAlive: Double = 0.5) throws -> ProjectionSessionConfiguration {
-        ProjectionSessionConfiguration(
-            name: name, tiles: try tiles ?? openTileSource(at: TestPaths.tiles),
-            dayStyle: try Style(contentsOf: TestPaths.style(style)),
-            nightStyle: try Style(contentsOf: TestPaths.style("night")),
-            fonts: try FontLibrary(directory: TestPaths.fonts), encoder: .forced(.openh264),
-            keepAliveInterval: keepAlive, camera: Camera(center: helsinki, zoom: 15.5),
+                              sink: RecordingSink, keepAlive: Duration = .milliseconds(500)) throws -> ProjectionSessionConfiguration {
+        var configuration = ProjectionSessionConfiguration(
+            tiles: try tiles ?? openTileSource(at: TestPaths.tiles), dayStyle: try Style(contentsOf: TestPaths.style(style)),
+            fonts: try FontLibrary(directory: TestPaths.fonts), camera: Camera(center: helsinki, zoom: 15.5),
             makeSink: { _ in sink })
+        configuration.name = name
+        configuration.nightStyle = try Style(contentsOf: TestPaths.style("night"))
+        configuration.encoder = .forced(.openh264)
+        configuration.keepAliveInterval = keepAlive
+        return configuration
     }
 
     static func streaming(_ sink: RecordingSink, context: RenderContext,
@@ -135,6 +136,60 @@ final class EventLog: Sendable {
         await context.shutdown()
     }
 
+    /// An engine and a head-unit link both iterate `events`: each gets a stream of its own with
+    /// every event, not a share of one stream.
+    @Test func twoConsumersOfEventsBothSeeEveryEventUntilTheSessionCloses() async throws {
+        let context = try await RenderContext()
+        let session = ProjectionSession(configuration: try Self.configuration(sink: RecordingSink()), context: context)
+        func collect(_ stream: AsyncStream<ProjectionSessionEvent>) -> Task<[ProjectionSessionEvent], Never> {
+            Task {
+                var events: [ProjectionSessionEvent] = []
+                for await event in stream { events.append(event) }
+                return events
+            }
+        }
+        let engine = collect(session.events), link = collect(session.events)
+        try await session.connect(display: Self.display)
+        try await session.startStreaming()
+        await session.setRoute([helsinki, GeoCoordinate(latitude: .infinity, longitude: 0)])
+        await session.stop()
+        await session.close()
+        // Both streams end with the session, so what they saw is complete.
+        let seenByEngine = await engine.value, seenByLink = await link.value
+        #expect(seenByEngine == seenByLink)
+        let states = seenByEngine.compactMap { if case .stateChanged(_, let to) = $0 { to } else { nil } }
+        #expect(states == [.ready, .streaming, .stopping, .disconnected])
+        #expect(seenByEngine.contains { if case .streamStarted = $0 { true } else { false } })
+        #expect(seenByEngine.contains(.warning(.routePointsDropped(dropped: 1, of: 2))))
+        // A stream taken after the close ends at once.
+        var late = 0
+        for await _ in session.events { late += 1 }
+        #expect(late == 0)
+        await context.shutdown()
+    }
+
+    /// Without a sink factory and without a head-unit link there is nowhere to stream to.
+    @Test func aSessionWithNoOutputRefusesToStreamWithATypedError() async throws {
+        let context = try await RenderContext()
+        var configuration = try Self.configuration(sink: RecordingSink())
+        configuration.makeSink = nil
+        let session = ProjectionSession(configuration: configuration, context: context)
+        try await session.connect(display: Self.display)
+        await #expect(throws: ProjectionSessionError.noOutput) { try await session.startStreaming() }
+        #expect(await session.state == .ready)
+        // An output added (as a link does) is used from the next start on, and gone once removed.
+        let added = RecordingSink()
+        let id = session.addOutput { _ in added }
+        try await session.startStreaming()
+        #expect(await Self.eventually { !added.received.isEmpty })
+        await session.stop()
+        session.removeOutput(id)
+        try await session.connect(display: Self.display)
+        await #expect(throws: ProjectionSessionError.noOutput) { try await session.startStreaming() }
+        await session.close()
+        await context.shutdown()
+    }
+
     @Test func aHeadUnitAskingForTwoBillionFramesASecondGetsSixtyAndAWarning() async throws {
         let context = try await RenderContext()
         let sink = RecordingSink()
@@ -143,7 +198,10 @@ final class EventLog: Sendable {
         let (session, log) = try await Self.streaming(sink, context: context, display: display)
         #expect(await session.encoderSettings?.framesPerSecond == 60)
         #expect(await session.pacer.configuration.framesPerSecond == 60)
-        #expect(await Self.eventually { log.warnings.contains { $0.contains("2147483647 fps") } }, "\(log.warnings)")
+        #expect(await Self.eventually { log.warnings.contains(.frameRateCapped(asked: Int(Int32.max), streamed: 60)) },
+                "\(log.warnings)")
+        #expect(log.warnings.first { if case .frameRateCapped = $0 { true } else { false } }?.description
+                    .contains("2147483647 fps") == true)
         await session.close()
         await context.shutdown()
     }
@@ -366,7 +424,20 @@ final class EventLog: Sendable {
             try await session.updateDisplay(HeadUnitDisplay(size: VideoSize(width: 0, height: 0)))
         }
         await session.selectHapticRegion(id: 123_456)
-        #expect(await Self.eventually { log.warnings.count >= 7 }, "\(log.warnings)")
+        #expect(await Self.eventually { log.warnings.count >= 8 }, "\(log.warnings)")
+        // Each warning says what was ignored, with the values that were wrong.
+        let warnings = log.warnings
+        #expect(warnings.filter { if case .touchIgnored = $0 { true } else { false } }.count == 2)
+        #expect(warnings.contains { if case .cameraIgnored(let ignored) = $0 { ignored.center.latitude.isNaN } else { false } })
+        #expect(warnings.contains(.routePointsDropped(dropped: 1, of: 2)))
+        #expect(warnings.contains(.routeHidden(validPoints: 1)))
+        #expect(warnings.contains { if case .vehicleIgnored(let vehicle) = $0 { vehicle.heading.isNaN } else { false } })
+        #expect(warnings.contains {
+            if case .capabilityUpdateIgnored(.noMatchingResolution, let kept) = $0 {
+                kept?.encodedSize == VideoSize(width: 320, height: 192)
+            } else { false }
+        })
+        #expect(warnings.contains(.hapticSelectIgnored(regionID: 123_456)))
         #expect(await session.state == .streaming)
         #expect(await session.camera == camera)
         #expect(await session.stream?.encodedSize == VideoSize(width: 320, height: 192))

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import Testing
 @testable import CarWindow
 
@@ -51,7 +50,7 @@ struct ScriptedHeadUnit {
 
 /// How many writes a transport has started and not finished, and the most at once.
 final class WriteGauge: Sendable {
-    private let state = Mutex((inFlight: 0, peak: 0))
+    private let state = LockedState((inFlight: 0, peak: 0))
     func begin() { state.withLock { $0.inFlight += 1; $0.peak = max($0.peak, $0.inFlight) } }
     func end() { state.withLock { $0.inFlight -= 1 } }
     var peak: Int { state.withLock { $0.peak } }
@@ -236,7 +235,7 @@ extension SDLHostileHeadUnitTests {
 
 /// A byte count shared between a test and its head unit's task.
 final class WrittenBytes: Sendable {
-    private let total = Mutex(0)
+    private let total = LockedState(0)
     func add(_ count: Int) { total.withLock { $0 += count } }
     var count: Int { total.withLock { $0 } }
 }

@@ -1,12 +1,11 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CarWindow
 
 /// Collects a connection's events so tests can wait for one with a timeout.
 final class SDLEventRecorder: Sendable {
     private final class Storage: Sendable {
-        let events = Mutex<[SDLConnectionEvent]>([])
+        let events = LockedState<[SDLConnectionEvent]>([])
     }
 
     private let storage = Storage()
@@ -14,8 +13,10 @@ final class SDLEventRecorder: Sendable {
 
     init(_ connection: SDLConnection) {
         let storage = self.storage
+        // Taken here, before the connection starts: a stream has the events from its making on.
+        let events = connection.events
         task = Task {
-            for await event in connection.events { storage.events.withLock { $0.append(event) } }
+            for await event in events { storage.events.withLock { $0.append(event) } }
         }
     }
 
@@ -79,7 +80,7 @@ struct SDLLinkTests {
         let encoder = try OpenH264Encoder(settings: EncoderSettings(width: size.width, height: size.height, bitrate: bitrate))
         return try (0..<count).map { index in
             try encoder.encode(MapLikeFrames.frame(width: size.width, height: size.height, index: index, texture: texture),
-                               presentationTime: Double(index) / 15, forceIDR: forceIDR(index))
+                               presentationTime: .seconds(Double(index) / 15), forceIDR: forceIDR(index))
         }
     }
 
@@ -123,6 +124,28 @@ struct SDLLinkTests {
             try await simulator.sendHeartbeat()
             #expect(await simulator.wait(timeout: .seconds(2)) { $0.heartbeatACKs == 1 } != nil)
         }
+    }
+
+    /// Two consumers of a connection's events (a projection link and an engine watching the HMI
+    /// status) each get every event, in the same order.
+    @Test func twoConsumersOfTheConnectionsEventsBothSeeEveryEvent() async throws {
+        let simulator = HeadUnitSimulator(configuration: Self.simulatorConfiguration())
+        let port = try await simulator.start()
+        let connection = SDLConnection(
+            configuration: .init(appName: "CarWindow Test", appID: "carwindow-test",
+                                 videoCandidates: [SDLVideoCandidate(resolution: Self.size, format: .h264Raw)],
+                                 reconnect: .never, requestTimeout: .seconds(2)),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port) })
+        let link = SDLEventRecorder(connection), engine = SDLEventRecorder(connection)
+        try await connection.start()
+        #expect(await link.wait { Self.videoStarted($0) != nil } != nil)
+        await connection.stop()
+        #expect(await link.wait { $0 == .stopped } != nil)
+        #expect(await engine.wait { $0 == .stopped } != nil)
+        #expect(link.all == engine.all)
+        #expect(link.all.contains { if case .registered = $0 { true } else { false } })
+        #expect(link.all.contains(.videoAllowedChanged(true)))
+        await simulator.stop()
     }
 
     @Test func stopEndsVideoAndUnregisters() async throws {
@@ -259,7 +282,7 @@ struct SDLLinkTests {
             var results: [SDLVideoSendResult] = []
             for index in 0..<45 {
                 let frame = MapLikeFrames.frame(width: Self.size.width, height: Self.size.height, index: index, texture: 24)
-                let unit = try encoder.encode(frame, presentationTime: Double(index) / 15, forceIDR: connection.needsKeyframe)
+                let unit = try encoder.encode(frame, presentationTime: .seconds(Double(index) / 15), forceIDR: connection.needsKeyframe)
                 produced.append(unit)
                 results.append(connection.send(unit))
             }
@@ -349,7 +372,7 @@ struct SDLLinkTests {
 
     @Test func videoQueueDropsWholeUnitsUntilAnIDR() {
         func unit(_ number: Int, key: Bool, size: Int = 10) -> AccessUnit {
-            AccessUnit(data: [UInt8](repeating: UInt8(number), count: size), isKeyframe: key, presentationTime: 0, frameNumber: number)
+            AccessUnit(data: [UInt8](repeating: UInt8(number), count: size), isKeyframe: key, presentationTime: .zero, frameNumber: number)
         }
         let queue = SDLVideoQueue(limits: SDLVideoQueueLimits(maximumBytes: 25, maximumUnits: 2))
         #expect(queue.enqueue(unit(0, key: true)).0 == .notStreaming)

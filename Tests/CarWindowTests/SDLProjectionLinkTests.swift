@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CarWindow
 
@@ -7,18 +6,13 @@ import Testing
 /// from map to head unit and back (touches, haptic rectangles, HMI levels, resize).
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct SDLProjectionLinkTests {
-    final class Forwarded: Sendable {
-        let events = Mutex<[ProjectionSessionEvent]>([])
-        func append(_ event: ProjectionSessionEvent) { events.withLock { $0.append(event) } }
-        var all: [ProjectionSessionEvent] { events.withLock { $0 } }
-    }
-
     struct Rig {
         var simulator: HeadUnitSimulator
         var session: ProjectionSession
         var link: SDLProjectionLink
         var context: RenderContext
-        var forwarded: Forwarded
+        /// The engine's view of the session's events, beside the link's.
+        var forwarded: EventLog
         var running: Task<Void, any Error>
 
         func close() async {
@@ -35,18 +29,18 @@ struct SDLProjectionLinkTests {
         simulatorConfiguration.capability = capability
         let simulator = HeadUnitSimulator(configuration: simulatorConfiguration)
         let port = try await simulator.start()
-        let connection = SDLConnection(
-            configuration: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", videoCandidates: [],
-                                                       startsVideoAutomatically: false, reconnect: reconnect,
-                                                       requestTimeout: .seconds(3)),
-            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: .seconds(2)) })
+        // The head unit is the session's only output: the link adds it.
         var configuration = try ProjectionSessionTests.configuration(sink: RecordingSink())
-        configuration.makeSink = { _ in SDLVideoSink(connection: connection) }
+        configuration.makeSink = nil
         let context = try await RenderContext()
         let session = ProjectionSession(configuration: configuration, context: context)
-        let link = SDLProjectionLink(session: session, connection: connection)
-        let forwarded = Forwarded()
-        let running = Task { try await link.run { forwarded.append($0) } }
+        let link = SDLProjectionLink(
+            session: session,
+            connection: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", reconnect: reconnect,
+                                                    requestTimeout: .seconds(3)),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: .seconds(2)) })
+        let forwarded = EventLog(session)
+        let running = Task { try await link.run() }
         return Rig(simulator: simulator, session: session, link: link, context: context, forwarded: forwarded, running: running)
     }
 

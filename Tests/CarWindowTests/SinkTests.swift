@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import CarWindow
+import SystemPackage
 
 /// The sinks: RFC 6184 packets checked field by field, RFC 4571 framing, the Annex-B file, typed
 /// errors, and a real H.264 stream sent over loopback UDP to ffmpeg, which must decode every picture.
@@ -57,7 +58,7 @@ import Testing
 
     @Test func smallNALUnitTravelsInOnePacketWithTheHeaderFields() throws {
         var packetizer = try Self.fixedPacketizer()
-        let unit = AccessUnit(data: Self.annexB([[0x65, 1, 2, 3]]), isKeyframe: true, presentationTime: 1.5, frameNumber: 0)
+        let unit = AccessUnit(data: Self.annexB([[0x65, 1, 2, 3]]), isKeyframe: true, presentationTime: .seconds(1.5), frameNumber: 0)
         let packets = try Self.packets(of: unit, with: &packetizer)
         try #require(packets.count == 1)
         let packet = packets[0]
@@ -76,7 +77,7 @@ import Testing
         for header: UInt8 in [0x65, 0x41] {
             var packetizer = try Self.fixedPacketizer(mtu: 1400)
             let nal = Self.nal(header: header, count: 5000)
-            let unit = AccessUnit(data: Self.annexB([nal]), isKeyframe: header & 0x1F == 5, presentationTime: 0, frameNumber: 0)
+            let unit = AccessUnit(data: Self.annexB([nal]), isKeyframe: header & 0x1F == 5, presentationTime: .zero, frameNumber: 0)
             var raw: [[UInt8]] = []
             try packetizer.packetize(unit, into: &raw)
             // 4999 bytes after the NAL header in fragments of 1400 - 12 - 2 = 1386 bytes.
@@ -102,7 +103,7 @@ import Testing
         var packetizer = try Self.fixedPacketizer()
         let nalUnits = [Self.nal(header: 0x67, count: 20), Self.nal(header: 0x68, count: 6, seed: 2),
                         Self.nal(header: 0x65, count: 5000, seed: 3)]
-        let unit = AccessUnit(data: Self.annexB(nalUnits), isKeyframe: true, presentationTime: 2, frameNumber: 30)
+        let unit = AccessUnit(data: Self.annexB(nalUnits), isKeyframe: true, presentationTime: .seconds(2), frameNumber: 30)
         let packets = try Self.packets(of: unit, with: &packetizer)
         #expect(packets.count == 2 + 4)
         #expect(packets.map(\.marker) == [false, false, false, false, false, true])
@@ -112,23 +113,24 @@ import Testing
         #expect(packets[1].payload == nalUnits[1])
     }
 
-    /// 50000 s x 90 kHz = 4.5e9 ticks, which wraps to 4.5e9 - 2^32 = 205032704.
+    /// 50000 s x 90 kHz = 4.5e9 ticks, which wraps to 4.5e9 - 2^32 = 205032704; times before the
+    /// stream's start wrap below 2^32.
     static let timestampCases: [(Double, UInt32)] = [(0, 0), (1.0 / 15, 6000), (1, 90_000), (100.5, 9_045_000),
-                                                     (50_000, 205_032_704)]
+                                                     (50_000, 205_032_704), (-1, 4_294_877_296), (-0.5, 4_294_922_296)]
 
     @Test(arguments: timestampCases)
     func timestampIs90kHzTimesPresentationTime(time: Double, expected: UInt32) throws {
         var packetizer = try Self.fixedPacketizer()
-        let unit = AccessUnit(data: Self.annexB([[0x41, 9]]), isKeyframe: false, presentationTime: time, frameNumber: 1)
+        let unit = AccessUnit(data: Self.annexB([[0x41, 9]]), isKeyframe: false, presentationTime: .seconds(time), frameNumber: 1)
         #expect(try Self.packets(of: unit, with: &packetizer).map(\.timestamp) == [expected])
-        #expect(RTPPacketizer.timestamp(for: time) == expected)
+        #expect(RTPPacketizer.timestamp(for: .seconds(time)) == expected)
     }
 
     @Test func sequenceNumbersIncrementAndWrapAt65535() throws {
         var packetizer = try Self.fixedPacketizer(sequence: 65_534)
         let first = AccessUnit(data: Self.annexB([[0x67, 1], [0x68, 2], [0x65, 3]]), isKeyframe: true,
-                               presentationTime: 0, frameNumber: 0)
-        let second = AccessUnit(data: Self.annexB([[0x41, 4]]), isKeyframe: false, presentationTime: 1.0 / 15, frameNumber: 1)
+                               presentationTime: .zero, frameNumber: 0)
+        let second = AccessUnit(data: Self.annexB([[0x41, 4]]), isKeyframe: false, presentationTime: .seconds(1.0 / 15), frameNumber: 1)
         #expect(try Self.packets(of: first, with: &packetizer).map(\.sequenceNumber) == [65_534, 65_535, 0])
         #expect(try Self.packets(of: second, with: &packetizer).map(\.sequenceNumber) == [1])
     }
@@ -137,7 +139,7 @@ import Testing
         var packetizer = try Self.fixedPacketizer()
         // Junk before the first start code, a three-byte start code, trailing zero bytes.
         let data: [UInt8] = [0xAA, 0, 0, 1, 0x67, 5, 6, 0, 0, 0, 1, 0x68, 7, 0, 0, 1, 0x65, 8, 9, 0, 0]
-        let unit = AccessUnit(data: data, isKeyframe: true, presentationTime: 0, frameNumber: 0)
+        let unit = AccessUnit(data: data, isKeyframe: true, presentationTime: .zero, frameNumber: 0)
         #expect(try Self.packets(of: unit, with: &packetizer).map(\.payload) == [[0x67, 5, 6], [0x68, 7], [0x65, 8, 9]])
     }
 
@@ -149,10 +151,10 @@ import Testing
         #expect(defaults.payloadType == 96 && defaults.mtu == 1400)
         var packets: [[UInt8]] = []
         let big = AccessUnit(data: Self.annexB([Self.nal(header: 0x65, count: 5000)]), isKeyframe: true,
-                             presentationTime: 0, frameNumber: 0)
+                             presentationTime: .zero, frameNumber: 0)
         try a.packetize(big, into: &packets)
         let firstBuffer = packets[0].withUnsafeBufferPointer { $0.baseAddress }
-        let small = AccessUnit(data: Self.annexB([[0x41, 1, 2]]), isKeyframe: false, presentationTime: 0.1, frameNumber: 1)
+        let small = AccessUnit(data: Self.annexB([[0x41, 1, 2]]), isKeyframe: false, presentationTime: .seconds(0.1), frameNumber: 1)
         try a.packetize(small, into: &packets)
         #expect(packets.count == 1)
         #expect(packets[0].withUnsafeBufferPointer { $0.baseAddress } == firstBuffer, "first buffer refilled in place")
@@ -167,12 +169,10 @@ import Testing
         #expect(throws: SinkError.self) { try RTPPacketizer(payloadType: 200, mtu: 1400, ssrc: 1, initialSequenceNumber: 1) }
         var packetizer = try Self.fixedPacketizer()
         var packets: [[UInt8]] = []
-        let noNAL = AccessUnit(data: [1, 2, 3, 4], isKeyframe: false, presentationTime: 0, frameNumber: 5)
+        let noNAL = AccessUnit(data: [1, 2, 3, 4], isKeyframe: false, presentationTime: .zero, frameNumber: 5)
         #expect(throws: SinkError.invalidAccessUnit(frameNumber: 5, reason: "no NAL unit after an Annex-B start code")) {
             try packetizer.packetize(noNAL, into: &packets)
         }
-        let badTime = AccessUnit(data: Self.annexB([[0x41, 1]]), isKeyframe: false, presentationTime: .nan, frameNumber: 6)
-        #expect(throws: SinkError.self) { try packetizer.packetize(badTime, into: &packets) }
         #expect(packetizer.nextSequenceNumber == 1000, "nothing sent, nothing counted")
     }
 
@@ -183,7 +183,7 @@ import Testing
         let collector = Collector()
         let sink = RTPStreamSink(packetizer: try Self.fixedPacketizer()) { collector.chunks.append($0) }
         let unit = AccessUnit(data: Self.annexB([Self.nal(header: 0x67, count: 12), Self.nal(header: 0x65, count: 5000)]),
-                              isKeyframe: true, presentationTime: 0.5, frameNumber: 0)
+                              isKeyframe: true, presentationTime: .seconds(0.5), frameNumber: 0)
         try sink.write(unit)
         var expected: [[UInt8]] = []
         var reference = try Self.fixedPacketizer()
@@ -206,10 +206,22 @@ import Testing
     }
 
     @Test func streamSinkReportsTheWritersError() throws {
-        struct Unplugged: Error {}
-        let sink = RTPStreamSink(packetizer: try Self.fixedPacketizer()) { _ in throw Unplugged() }
-        let unit = AccessUnit(data: Self.annexB([[0x41, 1]]), isKeyframe: false, presentationTime: 0, frameNumber: 0)
-        #expect(throws: SinkError.transportFailed("Unplugged()")) { try sink.write(unit) }
+        struct Unplugged: Error, Equatable { var port: Int }
+        func unpluggedSink() throws -> RTPStreamSink {
+            RTPStreamSink(packetizer: try Self.fixedPacketizer()) { _ in throw Unplugged(port: 3) }
+        }
+        let unit = AccessUnit(data: Self.annexB([[0x41, 1]]), isKeyframe: false, presentationTime: .zero, frameNumber: 0)
+        let sink = try unpluggedSink()
+        #expect(throws: SinkError.transportFailed(underlying: Unplugged(port: 3))) { try sink.write(unit) }
+        // The writer's own error comes back whole, with its type and values.
+        let other = try unpluggedSink()
+        #expect {
+            try other.write(unit)
+        } throws: { error in
+            guard case SinkError.transportFailed(let underlying)? = error as? SinkError else { return false }
+            return underlying as? Unplugged == Unplugged(port: 3)
+        }
+        #expect(SinkError.transportFailed(underlying: Unplugged(port: 3)) != .transportFailed(underlying: Unplugged(port: 4)))
     }
 
     @Test func tcpStreamSinkDeliversFramedPacketsOverLoopback() throws {
@@ -233,7 +245,7 @@ import Testing
 
         let sink = try RTPStreamSink(connectingTo: "127.0.0.1", port: port, packetizer: try Self.fixedPacketizer())
         let unit = AccessUnit(data: Self.annexB([Self.nal(header: 0x65, count: 3000)]), isKeyframe: true,
-                              presentationTime: 0, frameNumber: 0)
+                              presentationTime: .zero, frameNumber: 0)
         try sink.write(unit)
         sink.close()
         let connection = accept(listener, nil, nil)
@@ -250,7 +262,7 @@ import Testing
         var reference = try Self.fixedPacketizer()
         try reference.packetize(unit, into: &packets)
         var expected: [UInt8] = []
-        RTPStreamSink.frame(packets, into: &expected)
+        RTPPacketizer.frameForStream(packets, into: &expected)
         #expect(received == expected)
         #expect(received.prefix(2) == [0x05, 0x78])  // 1400 = 0x0578: the first FU-A packet's length
     }
@@ -276,7 +288,7 @@ import Testing
         let units = (0..<5).map { (index: Int) -> AccessUnit in
             let nal = Self.nal(header: index == 0 ? 0x65 : 0x41, count: 100 + index * 700, seed: UInt64(index))
             return AccessUnit(data: Self.annexB([nal]), isKeyframe: index == 0,
-                              presentationTime: Double(index) / 15, frameNumber: index)
+                              presentationTime: .seconds(Double(index) / 15), frameNumber: index)
         }
         let sink = try AnnexBFileSink(url: url)
         for unit in units { try sink.write(unit) }
@@ -317,7 +329,7 @@ import Testing
         let sink = try RTPUDPSink(host: "127.0.0.1", port: try FreePorts.udpPair())
         sink.close()
         sink.close()
-        let unit = AccessUnit(data: Self.annexB([[0x41, 1]]), isKeyframe: false, presentationTime: 0, frameNumber: 0)
+        let unit = AccessUnit(data: Self.annexB([[0x41, 1]]), isKeyframe: false, presentationTime: .zero, frameNumber: 0)
         #expect(throws: SinkError.self) { try sink.write(unit) }
     }
 
@@ -371,7 +383,7 @@ import Testing
                     frame.luma[row * frame.codedWidth + column] = UInt8(16 + (row + column + 3 * index) % 220)
                 }
             }
-            units.append(try encoder.encode(frame, presentationTime: Double(index) / 15, forceIDR: index == 15))
+            units.append(try encoder.encode(frame, presentationTime: .seconds(Double(index) / 15), forceIDR: index == 15))
         }
         #expect(units.filter(\.isKeyframe).map(\.frameNumber) == [0, 15])
         #expect(units.contains { $0.data.count > 1400 }, "some access unit needs FU-A")
@@ -406,7 +418,7 @@ import Testing
         // ffmpeg's H.264 parser hands a picture on only when the next access unit begins, which a
         // live stream always has; here an access unit delimiter (type 9, primary_pic_type 7) closes the last one.
         try sink.write(AccessUnit(data: [0, 0, 0, 1, 0x09, 0xF0], isKeyframe: false,
-                                  presentationTime: Double(units.count) / 15, frameNumber: units.count))
+                                  presentationTime: .seconds(Double(units.count) / 15), frameNumber: units.count))
         let finished = receiver.wait(seconds: 20)
         #expect(finished, "ffmpeg did not stop after \(units.count) pictures: \(receiver.stderr())")
         let frameSize = width * height * 3 / 2
@@ -441,7 +453,7 @@ extension SinkTests {
                 if type == 5 { hasIDR = true }
                 if type == 1 || type == 5 {
                     units.append(AccessUnit(data: pending, isKeyframe: hasIDR,
-                                            presentationTime: Double(units.count) / framesPerSecond, frameNumber: units.count))
+                                            presentationTime: .seconds(Double(units.count) / framesPerSecond), frameNumber: units.count))
                     pending = []
                     hasIDR = false
                 }

@@ -13,7 +13,7 @@ import Testing
         let encoder = try OpenH264Encoder(settings: EncoderSettings(width: width, height: height, bitrate: 400_000))
         return try (0..<10).map { index in
             try encoder.encode(MapLikeFrames.frame(width: width, height: height, index: index, texture: 12),
-                               presentationTime: Double(index) / 15, forceIDR: index == 8)
+                               presentationTime: .seconds(Double(index) / 15), forceIDR: index == 8)
         }
     }
 
@@ -36,7 +36,7 @@ import Testing
             shows.append(index)
             let skips = index == 4 ? 3 : index == 7 ? 2 : index == 8 ? 1 : 0
             for _ in 0..<skips {
-                let made = follower.skipPicture(presentationTime: 0, frameNumber: 0)
+                let made = follower.skipPicture(presentationTime: .zero, frameNumber: 0)
                 let skip = try #require(made)
                 #expect(skip.data.count < 32, "a skip picture is a few bytes: \(skip.data.count)")
                 stream.append(skip)
@@ -56,12 +56,12 @@ import Testing
 
     @Test func aStreamItCannotFollowGivesNoSkipPicture() throws {
         var follower = SkipPictureStream()
-        let first = follower.skipPicture(presentationTime: 0, frameNumber: 0)
+        let first = follower.skipPicture(presentationTime: .zero, frameNumber: 0)
         #expect(first == nil, "nothing seen yet")
         // A P picture without its IDR and parameter sets cannot be followed.
         let units = try Self.encoderUnits()
         _ = follower.pass(units[1])
-        let second = follower.skipPicture(presentationTime: 0, frameNumber: 0)
+        let second = follower.skipPicture(presentationTime: .zero, frameNumber: 0)
         #expect(second == nil)
         _ = follower.pass(units[0])
         #expect(follower.canSkip)

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 import Testing
 @testable import CarWindow
 
@@ -80,7 +79,7 @@ final class ScriptedTileSource: TileSource, @unchecked Sendable {
 
 /// A clock the test moves by hand.
 final class ManualClock: Sendable {
-    private let seconds = Mutex(0.0)
+    private let seconds = LockedState(0.0)
     var now: Double { seconds.withLock { $0 } }
     func set(_ value: Double) { seconds.withLock { $0 = value } }
 }

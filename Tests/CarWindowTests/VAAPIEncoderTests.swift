@@ -399,7 +399,7 @@ struct VAAPIEncoderTests {
         var stream: [UInt8] = []
         for index in 0..<30 {
             let unit = try encoder.encode(Self.testFrame(width: 800, height: 480, index: index),
-                                          presentationTime: Double(index) / 30, forceIDR: false)
+                                          presentationTime: .seconds(Double(index) / 30), forceIDR: false)
             #expect(unit.frameNumber == index)
             #expect(unit.isKeyframe == (index == 0))
             #expect(!unit.data.isEmpty)
@@ -421,7 +421,7 @@ struct VAAPIEncoderTests {
         var keyframes: [Int] = []
         for index in 0..<12 {
             let unit = try encoder.encode(Self.testFrame(width: 1280, height: 720, index: index),
-                                          presentationTime: Double(index) / 15, forceIDR: index == 7)
+                                          presentationTime: .seconds(Double(index) / 15), forceIDR: index == 7)
             if unit.isKeyframe {
                 keyframes.append(index)
                 #expect(Array(NALUnit.types(in: unit.data).prefix(2)) == [7, 8])
@@ -430,7 +430,7 @@ struct VAAPIEncoderTests {
         }
         #expect(keyframes == [0, 7])
         try encoder.setBitrate(300_000)
-        stream += try encoder.encode(Self.testFrame(width: 1280, height: 720, index: 12), presentationTime: 0.8, forceIDR: false).data
+        stream += try encoder.encode(Self.testFrame(width: 1280, height: 720, index: 12), presentationTime: .seconds(0.8), forceIDR: false).data
         let info = try Self.ffprobe(stream, entries: "frame=key_frame,pict_type", extra: ["-show_frames"])
         #expect(info["key_frame"]?.count == 13)
         #expect(info["key_frame"]?.enumerated().filter { $0.element == "1" }.map(\.offset) == [0, 7])

@@ -121,6 +121,19 @@ import Testing
         }
     }
 
+    @Test func aLayerFilterDecodesOnlyTheNamedLayersAsAFullDecodeWould() throws {
+        for (tile, gzip) in try HelsinkiFixtures.storedGzipTiles() {
+            let full = try VectorTile(decoding: gzip)
+            let filtered = try VectorTile(decoding: gzip, layers: ["transportation", "water"])
+            let kept = full.layers.filter { ["transportation", "water"].contains($0.name) }
+            #expect(filtered.layers.map(\.name) == kept.map(\.name), "\(tile)")
+            for (mine, theirs) in zip(filtered.layers, kept) {
+                #expect(mine.features.map(\.geometry) == theirs.features.map(\.geometry), "\(tile) \(mine.name)")
+                #expect(mine.features.map(\.properties) == theirs.features.map(\.properties), "\(tile) \(mine.name)")
+            }
+        }
+    }
+
     @Test func gzipLimitIsEnforced() throws {
         let gzip = try #require(try HelsinkiFixtures.storedGzipTiles()[TileID(z: 14, x: 9327, y: 4742)])
         #expect(throws: GzipError.exceedsLimit(1000)) { try Gzip.decompress(gzip, limit: 1000) }

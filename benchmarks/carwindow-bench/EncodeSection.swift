@@ -47,7 +47,7 @@ struct EncodeSection: BenchmarkSection {
             let report = try await EncodePipeline(renderer: renderer, encoder: stage).run(cameras: path) { stream.append($0) }
             _ = try await stage.finish()
             let windows = BitrateWindows(accessUnitBytes: report.accessUnitBytes, framesPerSecond: fps, target: Double(bitrate))
-            let pipelined = Summary(report.latencyMilliseconds)
+            let pipelined = Summary(milliseconds: report.latencies)
 
             // The same frames again, read synchronously: the PSNR reference, then encoder-only
             // and one-at-a-time latency figures.
@@ -60,7 +60,7 @@ struct EncodeSection: BenchmarkSection {
             let encoder = try makeVideoEncoder(settings)
             let encodeStart = DispatchTime.now().uptimeNanoseconds
             for (index, frame) in references.enumerated() {
-                _ = try encoder.encode(frame, presentationTime: Double(index) / fps, forceIDR: index == 0)
+                _ = try encoder.encode(frame, presentationTime: .seconds(Double(index) / fps), forceIDR: index == 0)
             }
             let encoderMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - encodeStart) / 1e6 / Double(references.count)
             let oneAtATime = try await unpipelinedLatency(renderer: renderer, settings: settings, path: path)
@@ -78,7 +78,7 @@ struct EncodeSection: BenchmarkSection {
             entry.add("bitrate_max_window", windows.maxWindow, "bit/s")
             entry.add("bitrate_windows_within_15_percent", windows.withinTolerance * 100, "%", better: .higher)
             entry.series.append(Series(name: "bitrate_windows", unit: "bit/s", values: windows.windows))
-            entry.series.append(Series(name: "latency_ms", unit: "ms", values: report.latencyMilliseconds))
+            entry.series.append(Series(name: "latency_ms", unit: "ms", values: report.latencies.map(\.inMilliseconds)))
 
             result.checks.append(.expect(report.frames == frames, "encode \(size): frames produced",
                                          "\(report.frames) of \(frames) access units"))
@@ -157,7 +157,7 @@ struct EncodeSection: BenchmarkSection {
             await renderer.setCamera(camera)
             await renderer.renderFrame()
             let frame = try await renderer.readNV12()
-            _ = try encoder.encode(frame, presentationTime: Double(index) / settings.framesPerSecond, forceIDR: index == 0)
+            _ = try encoder.encode(frame, presentationTime: .seconds(Double(index) / settings.framesPerSecond), forceIDR: index == 0)
             latencies.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
         }
         // The first frame carries the IDR and warms the encoder.

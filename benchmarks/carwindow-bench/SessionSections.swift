@@ -1,6 +1,5 @@
 import CarWindow
 import Foundation
-import Synchronization
 
 /// Counts what a session sends, with arrival times, and throws nothing away it need not keep.
 final class CountingSink: VideoSink, Sendable {
@@ -9,7 +8,7 @@ final class CountingSink: VideoSink, Sendable {
         var units = 0
         var times: [Double] = []
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     func write(_ unit: AccessUnit) throws(SinkError) {
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
@@ -28,13 +27,15 @@ final class CountingSink: VideoSink, Sendable {
 }
 
 extension BenchContext {
-    /// A session over the bundled data drawing into `sink`.
-    func makeSession(size: FrameSize, sink: @escaping @Sendable () -> any VideoSink, drawsEveryFrame: Bool = false,
+    /// A session over the bundled data drawing into `sink` (nil: only into a head-unit link's output).
+    func makeSession(size: FrameSize, sink: (@Sendable () -> any VideoSink)?, drawsEveryFrame: Bool = false,
                      tiles: (any TileSource)? = nil, camera: Camera) throws -> ProjectionSession {
         var configuration = ProjectionSessionConfiguration(
-            name: "bench", tiles: try tiles ?? openTileSource(at: self.tiles),
-            dayStyle: try Style(contentsOf: style("day")), fonts: try FontLibrary(directory: assets.appendingPathComponent("fonts")),
-            encoder: .forced(.openh264), camera: camera, makeSink: { _ in sink() })
+            tiles: try tiles ?? openTileSource(at: self.tiles), dayStyle: try Style(contentsOf: style("day")),
+            fonts: try FontLibrary(directory: assets.appendingPathComponent("fonts")), camera: camera,
+            makeSink: sink.map { sink -> VideoSinkFactory in { _ in sink() } })
+        configuration.name = "bench"
+        configuration.encoder = .forced(.openh264)
         configuration.drawsEveryFrame = drawsEveryFrame
         return ProjectionSession(configuration: configuration, context: render)
     }
@@ -141,8 +142,8 @@ struct DriveSection: BenchmarkSection {
                 await session.close()
                 let mode = everyFrame ? "every_frame" : "on_change"
                 let windows = statistics.bytesPerSecond.dropLast().map { Double($0) * 8 / 1000 }
-                let mean = Double(statistics.bytesSent) * 8 / 1000 / max(statistics.streamingSeconds, 1e-9)
-                let latency = Summary(statistics.latencyMilliseconds)
+                let mean = Double(statistics.bytesSent) * 8 / 1000 / max(statistics.streamingTime.inSeconds, 1e-9)
+                let latency = Summary(milliseconds: statistics.latencies)
                 cpu[everyFrame] = end.process - start.process
                 drawn[everyFrame] = statistics.framesRendered
                 entry.add("\(mode)_pictures_drawn", Double(statistics.framesRendered), "pictures", better: .lower)
@@ -254,22 +255,17 @@ struct LinkSection: BenchmarkSection {
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("carwindow-bench-\(UUID().uuidString).h264")
                 defer { try? FileManager.default.removeItem(at: file) }
                 var simulator: HeadUnitSimulator?
-                var connection: SDLConnection?
+                var port = 0
                 if viaLink {
                     var configuration = HeadUnitSimulator.Configuration()
                     configuration.capability = BenchContext.capability(size, fps: 30)
                     let made = HeadUnitSimulator(configuration: configuration)
-                    let port = try await made.start()
+                    port = try await made.start()
                     simulator = made
-                    connection = SDLConnection(
-                        configuration: .init(appName: "CarWindow Bench", appID: "carwindow-bench", videoCandidates: [],
-                                             startsVideoAutomatically: false, reconnect: .never),
-                        transport: { SDLTCPTransport(host: "127.0.0.1", port: port) })
                 }
-                let makeSink: @Sendable () -> any VideoSink
-                if let connection {
-                    makeSink = { SDLVideoSink(connection: connection) }
-                } else {
+                // Through the link the head unit is the session's only output.
+                var makeSink: (@Sendable () -> any VideoSink)?
+                if !viaLink {
                     makeSink = {
                         if let fileSink = try? AnnexBFileSink(url: file) { return fileSink }
                         return CountingSink()
@@ -280,8 +276,11 @@ struct LinkSection: BenchmarkSection {
                     camera: Camera(center: GeoCoordinate(latitude: 60.1699, longitude: 24.9415), zoom: 16, pitch: 45))
                 var link: SDLProjectionLink?
                 var running: Task<Void, any Error>?
-                if let connection {
-                    let made = SDLProjectionLink(session: session, connection: connection)
+                if viaLink {
+                    let made = SDLProjectionLink(
+                        session: session,
+                        connection: SDLConnection.Configuration(appName: "CarWindow Bench", appID: "carwindow-bench", reconnect: .never),
+                        transport: { [port] in SDLTCPTransport(host: "127.0.0.1", port: port) })
                     link = made
                     running = Task { try await made.run() }
                     let deadline = Date().addingTimeInterval(10)
@@ -304,7 +303,7 @@ struct LinkSection: BenchmarkSection {
                 await session.close()
                 await simulator?.stop()
                 let label = viaLink ? "sdl" : "file"
-                let latency = Summary(statistics.latencyMilliseconds)
+                let latency = Summary(milliseconds: statistics.latencies)
                 entry.add("\(label)_pictures_per_second", Double(statistics.framesSent) / wall, "fps", better: .higher)
                 entry.add("\(label)_received_per_second", Double(received) / wall, "fps", better: .higher)
                 entry.add("\(label)_latency_p50", latency.p50, "ms", better: .lower)

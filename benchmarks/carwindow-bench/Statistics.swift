@@ -24,6 +24,11 @@ struct Summary: Sendable {
         min = values.min() ?? .nan
         max = values.max() ?? .nan
     }
+
+    /// The summary of `durations` in milliseconds.
+    init(milliseconds durations: [Duration]) {
+        self.init(durations.map(\.inMilliseconds))
+    }
 }
 
 /// Achieved bitrate against a target over whole 1 s windows of frames.

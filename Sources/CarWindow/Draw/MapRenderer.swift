@@ -3,27 +3,34 @@ import Foundation
 import Logging
 
 /// Errors of making or changing a map renderer.
-public enum MapRenderError: Error, CustomStringConvertible {
+public enum MapRenderError: Error, Equatable, CustomStringConvertible {
     /// The size is not drawable: each side must be 1...the GL maximum.
     case invalidSize(width: Int, height: Int, reason: String)
-    /// GL set-up failed (a shader, a framebuffer).
+    /// GL set-up failed (a shader, a framebuffer), or a frame's NV12 readback.
     case gl(GLSetupError)
+    /// The encoder's input surface (its dma-buf planes) could not be imported for drawing into
+    /// it without copies.
+    case encoderSurfaceImport(DMABufImportError)
 
     public var description: String {
         switch self {
         case .invalidSize(let width, let height, let reason):
             "cannot draw a \(width)x\(height) map: \(reason). Choose a size between 1x1 and the GPU's maximum."
         case .gl(let error): error.description
+        case .encoderSurfaceImport(let error):
+            "cannot draw into the encoder's surface: \(error). Encode with copies instead (another EGL platform than gbm)."
         }
     }
 }
 
 /// How long a frame took and what it showed.
 public struct FrameReport: Sendable {
-    /// CPU time to issue the frame, placement included, in milliseconds.
-    public var encodeMilliseconds: Double
-    /// Tiles drawn, and tiles still loading (their parents stood in).
+    /// Time on the render thread to issue the frame's GL commands, label placement included;
+    /// the GPU may still be drawing when it ends.
+    public var issueTime: Duration
+    /// Tiles drawn.
     public var tilesDrawn: Int
+    /// Tiles still loading; their loaded ancestors stood in.
     public var tilesLoading: Int
     /// Labels placed.
     public var labels: Int
@@ -196,8 +203,8 @@ public actor MapRenderer {
         let (drawn, loading) = resolveTiles(transform, tileArrived: tileArrived)
         let labels = draw(transform, tiles: drawn)
         evictTiles()
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-        return FrameReport(encodeMilliseconds: elapsed, tilesDrawn: drawn.count, tilesLoading: loading,
+        let elapsed = Duration.nanoseconds(DispatchTime.now().uptimeNanoseconds - start)
+        return FrameReport(issueTime: elapsed, tilesDrawn: drawn.count, tilesLoading: loading,
                            labels: labels, drawCalls: drawCalls)
     }
 
@@ -248,7 +255,7 @@ public actor MapRenderer {
                 let chroma = try DMABufImport.importPlane(planes.chroma, display: context.display.raw)
                 importedPlanes = (planes, luma, chroma, GLObjectLedger.made(.texture, count: 2))
             } catch {
-                throw .gl(.glFailure("cannot import the encoder's surface: \(error)"))
+                throw .encoderSurfaceImport(error)
             }
         }
         guard let imported = importedPlanes else { return }
@@ -288,7 +295,7 @@ public actor MapRenderer {
         try convertToNV12(fullRange: fullRange, slot: 0)
         let frame = NV12Frame(width: width, height: height, fullRange: fullRange)
         guard let filled = collectNV12(slot: 0, into: frame) else {
-            throw .gl(.glFailure("NV12 readback could not be mapped"))
+            throw .gl(.readbackUnavailable)
         }
         return filled
     }

@@ -78,7 +78,7 @@ public actor EncoderStage {
     }
 
     /// Encodes `frame`; returns the access unit and the frame, whose storage the caller reuses.
-    public func encode(_ frame: NV12Frame, presentationTime: Double,
+    public func encode(_ frame: NV12Frame, presentationTime: Duration,
                        forceIDR: Bool) throws(EncoderError) -> (AccessUnit, NV12Frame) {
         (try encoder.encode(frame, presentationTime: presentationTime, forceIDR: forceIDR), frame)
     }
@@ -93,7 +93,7 @@ public actor EncoderStage {
     }
 
     /// Encodes what was drawn into ``exportedSurface()``.
-    public func encodeExportedSurface(presentationTime: Double, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
+    public func encodeExportedSurface(presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
         guard let vaapi = encoder as? VAAPIEncoder else {
             throw .backendUnavailable(encoder.backend, "only the VA-API backend encodes an exported surface")
         }

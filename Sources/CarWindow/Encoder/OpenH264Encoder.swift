@@ -140,11 +140,14 @@ public final class OpenH264Encoder: VideoEncoder {
         try check(setOption(handle, ENCODER_OPTION_DATAFORMAT, &format), "SetOption(ENCODER_OPTION_DATAFORMAT)")
     }
 
+    /// Beyond this OpenH264's millisecond time stamps would lose precision.
+    static let latestPresentationTime = Duration.seconds(1_000_000_000_000)
+
     /// Encodes one frame. Only IDR access units carry SPS and PPS, and only they are rewritten.
-    public func encode(_ frame: NV12Frame, presentationTime: Double, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
+    public func encode(_ frame: NV12Frame, presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
         try checkFits(frame)
-        guard presentationTime.isFinite, presentationTime >= 0, presentationTime < 1e12 else {
-            throw .frameMismatch("presentation time \(presentationTime) s must be finite and not negative")
+        guard presentationTime >= .zero, presentationTime < Self.latestPresentationTime else {
+            throw .frameMismatch("presentation time \(presentationTime) must not be negative and below \(Self.latestPresentationTime)")
         }
         guard let encodeFrame = functions.EncodeFrame, let forceIntra = functions.ForceIntraFrame else {
             throw .encodeFailed(.openh264, "the OpenH264 encoder lacks EncodeFrame or ForceIntraFrame")
@@ -167,7 +170,7 @@ public final class OpenH264Encoder: VideoEncoder {
                     picture.iStride = (Int32(codedWidth), Int32(codedWidth / 2), Int32(codedWidth / 2), 0)
                     // OpenH264 only reads the source picture; its C type is merely not const.
                     picture.pData = (UnsafeMutablePointer(mutating: luma.baseAddress), u.baseAddress, v.baseAddress, nil)
-                    picture.uiTimeStamp = Int64((presentationTime * 1000).rounded())
+                    picture.uiTimeStamp = Int64(presentationTime.inMilliseconds.rounded())
                     return encodeFrame(handle, &picture, &bitstreamInfo)
                 }
             }

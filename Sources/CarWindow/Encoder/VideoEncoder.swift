@@ -121,7 +121,7 @@ public protocol VideoEncoder: AnyObject {
     var backend: EncoderBackend { get }
     var settings: EncoderSettings { get }
     /// Encodes one frame into one access unit; `forceIDR` makes it an IDR or throws.
-    func encode(_ frame: NV12Frame, presentationTime: Double, forceIDR: Bool) throws(EncoderError) -> AccessUnit
+    func encode(_ frame: NV12Frame, presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit
     /// Changes the target bitrate from the next frame on, without a restart.
     func setBitrate(_ bitsPerSecond: Int) throws(EncoderError)
     /// Changes the nominal frame rate (rate control's bits per frame) without a restart.

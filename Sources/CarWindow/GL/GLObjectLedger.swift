@@ -1,5 +1,4 @@
 import CEGL
-import Synchronization
 
 /// The kinds of GL object names CarWindow makes.
 package enum GLObjectKind: Int, CaseIterable, Sendable {
@@ -76,7 +75,7 @@ enum GLObjectLedger {
         var strayReleases = 0
     }
 
-    private static let books = Mutex<[GLContextID: Book]>([:])
+    private static let books = LockedState<[GLContextID: Book]>([:])
 
     /// Counts `count` names of `kind` just made in the context current on this thread, and
     /// returns that context for their release.

@@ -30,7 +30,7 @@ final class GLProgram {
         guard linked == GL_TRUE else {
             let log = Self.infoLog(program, glGetProgramiv, glGetProgramInfoLog)
             glDeleteProgram(program)
-            throw .glFailure("linking \(vertex) + \(fragment) failed: \(log)")
+            throw .programLinkFailed(vertex: vertex, fragment: fragment, log: log)
         }
         name = program
         context = GLObjectLedger.made(.program)
@@ -57,7 +57,7 @@ final class GLProgram {
     }
 
     private static func compile(_ type: GLenum, file: String, defines: [String]) throws(GLSetupError) -> GLuint {
-        guard let source = source(of: file, defines: defines) else { throw .glFailure("no shader named \(file) under shaders/") }
+        guard let source = source(of: file, defines: defines) else { throw .shaderMissing(name: file) }
         let shader = glCreateShader(type)
         source.withCString { pointer in
             var pointer: UnsafePointer<GLchar>? = pointer
@@ -69,7 +69,7 @@ final class GLProgram {
         guard compiled == GL_TRUE else {
             let log = infoLog(shader, glGetShaderiv, glGetShaderInfoLog)
             glDeleteShader(shader)
-            throw .glFailure("compiling \(file) failed: \(log)")
+            throw .shaderCompilationFailed(file: file, log: log)
         }
         return shader
     }
@@ -214,7 +214,7 @@ final class GLRenderTarget {
         var maxSize: GLint = 0
         glGetIntegerv(GLenum(GL_MAX_RENDERBUFFER_SIZE), &maxSize)
         guard width > 0, height > 0, width <= Int(maxSize), height <= Int(maxSize) else {
-            throw .glFailure("a \(width)x\(height) target is outside 1...\(maxSize) pixels per side")
+            throw .renderTargetSizeOutOfRange(width: width, height: height, maximum: Int(maxSize))
         }
         color.allocate(width: width, height: height, internalFormat: GLenum(GL_RGBA8), format: GLenum(GL_RGBA),
                        type: GLenum(GL_UNSIGNED_BYTE))
@@ -226,7 +226,7 @@ final class GLRenderTarget {
                                   depthStencil)
         let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
         guard status == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
-            throw .glFailure("framebuffer \(width)x\(height) incomplete (0x\(String(status, radix: 16)))")
+            throw .framebufferIncomplete(width: width, height: height, status: UInt32(status))
         }
         self.width = width
         self.height = height

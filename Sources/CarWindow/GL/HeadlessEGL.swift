@@ -1,7 +1,6 @@
 import CEGL
 import CGBM
 import Foundation
-import Synchronization
 
 /// The ways CarWindow can reach a GPU, or a software rasteriser, without a display.
 public enum EGLPlatform: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -24,8 +23,23 @@ public enum GLSetupError: Error, CustomStringConvertible, Equatable {
     case noUsablePlatform(attempts: [PlatformAttempt])
     /// `CARWINDOW_EGL_PLATFORM` held something other than gbm, device or surfaceless.
     case unknownPlatformName(String)
-    /// A GL call failed after set-up.
-    case glFailure(String)
+    /// No shader of this file name was embedded into the library: a shader file added without
+    /// the build plugin running again.
+    case shaderMissing(name: String)
+    /// The GLSL compiler refused a shader; `log` is the driver's info log.
+    case shaderCompilationFailed(file: String, log: String)
+    /// Two compiled shaders did not link into a program; `log` is the driver's info log.
+    case programLinkFailed(vertex: String, fragment: String, log: String)
+    /// An offscreen target of this size cannot be made: each side must be 1...`maximum` pixels
+    /// (`GL_MAX_RENDERBUFFER_SIZE`).
+    case renderTargetSizeOutOfRange(width: Int, height: Int, maximum: Int)
+    /// The framebuffer of an offscreen target is incomplete; `status` is what
+    /// `glCheckFramebufferStatus` returned.
+    case framebufferIncomplete(width: Int, height: Int, status: UInt32)
+    /// A plane of the encoder's imported surface cannot be a framebuffer's colour attachment.
+    case importedPlaneNotRenderable
+    /// The pixel buffer holding a frame's NV12 readback could not be mapped.
+    case readbackUnavailable
 
     public var description: String {
         switch self {
@@ -40,8 +54,26 @@ public enum GLSetupError: Error, CustomStringConvertible, Equatable {
                 """
         case .unknownPlatformName(let name):
             return "\(EGLPlatform.environmentVariable)=\(name) is not a platform: use gbm, device or surfaceless."
-        case .glFailure(let message):
-            return "OpenGL ES failed: \(message)"
+        case .shaderMissing(let name):
+            return "no shader named \(name) is embedded in the library; a shader file was added under shaders/ "
+                + "without the build plugin running again: touch Package.swift and rebuild."
+        case .shaderCompilationFailed(let file, let log):
+            return "the GLSL compiler refused \(file): \(log). Check the shader with scripts/check-shaders.sh."
+        case .programLinkFailed(let vertex, let fragment, let log):
+            return "\(vertex) and \(fragment) did not link into a program: \(log). Check that their inputs and "
+                + "outputs match (scripts/check-shaders.sh)."
+        case .renderTargetSizeOutOfRange(let width, let height, let maximum):
+            return "cannot make a \(width)x\(height) offscreen target: this GPU takes 1...\(maximum) pixels per side. "
+                + "Choose a smaller size."
+        case .framebufferIncomplete(let width, let height, let status):
+            return "the \(width)x\(height) framebuffer is incomplete (glCheckFramebufferStatus 0x\(String(status, radix: 16))); "
+                + "the driver cannot render to it: try another size or EGL platform (\(EGLPlatform.environmentVariable))."
+        case .importedPlaneNotRenderable:
+            return "a plane of the encoder's imported surface cannot be rendered to; the driver refuses it as a "
+                + "framebuffer: encode with copies instead (another EGL platform than gbm, or the openh264 encoder)."
+        case .readbackUnavailable:
+            return "the NV12 readback buffer could not be mapped (the GL driver ran out of memory or lost the "
+                + "context); the next frame tries again, and a session restarts the stream with an IDR."
         }
     }
 }
@@ -283,7 +315,7 @@ final class HeadlessEGL {
 /// and terminated by its last; both happen under one lock, so a context being made never meets
 /// a display another thread is terminating.
 enum EGLDisplayUse {
-    private static let users = Mutex<[UInt: Int]>([:])
+    private static let users = LockedState<[UInt: Int]>([:])
 
     /// Initialises `display` if needed and counts one more user; false when eglInitialize failed.
     static func begin(_ display: EGLDisplay, major: inout EGLint, minor: inout EGLint) -> Bool {

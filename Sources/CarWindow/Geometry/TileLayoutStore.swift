@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// Loads, decodes and lays out tiles on a fixed pool of worker threads and keeps a bounded cache
 /// of the results.
@@ -265,7 +264,7 @@ final class TileLoader: @unchecked Sendable {
 
     /// Worker threads running now, in every loader: a census for leak tests.
     package static var runningWorkers: Int { workerCensus.withLock { $0 } }
-    private static let workerCensus = Mutex(0)
+    private static let workerCensus = LockedState(0)
 
     /// A worker's loop: take the oldest job still wanted, load it, deliver it; end on shut-down.
     private func work() {

@@ -8,8 +8,9 @@ import Logging
 /// let connection = SDLConnection(configuration: .init(appName: "CarWindow", appID: "carwindow",
 ///     videoCandidates: SDLVideoCandidate.combinations(resolutions: [size], formats: [.h264Raw, .h264RTP])),
 ///     transport: { SDLTCPTransport(host: "127.0.0.1", port: 12345) })
+/// let events = connection.events       // before start(), so that no event is missed
 /// try await connection.start()
-/// for await event in connection.events {
+/// for await event in events {
 ///     switch event {
 ///     case .videoStarted(let parameters): // (re)configure the encoder at parameters.resolution
 ///     case .keyframeNeeded: // encode the next picture as an IDR
@@ -36,11 +37,13 @@ public actor SDLConnection {
         public var protocolVersion = "5.4.1"
         /// How long a request or service start may wait for its answer.
         public var requestTimeout: Duration = .seconds(5)
-        /// (resolution, format) pairs for the video StartService, most wanted first.
+        /// (resolution, format) pairs for the video StartService, most wanted first. An
+        /// ``SDLProjectionLink`` chooses its own.
         public var videoCandidates: [SDLVideoCandidate]
         /// Sizes reported with OnAppCapabilityUpdated after registering; empty sends nothing.
         public var supportedSizes: [ImageResolution] = []
-        /// Open the video service whenever video becomes allowed, end it when not.
+        /// Open the video service whenever video becomes allowed, end it when not. An
+        /// ``SDLProjectionLink`` turns it off: it opens the service when its session is ready.
         public var startsVideoAutomatically = true
         /// Bounds of the queue in front of the video service.
         public var videoQueueLimits = SDLVideoQueueLimits()
@@ -53,7 +56,7 @@ public actor SDLConnection {
         public var maximumIncomingMessageSize = 4 << 20
 
         /// A configuration; see the properties for the defaults.
-        public init(appName: String, appID: String, videoCandidates: [SDLVideoCandidate],
+        public init(appName: String, appID: String, videoCandidates: [SDLVideoCandidate] = [],
                     supportedSizes: [ImageResolution] = [], startsVideoAutomatically: Bool = true,
                     videoQueueLimits: SDLVideoQueueLimits = SDLVideoQueueLimits(),
                     outgoingQueueLimits: SDLOutgoingQueueLimits = SDLOutgoingQueueLimits(),
@@ -76,9 +79,15 @@ public actor SDLConnection {
 
     /// The configuration given at creation (``setVideoCandidates(_:)`` changes the candidates).
     public private(set) var configuration: Configuration
-    /// Everything that happens, in order. Finishes after ``stop()``.
-    public nonisolated let events: AsyncStream<SDLConnectionEvent>
-    private nonisolated let eventSink: AsyncStream<SDLConnectionEvent>.Continuation
+    /// A new stream of everything that happens from now on, in order; it finishes after
+    /// ``stop()`` (at once when taken after it).
+    ///
+    /// Every access makes a stream of its own, so several consumers (an ``SDLProjectionLink``
+    /// and an engine watching the HMI status, say) each see every event. Take it before
+    /// ``start()`` to see the registration. Each stream keeps the newest 1024 events its
+    /// consumer has not read.
+    public nonisolated var events: AsyncStream<SDLConnectionEvent> { eventSink.subscribe() }
+    private nonisolated let eventSink = EventBroadcast<SDLConnectionEvent>(bufferLimit: 1024)
     private nonisolated let videoQueue: SDLVideoQueue
     private let makeTransport: @Sendable () -> any SDLTransport
 
@@ -138,7 +147,6 @@ public actor SDLConnection {
         self.configuration = configuration
         self.makeTransport = transport
         self.videoQueue = SDLVideoQueue(limits: configuration.videoQueueLimits)
-        (events, eventSink) = AsyncStream.makeStream(of: SDLConnectionEvent.self, bufferingPolicy: .bufferingNewest(1024))
     }
 
     // MARK: Public API
@@ -545,7 +553,7 @@ public actor SDLConnection {
                 return true
             }
             rtpPacketizer = packetizer
-            RTPStreamSink.frame(packets, into: &payload)
+            RTPPacketizer.frameForStream(packets, into: &payload)
         }
         let message = SDLMessage(version: protocolVersion, serviceType: .video, sessionID: session.sessionID,
                                  messageID: takeMessageID(), payload: payload)

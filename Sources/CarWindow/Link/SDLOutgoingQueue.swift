@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Bounds on the control and RPC messages waiting to be written to the head unit.
 public struct SDLOutgoingQueueLimits: Sendable, Equatable {
@@ -58,7 +57,7 @@ final class SDLOutgoingQueue: Sendable {
     }
 
     let limits: SDLOutgoingQueueLimits
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     init(limits: SDLOutgoingQueueLimits) {
         self.limits = limits

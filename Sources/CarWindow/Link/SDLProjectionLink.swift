@@ -3,6 +3,9 @@ import Logging
 
 /// Sends a session's access units over an ``SDLConnection``'s video service.
 ///
+/// An ``SDLProjectionLink`` adds one to its session by itself; make one only to drive an
+/// ``SDLConnection`` without a link (with ``SDLConnection/Configuration/startsVideoAutomatically``).
+///
 /// Units are queued without waiting; under back-pressure the connection drops whole units and
 /// ``needsKeyframe`` makes the session's next picture an IDR, so the head unit's stream stays
 /// decodable. Units sent while no video service is open are dropped (the link suspends the
@@ -18,45 +21,67 @@ public final class SDLVideoSink: VideoSink {
         self.connection = connection
     }
 
+    /// Queues `unit` for the video service; never throws: a drop raises ``needsKeyframe``.
     public func write(_ unit: AccessUnit) throws(SinkError) {
-        // Every outcome is handled by the queue: a drop raises `needsKeyframe`.
         _ = connection.send(unit)
     }
 
+    /// Whether the connection dropped a unit (or a video service just opened), so the next
+    /// picture must be an IDR.
     public var needsKeyframe: Bool { connection.needsKeyframe }
 
-    /// The link stops the connection; the sink itself holds nothing.
+    /// Does nothing: the sink holds nothing of its own, and whoever made the connection stops it
+    /// (the link, in ``SDLProjectionLink/stop()``).
     public func close() {}
 }
 
-/// Projects a ``ProjectionSession`` into a SmartDeviceLink head unit through an
-/// ``SDLConnection``: the head unit's capability chooses the stream size, its HMI level starts,
-/// suspends and resumes the video, its touches move the map, and the session's haptic regions
-/// go back as SendHapticData.
+/// Projects a ``ProjectionSession`` into a SmartDeviceLink head unit: the head unit's capability
+/// chooses the stream size, its HMI level starts, suspends and resumes the video, its touches
+/// move the map, and the session's haptic regions go back as SendHapticData.
+///
+/// Binding a session to a head unit is one call; the link makes its ``SDLConnection`` and adds
+/// the head unit to the session's outputs, beside the session's own sink if it has one (a
+/// recording, say), and the outputs fail independently as in a ``TeeSink``:
+///
+/// ```swift
+/// let session = ProjectionSession(configuration: ProjectionSessionConfiguration(
+///     tiles: tiles, dayStyle: day, fonts: fonts, camera: camera), context: context)
+/// let link = SDLProjectionLink(session: session,
+///                              connection: SDLConnection.Configuration(appName: "Navigation", appID: "nav-1"),
+///                              transport: { SDLTCPTransport(host: "127.0.0.1", port: 12345) })
+/// let events = session.events
+/// Task { for await event in events { /* taps, errors, ... */ } }
+/// try await link.run()        // until the head unit is gone for good or stop() is called
+/// await session.close()
+/// ```
+///
+/// The link drives the session's life cycle: make it before the session streams, and leave
+/// `connect`, `startStreaming`, `suspend`, `resume` and `updateCapability` to it. The engine
+/// sets the camera, vehicle, route and appearance as usual.
 ///
 /// ```
 /// head unit --capability--> session.connect / updateDisplay (resize: suspend, restart video, resume)
 ///           --HMI FULL/LIMITED, STREAMABLE--> StartService(video) --ACK--> startStreaming / resume (IDR)
 ///           --HMI lost / EndService--> suspend
 ///           --OnTouchEvent--> session.handleTouch
-/// session   --access units--> SDLVideoSink --> connection's bounded video queue
+/// session   --access units--> the head unit's output --> connection's bounded video queue
 ///           --haptic regions--> SendHapticData (only when hapticSpatialDataSupported)
 /// ```
-///
-/// Give the session an ``SDLVideoSink`` on the same connection (alone or in a ``TeeSink``), with
-/// `startsVideoAutomatically` off in the connection's configuration: the link starts the video
-/// service when the session is ready for it.
 ///
 /// - Important: Thread-safe: it is an actor.
 public actor SDLProjectionLink {
     /// The session the head unit shows.
     public nonisolated let session: ProjectionSession
-    /// The connection to the head unit.
+    /// The connection to the head unit, made by the link. Its ``SDLConnection/events`` may be
+    /// iterated besides the link (HMI status, reconnects); leave starting and stopping it and
+    /// its video service to the link.
     public nonisolated let connection: SDLConnection
     /// The capability used when the head unit does not answer GetSystemCapability:
     /// SmartDeviceLink's fallback is H.264/RAW at the screen size, haptics off.
     public let fallbackCapability: VideoStreamingCapability
 
+    /// The head unit's place among the session's outputs.
+    private nonisolated let outputID: Int
     private var hapticsSupported = false
     /// The capability the session's display came from, merged as the session merges updates:
     /// the formats to offer the video service stay here, since the session does not know them.
@@ -66,43 +91,66 @@ public actor SDLProjectionLink {
     private var startingVideo = false
     private let logger = Logger(label: "carwindow.link")
 
-    /// A link between `session` and `connection`.
-    public init(session: ProjectionSession, connection: SDLConnection,
+    /// Binds `session` to the head unit that `transport` reaches (called again on every
+    /// reconnect): makes the connection and adds the head unit to the session's outputs.
+    /// Nothing is sent before ``run()``.
+    ///
+    /// The link opens the video service itself, with the sizes the session can draw, when the
+    /// head unit allows video: `configuration`'s `videoCandidates` and
+    /// `startsVideoAutomatically` are not used. Everything else in it (names, reconnecting,
+    /// queue limits, timeouts) applies.
+    public init(session: ProjectionSession, connection configuration: SDLConnection.Configuration,
+                transport: @escaping @Sendable () -> any SDLTransport,
                 fallbackCapability: VideoStreamingCapability = VideoStreamingCapability(
                     preferredResolution: ImageResolution(width: 800, height: 480), supportedFormats: [.h264Raw],
                     hapticSpatialDataSupported: false)) {
+        var configuration = configuration
+        configuration.videoCandidates = []
+        configuration.startsVideoAutomatically = false
+        let connection = SDLConnection(configuration: configuration, transport: transport)
         self.session = session
         self.connection = connection
         self.fallbackCapability = fallbackCapability
+        outputID = session.addOutput { _ in SDLVideoSink(connection: connection) }
+    }
+
+    deinit {
+        session.removeOutput(outputID)
     }
 
     /// Connects and runs until the connection stops for good (``stop()``, or reconnecting gave
-    /// up); then stops the session. Every session event is handed to `sessionEvents` too, since
-    /// the link reads the session's event sequence. Throws when the first connection fails.
-    public func run(sessionEvents: @escaping @Sendable (ProjectionSessionEvent) async -> Void = { _ in }) async throws(SDLConnectionError) {
+    /// up); then stops the session and takes the head unit out of its outputs. Throws when the
+    /// first connection fails (``run()`` may then be called again).
+    ///
+    /// The session's events are not consumed: the engine iterates ``ProjectionSession/events``
+    /// itself, and sees every event the link sees.
+    public func run() async throws(SDLConnectionError) {
+        // Both streams are taken before anything can happen, so no event is missed.
+        let connectionEvents = connection.events
+        let sessionEvents = session.events
         try await connection.start()
-        let session = self.session
         let forwarding = Task {
-            for await event in session.events {
+            for await event in sessionEvents {
                 if case .hapticRegions(let regions) = event { await self.sendHaptics(regions) }
-                await sessionEvents(event)
             }
         }
-        for await event in connection.events {
+        for await event in connectionEvents {
             await handle(event)
             if event == .stopped { break }
         }
         await session.stop()
+        session.removeOutput(outputID)
         forwarding.cancel()
     }
 
     /// Ends the video service, unregisters the app, closes the connection and stops the session,
-    /// which finishes its sink (an MP4 recording gets its index) before this returns;
-    /// ``run(sessionEvents:)`` then returns. Call ``ProjectionSession/close()`` afterwards to end
-    /// the session's events too.
+    /// which closes its outputs (an MP4 recording gets its index) before this returns;
+    /// ``run()`` then returns. Call ``ProjectionSession/close()`` afterwards to end the session's
+    /// events too. Final: the connection cannot be started again.
     public func stop() async {
         await connection.stop()
         await session.stop()
+        session.removeOutput(outputID)
     }
 
     // MARK: Head unit -> session
@@ -223,9 +271,17 @@ public actor SDLProjectionLink {
             capabilityInForce = capability
             await reportSupportedSizes(of: capability.headUnitDisplay)
         }
-        let state = await session.state
-        guard state == .ready || state == .suspended else { return }
-        await startVideo()
+        switch await session.state {
+        case .ready, .suspended:
+            await startVideo()
+        case .streaming:
+            // Started by someone else while no video service was open: nothing reached the head
+            // unit. Pause until the service is open; its ACK resumes the stream with an IDR.
+            await session.suspend()
+            await startVideo()
+        case .disconnected, .stopping:
+            break
+        }
     }
 
     /// Starts (or restarts) the video service with the session's size first, then the other

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Bounds on the access units waiting to go to the head unit.
 public struct SDLVideoQueueLimits: Sendable, Equatable {
@@ -58,7 +57,7 @@ final class SDLVideoQueue: Sendable {
     }
 
     let limits: SDLVideoQueueLimits
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     init(limits: SDLVideoQueueLimits) {
         self.limits = limits

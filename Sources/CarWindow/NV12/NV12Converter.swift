@@ -70,7 +70,7 @@ final class NV12Converter {
                 glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
                 glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), texture, 0)
                 guard glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER)) == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
-                    throw .glFailure("an imported encoder surface plane cannot be rendered to")
+                    throw .importedPlaneNotRenderable
                 }
             }
             planeFramebuffers = (names[0], names[1], SIMD2(luma, chroma))

@@ -107,9 +107,6 @@ public struct VehicleState: Sendable, Equatable {
     public var isStopped: Bool
     /// Whether the drive is over: the car stands at the end of the route.
     public var isFinished: Bool
-
-    /// The marker to draw for this state.
-    public var marker: VehicleMarker { VehicleMarker(coordinate: coordinate, heading: heading) }
 }
 
 /// A deterministic timeline of a car driving a ``DrivingRoute``: it speeds up and slows down at

@@ -189,44 +189,11 @@ public struct RoadGraph: Sendable {
         return tiles
     }
 
-    /// Only the `transportation` layer of a tile is decoded: the layer's bytes are found by its name
-    /// and decoded alone, which skips buildings and land cover, most of a city tile's bytes.
+    /// Only the `transportation` layer of a tile is decoded: the decoder skips buildings and land
+    /// cover, most of a city tile's bytes.
     static func transportationLayer(in data: Data, tile: TileID) throws(RoadGraphError) -> VectorTileLayer? {
         do {
-            if Gzip.isCompressed(data) {
-                return try VectorTile(decoding: data).layer(named: "transportation")
-            }
-            let bytes = [UInt8](data)
-            var reader = ProtobufReader(bytes)
-            while !reader.isAtEnd {
-                let (field, wireType) = try reader.readTag()
-                guard field == 3, wireType == .lengthDelimited else {
-                    try reader.skip(wireType)
-                    continue
-                }
-                let range = try reader.readLengthDelimitedRange()
-                var layer = ProtobufReader(bytes, range: range)
-                var name: String?
-                while !layer.isAtEnd, name == nil {
-                    let (layerField, layerWireType) = try layer.readTag()
-                    if layerField == 1, layerWireType == .lengthDelimited {
-                        name = try layer.readString()
-                    } else {
-                        try layer.skip(layerWireType)
-                    }
-                }
-                guard name == "transportation" else { continue }
-                var single: [UInt8] = [0x1A]
-                var length = UInt64(range.count)
-                while length >= 0x80 {
-                    single.append(UInt8(length & 0x7F) | 0x80)
-                    length >>= 7
-                }
-                single.append(UInt8(length))
-                single.append(contentsOf: bytes[range])
-                return try VectorTile(decoding: Data(single)).layer(named: "transportation")
-            }
-            return nil
+            return try VectorTile(decoding: data, layers: ["transportation"]).layer(named: "transportation")
         } catch {
             throw .tileSource(.undecodableTile(tile, error))
         }

@@ -4,9 +4,13 @@ import Foundation
 public enum CameraTransition: Sendable, Equatable {
     /// At the next frame.
     case immediate
-    /// Eased over `duration` seconds from the camera on screen (ease-in-out), at the session's
-    /// frame rate. Centre moves in Web Mercator, zoom linearly, bearing the short way round.
-    case animated(duration: Double)
+    /// Eased over `duration` from the camera on screen (ease-in-out), at the session's frame
+    /// rate. Centre moves in Web Mercator, zoom linearly, bearing the short way round. A
+    /// duration that is not positive is ``immediate``; one above ``longestAnimation`` takes that long.
+    case animated(duration: Duration)
+
+    /// The longest a camera animation takes: 30 seconds.
+    public static let longestAnimation = Duration.seconds(30)
 }
 
 /// A camera moving from one view to another over a time span.

@@ -44,13 +44,13 @@ extension ProjectionSession {
                 var deadline = until
                 if recognizer.hasPendingTap {
                     // Wake when the double-tap window of a held-back tap closes, to deliver it.
-                    deadline = min(deadline, now + configuration.gestures.doubleTapMaximumInterval / 1000 + 0.01)
+                    deadline = min(deadline, now + configuration.gestures.doubleTapMaximumInterval.inSeconds + 0.01)
                 }
                 await wake.wait(until: deadline)
                 if recognizer.hasPendingTap { tickGestures(at: SessionClock.now) }
             }
             if consecutiveFailures >= Self.failureLimit {
-                emit(.warning("the stream stops: \(Self.failureLimit) frames in a row failed, or the output cannot take more (see the errors before)"))
+                emit(.warning(.streamGivenUp(failuresInARow: Self.failureLimit)))
                 Task { await self.stop() }
                 return
             }
@@ -76,7 +76,7 @@ extension ProjectionSession {
                 try await encoder.setFrameRate(settings.framesPerSecond)
             }
         } catch {
-            emit(.warning("could not change the encoder's rate for \(idle ? "keep-alives" : "moving pictures"): \(error)"))
+            emit(.warning(.encoderRateUnchanged(forKeepAlives: idle, error)))
         }
     }
 
@@ -100,10 +100,14 @@ extension ProjectionSession {
         let drawn = await renderer.drawStreamFrame(camera: cameraOnScreen, overlays: overlays,
                                                    fullRange: settings.fullRange, into: target,
                                                    tileArrived: tileArrivedHandler)
-        record(&recorded.renderMilliseconds, (SessionClock.now - start) * 1000)
-        guard let frame = drawn.frame else {
+        record(&recorded.renderTimes, .seconds(SessionClock.now - start))
+        let frame: NV12Frame
+        switch drawn.frame {
+        case .success(let filled):
+            frame = filled
+        case .failure(let error):
             consecutiveFailures += 1
-            emit(.error(.renderer(drawn.error?.description ?? "the frame could not be drawn")))
+            emit(.error(.renderer(error)))
             return
         }
         if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: stream.scale) {
@@ -136,7 +140,7 @@ extension ProjectionSession {
         let start = SessionClock.now
         let unit: AccessUnit
         do {
-            let (encoded, returned) = try await encoder.encode(frame, presentationTime: start - origin, forceIDR: forceIDR)
+            let (encoded, returned) = try await encoder.encode(frame, presentationTime: .seconds(start - origin), forceIDR: forceIDR)
             lastFrame = returned
             // Renumbered after any skip pictures that went out since the encoder's last picture.
             unit = skipPictures.pass(encoded)
@@ -148,7 +152,7 @@ extension ProjectionSession {
             emit(.error(.encoder(error)))
             return
         }
-        record(&recorded.encodeMilliseconds, (SessionClock.now - start) * 1000)
+        record(&recorded.encodeTimes, .seconds(SessionClock.now - start))
         // A suspend, resume, resize or stop that came while encoding wins: the unit is not sent.
         guard state == .streaming, run == pictureRun, let sink, !Task.isCancelled, deliver(unit, to: sink) else { return }
         if forceIDR { needsIDR = false }
@@ -186,7 +190,7 @@ extension ProjectionSession {
         guard configuration.keepAlive == .skipPicture, !needsIDR, sink?.needsKeyframe != true,
               let origin = statisticsOrigin, let sink else { return false }
         skipPictureCount += 1
-        guard let unit = skipPictures.skipPicture(presentationTime: SessionClock.now - origin,
+        guard let unit = skipPictures.skipPicture(presentationTime: .seconds(SessionClock.now - origin),
                                                   frameNumber: skipPictureCount) else { return false }
         // A refused skip picture still counts as handled: the IDR that follows resets the numbering.
         if deliver(unit, to: sink) { record(sent: unit, as: .keepAlive, changeSince: nil) }
@@ -200,7 +204,7 @@ extension ProjectionSession {
         switch kind {
         case .rendered:
             recorded.framesRendered += 1
-            if let changeSince { record(&recorded.latencyMilliseconds, (sent - changeSince) * 1000) }
+            if let changeSince { record(&recorded.latencies, .seconds(sent - changeSince)) }
         case .refinement: recorded.refinementFrames += 1
         case .keepAlive: recorded.keepAlives += 1
         }
@@ -226,7 +230,7 @@ extension ProjectionSession {
         return NV12Frame(width: width, height: height, fullRange: fullRange)
     }
 
-    func record(_ samples: inout [Double], _ value: Double) {
+    func record(_ samples: inout [Duration], _ value: Duration) {
         if samples.count < ProjectionSessionStatistics.sampleCapacity { samples.append(value) }
     }
 }

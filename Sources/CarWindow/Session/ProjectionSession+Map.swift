@@ -10,7 +10,7 @@ extension ProjectionSession {
     public func setCamera(_ camera: Camera, transition: CameraTransition = .immediate) {
         let values = [camera.center.latitude, camera.center.longitude, camera.zoom, camera.bearing, camera.pitch]
         guard values.allSatisfy(\.isFinite) else {
-            emit(.warning("camera ignored: every value must be finite (\(camera))"))
+            emit(.warning(.cameraIgnored(camera)))
             return
         }
         switch transition {
@@ -20,13 +20,13 @@ extension ProjectionSession {
             animation = nil
             cameraOnScreen = camera.clamped
         case .animated(let duration):
-            guard duration.isFinite, duration > 0 else {
+            guard duration > .zero else {
                 animation = nil
                 cameraOnScreen = camera.clamped
                 break
             }
             animation = CameraAnimation(from: cameraOnScreen, to: camera.clamped, start: SessionClock.now,
-                                        duration: min(duration, 30))
+                                        duration: min(duration, CameraTransition.longestAnimation).inSeconds)
         }
         changed()
     }
@@ -35,7 +35,7 @@ extension ProjectionSession {
     public func setVehicle(_ vehicle: VehicleMarker?) {
         if let vehicle {
             guard vehicle.coordinate.latitude.isFinite, vehicle.coordinate.longitude.isFinite, vehicle.heading.isFinite else {
-                emit(.warning("vehicle ignored: its position and heading must be finite"))
+                emit(.warning(.vehicleIgnored(vehicle)))
                 return
             }
         }
@@ -53,11 +53,11 @@ extension ProjectionSession {
         // Engines send the route often; a valid one is taken as it is, without a copy.
         let valid = route.allSatisfy(isValid) ? route : route.filter(isValid)
         if valid.count != route.count {
-            emit(.warning("route: \(route.count - valid.count) of \(route.count) points dropped (not finite or off the globe)"))
+            emit(.warning(.routePointsDropped(dropped: route.count - valid.count, of: route.count)))
         }
         let drawn = valid.count >= 2 ? valid : []
         if drawn.isEmpty, !valid.isEmpty {
-            emit(.warning("route hidden: it needs at least two valid points"))
+            emit(.warning(.routeHidden(validPoints: valid.count)))
         }
         guard overlays.route != drawn else { return }
         overlays.route = drawn
@@ -108,26 +108,5 @@ extension ProjectionSession {
     public func snapshot() async -> RGBAImage? {
         guard let renderer, lastFrame != nil else { return nil }
         return await renderer.readPixels()
-    }
-}
-
-extension MapRenderer {
-    /// One picture for a stream: draws `camera` and `overlays`, converts to NV12 and reads it
-    /// back into `frame`, all in one visit to the render thread.
-    func drawStreamFrame(camera: Camera, overlays: MapOverlays, fullRange: Bool, into frame: consuming NV12Frame,
-                         tileArrived: @escaping @Sendable () -> Void) -> (frame: NV12Frame?, error: MapRenderError?,
-                                                                          controls: [MapControl], transform: MapTransform) {
-        setCamera(camera)
-        if self.overlays != overlays { setOverlays(overlays) }
-        renderFrame(tileArrived: tileArrived)
-        do {
-            try convertToNV12(fullRange: fullRange, slot: 0)
-        } catch {
-            return (nil, error, controls, transform)
-        }
-        guard let filled = collectNV12(slot: 0, into: frame) else {
-            return (nil, .gl(.glFailure("NV12 readback could not be mapped")), controls, transform)
-        }
-        return (filled, nil, controls, transform)
     }
 }

@@ -13,7 +13,7 @@ extension ProjectionSession {
         let gestures = recognizer.handle(event.inRenderedPixels(scale: scale))
         lastGestureTick = SessionClock.now
         if recognizer.rejectedEventCount != rejectedBefore, let rejection = recognizer.lastRejection {
-            emit(.warning("touch event ignored: \(rejection)"))
+            emit(.warning(.touchIgnored(rejection)))
         }
         apply(gestures)
         if recognizer.hasUnreportedMotion { changed() }
@@ -24,7 +24,7 @@ extension ProjectionSession {
     /// a tap at the centre of region `id`. Unknown ids are ignored with a warning.
     public func selectHapticRegion(id: Int) {
         guard let point = haptics.selectionPoint(for: id) else {
-            emit(.warning("haptic select ignored: no region \(id) on screen"))
+            emit(.warning(.hapticSelectIgnored(regionID: id)))
             return
         }
         apply([.tap(at: point)])
@@ -80,7 +80,7 @@ extension ProjectionSession {
         case .zoomIn, .zoomOut:
             var target = animation?.to ?? cameraOnScreen
             target.zoom += control == .zoomIn ? 1 : -1
-            setCamera(target, transition: .animated(duration: 0.3))
+            setCamera(target, transition: .animated(duration: .milliseconds(300)))
         case .recenter:
             break
         }

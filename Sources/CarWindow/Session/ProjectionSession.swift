@@ -1,32 +1,51 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// A map projected into one head-unit screen: the API a navigation engine links.
 ///
 /// The engine sets the camera, vehicle, route, style and controls; it never draws. The session
 /// draws only when something visible changed, at the negotiated rate and evenly paced, sharpens
 /// the last picture with a few refinement frames when the map stops, and keeps a still screen
-/// alive with keep-alives (the last picture re-encoded) well inside a head unit's ~1 s timeout.
+/// alive well inside a head unit's ~1 s timeout with keep-alives: by default hand-made skip
+/// pictures that repeat the last picture for a few bytes and no encoding (see
+/// ``KeepAliveMethod``).
 ///
 /// ```
 /// engine -> session (camera, vehicle, route, touches)
-///              |  frame loop: FramePacer decides render / refine / keep-alive / sleep
+///              |  frame loop: draw / refine / keep-alive / sleep
 ///              v
-///          MapRenderer (render thread) -> NV12 -> EncoderStage (encode thread) -> VideoSink
+///          MapRenderer (render thread) -> NV12 -> encoder (its own thread) -> outputs
 ///              |
-///              +-> events: state, stream size, haptic regions, taps, errors
+///              +-> events: state, stream size, haptic regions, taps, warnings, errors
 /// ```
+///
+/// The outputs are the configuration's sink (made by its ``VideoSinkFactory`` at each stream
+/// start) and a head unit that an ``SDLProjectionLink`` added; with both, they fail
+/// independently, as in a ``TeeSink``. The session owns the sinks it makes and closes them when
+/// the stream ends (``stop()``, ``close()``, or the stream failing for good).
 ///
 /// Several sessions (a centre console and an instrument cluster) can share one
 /// ``RenderContext`` (one render thread, one GL context) and one ``SharedTileCache``; each has
-/// its own size, camera, style, encoder and sink.
+/// its own size, camera, style, encoder and outputs.
 ///
 /// - Important: Thread-safe: it is an actor; call it from any task.
 public actor ProjectionSession {
-    /// Everything the session reports, in order. Buffered (the newest 4096 are kept when nobody
-    /// reads), so a slow reader never stalls the stream.
-    public nonisolated let events: AsyncStream<ProjectionSessionEvent>
+    /// A new stream of everything the session reports from now on, in order; it ends when the
+    /// session is closed.
+    ///
+    /// Every access makes a stream of its own, so several consumers (an engine, a head-unit
+    /// link, a logger) each see every event. Take the stream before the calls whose events you
+    /// want, since events before it are not in it:
+    ///
+    /// ```swift
+    /// let events = session.events
+    /// Task { for await event in events { /* ... */ } }
+    /// try await session.connect(display: display)
+    /// ```
+    ///
+    /// Each stream keeps the newest 4096 events its consumer has not read, so a slow consumer
+    /// never stalls the stream or the other consumers.
+    public nonisolated var events: AsyncStream<ProjectionSessionEvent> { eventBroadcast.subscribe() }
     /// The render thread and GL context this session draws with.
     public nonisolated let context: RenderContext
     /// The configuration it was made with.
@@ -44,7 +63,7 @@ public actor ProjectionSession {
     /// Counters and timings since streaming first started.
     public var statistics: ProjectionSessionStatistics {
         var current = recorded
-        if let streamingSince { current.streamingSeconds += SessionClock.now - streamingSince }
+        if let streamingSince { current.streamingTime += .seconds(SessionClock.now - streamingSince) }
         return current
     }
     var recorded = ProjectionSessionStatistics()
@@ -52,7 +71,7 @@ public actor ProjectionSession {
     /// style from the first picture after that style's tiles are laid out.
     public internal(set) var appearance: MapAppearance
 
-    let eventContinuation: AsyncStream<ProjectionSessionEvent>.Continuation
+    let eventBroadcast = EventBroadcast<ProjectionSessionEvent>(bufferLimit: 4096)
     let logger: Logger
     var renderer: MapRenderer?
     var encoder: EncoderStage?
@@ -92,6 +111,9 @@ public actor ProjectionSession {
     var streamingSince: Double?
     var statisticsOrigin: Double?
     var consecutiveFailures = 0
+    /// Outputs added besides the configuration's sink (a head-unit link's), by id.
+    private nonisolated let attachedOutputs = LockedState<(next: Int, factories: [(id: Int, makeSink: VideoSinkFactory)])>(
+        (next: 0, factories: []))
     /// A life-cycle call is under way; the ones that came after it wait here, in order.
     private var lifeCycleBusy = false
     private var lifeCycleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -106,7 +128,6 @@ public actor ProjectionSession {
     public init(configuration: ProjectionSessionConfiguration, context: RenderContext) {
         self.configuration = configuration
         self.context = context
-        (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
         var logger = Logger(label: "carwindow.session")
         logger[metadataKey: "screen"] = "\(configuration.name)"
         self.logger = logger
@@ -148,20 +169,32 @@ public actor ProjectionSession {
     }
 
     /// Starts the video: ready -> streaming. The first picture is an IDR.
+    ///
+    /// Makes the stream's outputs: the configuration's sink and the head unit a link added. An
+    /// output that cannot be made is reported as an error event and left out; this throws when
+    /// none can be made (or there is none: ``ProjectionSessionError/noOutput``), and the session
+    /// stays ready.
     public func startStreaming() async throws(ProjectionSessionError) {
         try await oneAtATime { () async throws(ProjectionSessionError) in
             guard state == .ready, let stream else {
                 throw fail(.invalidState(operation: "start streaming", state: state))
             }
+            let factories = outputFactories()
+            guard !factories.isEmpty else { throw fail(.noOutput) }
             let settings = makeEncoderSettings(for: stream)
             let stage = try await makeEncoderStage(settings: settings)
-            do throws(SinkError) {
-                let sink = try configuration.makeSink(stream)
-                try sink.streamWillStart(stream.encodedSize)
+            do throws(ProjectionSessionError) {
+                let sink = try makeSink(from: factories, for: stream)
+                do throws(SinkError) {
+                    try sink.streamWillStart(stream.encodedSize)
+                } catch {
+                    sink.close()
+                    throw fail(.sink(error))
+                }
                 self.sink = sink
             } catch {
                 await finishEncoderStage(stage)
-                throw fail(.sink(error))
+                throw error
             }
             encoder = stage
             beginStream(settings: settings, stream: stream)
@@ -170,8 +203,8 @@ public actor ProjectionSession {
         }
     }
 
-    /// Stops sending (the head unit may not show video now); the encoder and sink stay. Does
-    /// nothing unless streaming.
+    /// Stops sending (the head unit may not show video now); the encoder and outputs stay, and
+    /// are told the stream stopped. Does nothing unless streaming.
     public func suspend() async {
         await oneAtATime {
             guard state == .streaming else { return }
@@ -224,7 +257,7 @@ public actor ProjectionSession {
         do {
             chosen = try choose(merged)
         } catch {
-            emit(.warning("display update ignored, the stream goes on at \(stream.map { "\($0.encodedSize)" } ?? "its size"): \(error)"))
+            emit(.warning(.capabilityUpdateIgnored(error, kept: stream)))
             throw error
         }
         display = merged
@@ -270,23 +303,23 @@ public actor ProjectionSession {
         startFrameLoop()
     }
 
-    /// Ends the stream: any state -> stopping -> disconnected. The sink is closed; the renderer
-    /// stays, so connecting again is quick.
+    /// Ends the stream: any state -> stopping -> disconnected. The outputs are closed (a new
+    /// stream makes new ones); the renderer stays, so connecting again is quick.
     public func stop() async {
         await oneAtATime { await stopNow() }
     }
 
-    /// Stops, ends the event sequence and lets the renderer go: its GL objects are deleted on
-    /// the render thread before this returns. The session cannot be used afterwards.
+    /// Stops, ends every ``events`` stream and lets the renderer go: its GL objects are deleted
+    /// on the render thread before this returns. The session cannot be used afterwards.
     ///
     /// The one call that ends a session for good: the frame loop and the encoder stop and the
-    /// sink is closed, so every output is finished when it returns (an MP4 recording has its
+    /// outputs are closed, so every output is finished when it returns (an MP4 recording has its
     /// index and plays). Call it on quitting, Ctrl-C included, before the process exits. Life-
     /// cycle calls run one at a time, so a stop already under way has finished when it returns.
     public func close() async {
         await oneAtATime {
             await stopNow()
-            eventContinuation.finish()
+            eventBroadcast.finish()
             await releaseRenderer()
         }
     }
@@ -294,6 +327,47 @@ public actor ProjectionSession {
     private func stopNow() async {
         guard state != .disconnected, state != .stopping else { return }
         await tearDown(sinkIsStreaming: state == .streaming)
+    }
+
+    // MARK: Outputs
+
+    /// Adds an output that every stream from the next start on also goes to (a head unit's video
+    /// service, added by its link). Outputs fail independently: see ``TeeSink``.
+    package nonisolated func addOutput(_ makeSink: @escaping VideoSinkFactory) -> Int {
+        attachedOutputs.withLock { outputs in
+            defer { outputs.next += 1 }
+            outputs.factories.append((outputs.next, makeSink))
+            return outputs.next
+        }
+    }
+
+    /// Removes the output `id` made by ``addOutput(_:)``; streams from the next start on go
+    /// without it.
+    package nonisolated func removeOutput(_ id: Int) {
+        attachedOutputs.withLock { $0.factories.removeAll { $0.id == id } }
+    }
+
+    /// The configuration's sink factory, then the added outputs in the order they were added.
+    private func outputFactories() -> [VideoSinkFactory] {
+        (configuration.makeSink.map { [$0] } ?? []) + attachedOutputs.withLock { $0.factories.map(\.makeSink) }
+    }
+
+    /// The sink of a stream: the one output's sink, or a ``TeeSink`` of several. An output that
+    /// cannot be made is reported and left out; it throws only when none can be made.
+    private func makeSink(from factories: [VideoSinkFactory],
+                          for stream: StreamResolution) throws(ProjectionSessionError) -> any VideoSink {
+        var sinks: [any VideoSink] = []
+        var failures: [SinkError] = []
+        for factory in factories {
+            do throws(SinkError) {
+                sinks.append(try factory(stream))
+            } catch {
+                failures.append(error)
+            }
+        }
+        guard !sinks.isEmpty else { throw fail(.sink(failures.first ?? .allOutputsFailed(count: factories.count))) }
+        for failure in failures { _ = fail(.sink(failure)) }
+        return sinks.count == 1 ? sinks[0] : TeeSink(sinks)
     }
 
     // MARK: One life-cycle call at a time
@@ -335,7 +409,7 @@ public actor ProjectionSession {
             do {
                 try await renderer.resize(width: size.width, height: size.height)
             } catch {
-                throw fail(.renderer(error.description))
+                throw fail(.renderer(error))
             }
         } else {
             do {
@@ -343,7 +417,7 @@ public actor ProjectionSession {
                                                  style: style(for: appearance), tiles: configuration.tiles,
                                                  fonts: configuration.fonts, camera: cameraOnScreen)
             } catch {
-                throw fail(.renderer(error.description))
+                throw fail(.renderer(error))
             }
         }
         lastFrame = nil
@@ -352,15 +426,14 @@ public actor ProjectionSession {
 
     func beginStream(settings: EncoderSettings, stream: StreamResolution) {
         if let asked = stream.display.preferredFramesPerSecond, Double(asked) > EncoderSettings.maximumStreamingFramesPerSecond {
-            emit(.warning("the head unit asks for \(asked) fps; the stream runs at \(Int(settings.framesPerSecond)) fps, "
-                          + "the most this app draws and encodes"))
+            emit(.warning(.frameRateCapped(asked: asked, streamed: settings.framesPerSecond)))
         }
         encoderSettings = settings
         encoderIsIdle = false
         skipPictures = SkipPictureStream()
         pacer = FramePacer(configuration: .init(framesPerSecond: settings.framesPerSecond,
                                                 refinementFrames: configuration.refinementFrames,
-                                                keepAliveInterval: configuration.keepAliveInterval))
+                                                keepAliveInterval: configuration.keepAliveInterval.inSeconds))
         restartPictures()
         haptics.resend()
         let now = SessionClock.now
@@ -474,7 +547,7 @@ public actor ProjectionSession {
     }
 
     func emit(_ event: ProjectionSessionEvent) {
-        eventContinuation.yield(event)
+        eventBroadcast.yield(event)
     }
 
     /// Reports `error` as an event and returns it for throwing.
@@ -486,7 +559,7 @@ public actor ProjectionSession {
 
     func noteStreamingTime() {
         if let since = streamingSince {
-            recorded.streamingSeconds += SessionClock.now - since
+            recorded.streamingTime += .seconds(SessionClock.now - since)
             streamingSince = nil
         }
     }
@@ -505,7 +578,7 @@ public actor ProjectionSession {
 
 /// A flag raised from any thread and taken down by the frame loop.
 final class ArrivalFlag: Sendable {
-    private let raised = Mutex(false)
+    private let raised = LockedState(false)
 
     func raise() { raised.withLock { $0 = true } }
 

@@ -8,91 +8,106 @@ public enum MapAppearance: String, Sendable, Equatable, CaseIterable {
     case night
 }
 
-/// Makes the sink a session streams into, once per ``ProjectionSession/startStreaming()``.
-/// It runs on the session; the sink it returns is owned by the session from then on.
+/// Makes the sink a session streams into, once per ``ProjectionSession/startStreaming()``, for
+/// the chosen stream. It runs on the session. The sink it returns belongs to the session from
+/// then on: the session closes it when the stream ends (``ProjectionSession/stop()``,
+/// ``ProjectionSession/close()``, or the stream failing for good), and a later start calls the
+/// factory again for a new one.
 public typealias VideoSinkFactory = @Sendable (StreamResolution) throws(SinkError) -> any VideoSink
 
-/// Everything a ``ProjectionSession`` is made from.
+/// Everything a ``ProjectionSession`` is made from: the map's data and where the first camera
+/// looks are required; everything else has a default and can be set afterwards.
+///
+/// ```swift
+/// var configuration = ProjectionSessionConfiguration(tiles: tiles, dayStyle: day, fonts: fonts,
+///                                                    camera: Camera(center: here, zoom: 16)) { _ in
+///     try MP4FileSink(url: URL(fileURLWithPath: "drive.mp4"))
+/// }
+/// configuration.nightStyle = night
+/// configuration.keepAliveInterval = .milliseconds(400)
+/// ```
+///
+/// Without a sink factory the session's only output is a head unit: bind it with
+/// ``SDLProjectionLink``, which adds the head unit as an output. With both, every picture goes
+/// to the head unit and to the factory's sink (a recording, say), which fail independently.
 public struct ProjectionSessionConfiguration: Sendable {
-    /// A name for logs and events: "console", "cluster".
-    public var name: String
     /// The vector tiles. Give several sessions the same ``SharedTileCache`` to read and decode
     /// each tile once for all of them.
     public var tiles: any TileSource
     /// The style by day.
     public var dayStyle: Style
-    /// The style by night; nil keeps the day style at night.
-    public var nightStyle: Style?
-    /// Which style the session starts with.
-    public var appearance: MapAppearance
     /// Fonts for labels.
     public var fonts: FontLibrary
-    /// The sizes this app can draw, per orientation (SmartDeviceLink's supported-size ranges).
-    public var supportedSizes: SupportedSizes
-    /// The app's own frame rate; it applies only where lower than the head unit's.
-    public var customFramesPerSecond: Double?
-    /// The app's own bitrate in bit/s; it applies only where lower than the head unit's.
-    public var customBitrate: Int?
-    /// How the encoder spends its bits.
-    public var rateControl: RateControl
-    /// Which H.264 encoder to use.
-    public var encoder: EncoderChoice
-    /// Where the video goes.
-    public var makeSink: VideoSinkFactory
-    /// Re-encodes of the last picture after motion stops, to sharpen it.
-    public var refinementFrames: Int
-    /// Seconds between keep-alives on a still map; below a head unit's ~1 s "no video" timeout.
-    public var keepAliveInterval: Double
-    /// Tap, double-tap, pan and pinch thresholds.
-    public var gestures: GestureRecognizer.Configuration
-    /// Whether pans, pinches and double taps move the map (taps on regions always count).
-    public var mapGesturesEnabled: Bool
-    /// The first camera.
+    /// The first camera: what the map shows until the engine sets another.
     public var camera: Camera
-    /// Whether the zoom and recenter buttons are drawn (and become haptic regions).
-    public var showsControls: Bool
-    /// How keep-alives are made.
-    public var keepAlive: KeepAliveMethod = .skipPicture
+    /// Makes the session's own output (a file, an RTP receiver, a ``TeeSink`` of several) at each
+    /// stream start; nil when a head-unit link is the only output. See ``VideoSinkFactory`` for
+    /// who closes the sink.
+    public var makeSink: VideoSinkFactory?
+
+    /// A name for logs: "console", "cluster". The default is "map".
+    public var name = "map"
+    /// The style by night; nil (the default) keeps the day style at night.
+    public var nightStyle: Style?
+    /// Which style the session starts with; the default is ``MapAppearance/day``.
+    public var appearance = MapAppearance.day
+    /// The sizes this app can draw, per orientation (SmartDeviceLink's supported-size ranges).
+    /// The default, ``SupportedSizes/any``, takes whatever the head unit offers.
+    public var supportedSizes = SupportedSizes.any
+    /// The app's own frame rate; it applies only where lower than the head unit's. The default,
+    /// nil, streams at the head unit's rate (SmartDeviceLink's 15 fps unless it asks otherwise).
+    public var customFramesPerSecond: Double?
+    /// The app's own bitrate in bit/s; it applies only where lower than the head unit's. The
+    /// default, nil, streams at the head unit's limit (600 kbit/s unless it says otherwise).
+    public var customBitrate: Int?
+    /// How the encoder spends its bits; the default is ``RateControl/cbr``.
+    public var rateControl = RateControl.cbr
+    /// Which H.264 encoder to use; the default is VA-API where a GPU offers it, else OpenH264.
+    public var encoder = EncoderChoice.automatic
+    /// Re-encodes of the last picture after motion stops, to sharpen it; the default is 3.
+    public var refinementFrames = 3
+    /// How keep-alives are made on a still map; the default is a hand-made skip picture.
+    public var keepAlive = KeepAliveMethod.skipPicture
+    /// Time between keep-alives on a still map, kept within 0.05...0.9 s, below a head unit's
+    /// ~1 s "no video" timeout; the default is 0.5 s.
+    public var keepAliveInterval: Duration = .milliseconds(500)
+    /// Tap, double-tap, pan and pinch thresholds; the defaults are SmartDeviceLink's.
+    public var gestures = GestureRecognizer.Configuration()
+    /// Whether pans, pinches and double taps move the map (taps on regions always count); on
+    /// by default.
+    public var mapGesturesEnabled = true
+    /// Whether the zoom and recenter buttons are drawn (and become haptic regions); on by default.
+    public var showsControls = true
     /// Draws every frame slot whether or not anything changed, as the reference capturers do.
     /// Only for measuring what drawing on change saves; off by default.
     public var drawsEveryFrame = false
 
-    /// A configuration with SmartDeviceLink's defaults: 15 fps and 600 kbit/s unless the head
-    /// unit asks otherwise, 3 refinement frames, a keep-alive every 0.5 s.
-    public init(name: String = "map", tiles: any TileSource, dayStyle: Style, nightStyle: Style? = nil,
-                appearance: MapAppearance = .day, fonts: FontLibrary, supportedSizes: SupportedSizes = .any,
-                customFramesPerSecond: Double? = nil, customBitrate: Int? = nil, rateControl: RateControl = .cbr,
-                encoder: EncoderChoice = .automatic, refinementFrames: Int = 3, keepAliveInterval: Double = 0.5,
-                gestures: GestureRecognizer.Configuration = .init(), mapGesturesEnabled: Bool = true,
-                camera: Camera, showsControls: Bool = true, makeSink: @escaping VideoSinkFactory) {
-        self.name = name
+    /// A configuration with SmartDeviceLink's defaults for everything but the map's data and
+    /// first camera: 15 fps and 600 kbit/s unless the head unit asks otherwise, 3 refinement
+    /// frames, a skip-picture keep-alive every 0.5 s, every stream size the head unit offers.
+    ///
+    /// - Parameter makeSink: the session's own output, made at each stream start; nil when an
+    ///   ``SDLProjectionLink`` bound to the session is the only output.
+    public init(tiles: any TileSource, dayStyle: Style, fonts: FontLibrary, camera: Camera,
+                makeSink: VideoSinkFactory? = nil) {
         self.tiles = tiles
         self.dayStyle = dayStyle
-        self.nightStyle = nightStyle
-        self.appearance = appearance
         self.fonts = fonts
-        self.supportedSizes = supportedSizes
-        self.customFramesPerSecond = customFramesPerSecond
-        self.customBitrate = customBitrate
-        self.rateControl = rateControl
-        self.encoder = encoder
-        self.refinementFrames = refinementFrames
-        self.keepAliveInterval = keepAliveInterval
-        self.gestures = gestures
-        self.mapGesturesEnabled = mapGesturesEnabled
         self.camera = camera
-        self.showsControls = showsControls
         self.makeSink = makeSink
     }
 }
 
-/// How a session keeps a still picture alive on the head unit.
+/// How a session keeps a still picture alive on the head unit: once the refinements after the
+/// last movement are out, one keep-alive goes out every
+/// ``ProjectionSessionConfiguration/keepAliveInterval``.
 public enum KeepAliveMethod: String, Sendable, Equatable, CaseIterable {
     /// A hand-made P picture that skips every macroblock: the head unit repeats the picture
     /// exactly, for about 20 bytes and no encoding work. The encoder's later pictures are
     /// renumbered to follow it. Falls back to ``reencode`` for streams it cannot follow.
     case skipPicture
-    /// The last picture encoded again at a small bit budget (it also keeps sharpening).
+    /// The last picture encoded again at a small bit budget (2 kbit/s; it also keeps
+    /// sharpening): encoder work at every keep-alive.
     case reencode
 }
 
@@ -117,7 +132,7 @@ public enum ProjectionSessionState: String, Sendable, Equatable {
     case stopping
 }
 
-/// What a session tells the navigation engine.
+/// What a session tells the navigation engine, on ``ProjectionSession/events``.
 public enum ProjectionSessionEvent: Sendable, Equatable {
     /// The state changed.
     case stateChanged(from: ProjectionSessionState, to: ProjectionSessionState)
@@ -139,9 +154,70 @@ public enum ProjectionSessionEvent: Sendable, Equatable {
     /// so until the user taps recenter.
     case cameraMovedByUser(Camera)
     /// Input that was ignored or a problem that did not stop the stream.
-    case warning(String)
+    case warning(ProjectionSessionWarning)
     /// A failure; the state events say whether streaming went on.
     case error(ProjectionSessionError)
+}
+
+/// Input a session ignored, or a problem it went on after; each says what was wrong and what
+/// to do. Nothing else changed: the stream goes on as it was (except after
+/// ``streamGivenUp(failuresInARow:)``).
+public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertible {
+    /// ``ProjectionSession/setCamera(_:transition:)`` got a value that is not finite; the camera
+    /// on screen stays.
+    case cameraIgnored(Camera)
+    /// ``ProjectionSession/setVehicle(_:)`` got a position or heading that is not finite; the
+    /// vehicle on screen stays.
+    case vehicleIgnored(VehicleMarker)
+    /// ``ProjectionSession/setRoute(_:)`` dropped `dropped` of `of` points that were not finite
+    /// or lay off the globe, and drew the rest.
+    case routePointsDropped(dropped: Int, of: Int)
+    /// The route has fewer than two valid points (`validPoints`), so none is drawn.
+    case routeHidden(validPoints: Int)
+    /// A capability update was refused (the error says why); the stream goes on at `kept`, the
+    /// stream size in force (nil before the first stream).
+    case capabilityUpdateIgnored(ProjectionSessionError, kept: StreamResolution?)
+    /// The head unit asked for `asked` frames per second, more than this app draws and
+    /// encodes; the stream runs at `streamed`.
+    case frameRateCapped(asked: Int, streamed: Double)
+    /// A touch event from the head unit broke the RPC's rules and was not used.
+    case touchIgnored(TouchEventRejection)
+    /// A haptic select named a region that is not on screen.
+    case hapticSelectIgnored(regionID: Int)
+    /// The encoder's rate control could not switch to the keep-alive rate (`forKeepAlives`) or
+    /// back to the moving-map rate; pictures go on at the previous rate.
+    case encoderRateUnchanged(forKeepAlives: Bool, EncoderError)
+    /// `failuresInARow` pictures in a row failed, or the output can take no more (the errors
+    /// before say why): the session stops the stream.
+    case streamGivenUp(failuresInARow: Int)
+
+    /// What was ignored or went wrong, and what to do.
+    public var description: String {
+        switch self {
+        case .cameraIgnored(let camera):
+            "camera ignored: every value must be finite (\(camera)); the map stays where it was"
+        case .vehicleIgnored(let vehicle):
+            "vehicle ignored: its position and heading must be finite (\(vehicle.coordinate), heading \(vehicle.heading)); "
+                + "the vehicle stays where it was"
+        case .routePointsDropped(let dropped, let total):
+            "route: \(dropped) of \(total) points dropped (not finite or off the globe); check the route's source"
+        case .routeHidden(let valid):
+            "route hidden: it needs at least two valid points and has \(valid)"
+        case .capabilityUpdateIgnored(let error, let kept):
+            "capability update ignored, the stream goes on at \(kept.map { "\($0.encodedSize)" } ?? "its size"): \(error)"
+        case .frameRateCapped(let asked, let streamed):
+            "the head unit asks for \(asked) fps; the stream runs at \(Int(streamed)) fps, the most this app draws and encodes"
+        case .touchIgnored(let rejection):
+            "touch event ignored: \(rejection)"
+        case .hapticSelectIgnored(let id):
+            "haptic select ignored: no region \(id) on screen; select one of the regions last sent"
+        case .encoderRateUnchanged(let forKeepAlives, let error):
+            "could not change the encoder's rate for \(forKeepAlives ? "keep-alives" : "moving pictures"): \(error)"
+        case .streamGivenUp(let failures):
+            "the stream stops: \(failures) frames in a row failed, or the output cannot take more (see the errors before); "
+                + "fix what they name, then connect and start streaming again"
+        }
+    }
 }
 
 /// Why a session could not do what was asked, each saying what to do.
@@ -150,12 +226,15 @@ public enum ProjectionSessionError: Error, Sendable, Equatable, CustomStringConv
     case noMatchingResolution(reason: String)
     /// The call does not fit the state (streaming before connecting, say).
     case invalidState(operation: String, state: ProjectionSessionState)
-    /// The renderer could not be made or resized.
-    case renderer(String)
+    /// The renderer could not be made or resized, or a frame could not be drawn.
+    case renderer(MapRenderError)
     /// The encoder could not be made or failed.
     case encoder(EncoderError)
-    /// The sink could not be made or refused the stream.
+    /// The sink could not be made or refused the stream, or an output failed.
     case sink(SinkError)
+    /// Streaming cannot start: the configuration has no sink factory and no head-unit link is
+    /// bound to the session.
+    case noOutput
 
     public var description: String {
         switch self {
@@ -163,9 +242,11 @@ public enum ProjectionSessionError: Error, Sendable, Equatable, CustomStringConv
             "the head unit offers no stream size this app supports (\(reason)); widen the supported-size ranges or check the head unit's capability"
         case .invalidState(let operation, let state):
             "cannot \(operation) while the session is \(state.rawValue); connect, then start streaming, in that order"
-        case .renderer(let reason): "the map renderer failed: \(reason)"
+        case .renderer(let error): "the map renderer failed: \(error)"
         case .encoder(let error): "the encoder failed: \(error)"
         case .sink(let error): "the video sink failed: \(error)"
+        case .noOutput:
+            "the session has nowhere to send video: give its configuration a sink factory (makeSink) or bind it to a head unit with SDLProjectionLink"
         }
     }
 }
@@ -176,27 +257,28 @@ public struct ProjectionSessionStatistics: Sendable {
     public var framesRendered = 0
     /// Re-encodes of a still picture that sharpen it.
     public var refinementFrames = 0
-    /// Re-encodes of a still picture that keep the head unit from blanking.
+    /// Keep-alives sent on a still map (skip pictures, or re-encodes of the last picture).
     public var keepAlives = 0
     /// IDR pictures sent.
     public var idrFrames = 0
-    /// Bytes handed to the sink.
+    /// Bytes handed to the outputs.
     public var bytesSent = 0
-    /// Access units the sink refused.
+    /// Access units the outputs refused (all of them, when there are several).
     public var sinkErrors = 0
-    /// Seconds spent streaming (suspended time excluded).
-    public var streamingSeconds = 0.0
+    /// Time spent streaming (suspended time excluded).
+    public var streamingTime = Duration.zero
     /// Bytes sent in each whole second since streaming started (suspended time included).
     public var bytesPerSecond: [Int] = []
     /// New pictures drawn in each whole second since streaming started: the frame rate while
     /// the map moves, and zero while it stands still.
     public var framesRenderedPerSecond: [Int] = []
-    /// Milliseconds from a change (camera, vehicle, tiles...) to its picture leaving the sink.
-    public var latencyMilliseconds: [Double] = []
-    /// Milliseconds on the render thread per drawn picture: draw, NV12 conversion, readback.
-    public var renderMilliseconds: [Double] = []
-    /// Milliseconds in the encoder per access unit.
-    public var encodeMilliseconds: [Double] = []
+    /// Per drawn picture: from the change that made it (camera, vehicle, tiles...) to the picture
+    /// leaving the sink.
+    public var latencies: [Duration] = []
+    /// Per drawn picture: time on the render thread to draw it, convert it to NV12 and read it back.
+    public var renderTimes: [Duration] = []
+    /// Per encoded picture (drawn, refinement or re-encoded keep-alive): time in the encoder.
+    public var encodeTimes: [Duration] = []
 
     /// Access units sent: drawn pictures, refinements and keep-alives.
     public var framesSent: Int { framesRendered + refinementFrames + keepAlives }

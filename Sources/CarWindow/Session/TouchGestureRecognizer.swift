@@ -60,12 +60,12 @@ public enum Gesture: Sendable, Equatable {
 public struct GestureRecognizer: Sendable {
     /// Thresholds; the defaults are SmartDeviceLink's iOS library's.
     public struct Configuration: Sendable, Equatable {
-        /// Longest time from BEGIN to END of a tap, in milliseconds.
-        public var tapMaximumDuration: Double
+        /// Longest time from BEGIN to END of a tap.
+        public var tapMaximumDuration: Duration
         /// Farthest a tap's END may be from its BEGIN, in pixels.
         public var tapMaximumDistance: Double
-        /// Longest time between the ENDs of the two taps of a double tap, in milliseconds.
-        public var doubleTapMaximumInterval: Double
+        /// Longest time between the ENDs of the two taps of a double tap.
+        public var doubleTapMaximumInterval: Duration
         /// Farthest apart the ENDs of the two taps of a double tap may be, in pixels.
         public var doubleTapMaximumDistance: Double
         /// A finger that moves more than this many pixels from its BEGIN starts a pan and is no
@@ -77,8 +77,8 @@ public struct GestureRecognizer: Sendable {
         public var coalescesUpdates: Bool
 
         /// The iOS library's thresholds: 400 ms and 50 px for taps and double taps, 8 px for pans.
-        public init(tapMaximumDuration: Double = 400, tapMaximumDistance: Double = 50,
-                    doubleTapMaximumInterval: Double = 400, doubleTapMaximumDistance: Double = 50,
+        public init(tapMaximumDuration: Duration = .milliseconds(400), tapMaximumDistance: Double = 50,
+                    doubleTapMaximumInterval: Duration = .milliseconds(400), doubleTapMaximumDistance: Double = 50,
                     panThreshold: Double = 8, isDoubleTapEnabled: Bool = true, coalescesUpdates: Bool = true) {
             self.tapMaximumDuration = tapMaximumDuration
             self.tapMaximumDistance = tapMaximumDistance
@@ -284,7 +284,7 @@ public struct GestureRecognizer: Sendable {
         case .oneFinger(let tapPossible):
             if let id = endedIDs.first, let tracked = touches[id] {
                 let isTap = tapPossible
-                    && tracked.time - tracked.startTime <= configuration.tapMaximumDuration
+                    && tracked.time - tracked.startTime <= configuration.tapMaximumDuration.inMilliseconds
                     && Self.distance(tracked.position, tracked.start) <= configuration.tapMaximumDistance
                 if isTap {
                     completeTap(at: tracked.position, time: tracked.time, into: &gestures)
@@ -330,7 +330,7 @@ public struct GestureRecognizer: Sendable {
             return
         }
         if let first = pendingTap,
-           time - first.time <= configuration.doubleTapMaximumInterval,
+           time - first.time <= configuration.doubleTapMaximumInterval.inMilliseconds,
            Self.distance(point, first.point) <= configuration.doubleTapMaximumDistance {
             pendingTap = nil
             gestures.append(.doubleTap(at: (first.point + point) / 2))
@@ -348,7 +348,7 @@ public struct GestureRecognizer: Sendable {
     }
 
     private mutating func expirePendingTap(at time: Double, into gestures: inout [Gesture]) {
-        if let tap = pendingTap, time - tap.time > configuration.doubleTapMaximumInterval {
+        if let tap = pendingTap, time - tap.time > configuration.doubleTapMaximumInterval.inMilliseconds {
             releasePendingTap(into: &gestures)
         }
     }

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Lets the session's frame loop sleep until a deadline or until something changes, whichever
 /// comes first, without a polling timer and without a task per wait.
@@ -14,7 +13,7 @@ final class WakeSignal: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
         var pending = false
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     // Dispatch sources are thread-safe; the one timer is re-armed for every wait.
     private nonisolated(unsafe) let timer: any DispatchSourceTimer
 

@@ -95,7 +95,7 @@ public actor SimulatedDrive {
             // Ease zoom-button changes in over about 0.3 s, as a map app would.
             zoomOffset += (targetZoomOffset - zoomOffset) * min(1, interval / 0.3 * 3)
             if abs(targetZoomOffset - zoomOffset) < 0.01 { zoomOffset = targetZoomOffset }
-            await session.setVehicle(state.marker)
+            await session.setVehicle(VehicleMarker(coordinate: state.coordinate, heading: state.heading))
             await session.setCamera(camera(following: state, view: await session.stream?.encodedSize))
             // The remaining route only changes when the car moves along it.
             if lastRoute?.distance != state.distance {

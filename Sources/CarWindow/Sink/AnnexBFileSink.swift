@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 import Glibc
 
 /// Writes access units one after another into an Annex-B `.h264` file that ffmpeg, ffprobe and
@@ -36,14 +37,14 @@ public final class AnnexBFileSink: VideoSink {
         descriptor = file
     }
 
-    deinit { descriptor?.close() }
+    deinit { try? descriptor?.close() }
 
     /// Appends the access unit's bytes as they are (start codes included). On failure the file
     /// is cut back to the end of the previous unit and closed.
     public func write(_ unit: AccessUnit) throws(SinkError) {
         guard let descriptor else { throw .closed("Annex-B file sink for \(url.path)") }
         do {
-            try descriptor.writeAll(unit.data)
+            try descriptor.writeWhole(unit.data)
             bytesWritten += UInt64(unit.data.count)
         } catch {
             var failure = SinkError.writeFailed(path: url.path, error)
@@ -63,7 +64,7 @@ public final class AnnexBFileSink: VideoSink {
 
     /// Closes the file; what was written stays.
     public func close() {
-        descriptor?.close()
+        try? descriptor?.close()
         descriptor = nil
     }
 }

@@ -1,5 +1,3 @@
-import Glibc
-
 /// Builds ISO base media file format boxes (ISO/IEC 14496-12) big-endian into a byte array.
 ///
 /// A box's 32-bit size is only known once its body is written, so `box` reserves it and fills it
@@ -54,35 +52,5 @@ struct MP4BoxWriter {
     /// The unity transformation matrix of mvhd and tkhd (16.16 and 2.30 fixed point).
     mutating func unityMatrix() {
         for value: UInt32 in [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000] { uint32(value) }
-    }
-}
-
-extension FileDescriptor {
-    /// Writes every byte at `offset` without moving the file position, so a sink can overwrite a
-    /// header it reserved earlier, and a write that failed halfway is simply written over next time.
-    func writeAll(_ bytes: [UInt8], at offset: UInt64) throws(Errno) {
-        var written = 0
-        while written < bytes.count {
-            let (taken, failure) = bytes.withUnsafeBytes { buffer -> (Int, Errno?) in
-                while true {
-                    let result = pwrite(rawValue, buffer.baseAddress.map { $0 + written }, buffer.count - written,
-                                        off_t(offset) + off_t(written))
-                    if result >= 0 { return (result, nil) }
-                    let error = Errno.current
-                    if error.rawValue != EINTR { return (result, error) }
-                }
-            }
-            if let failure { throw failure }
-            guard taken > 0 else { throw Errno(rawValue: EIO) }
-            written += taken
-        }
-    }
-
-    /// Cuts the file at `length`, dropping what failed writes may have left past the real end.
-    func truncate(to length: UInt64) throws(Errno) {
-        while ftruncate(rawValue, off_t(length)) == -1 {
-            let error = Errno.current
-            if error.rawValue != EINTR { throw error }
-        }
     }
 }

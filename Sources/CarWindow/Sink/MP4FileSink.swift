@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import SystemPackage
 
 /// Writes access units into an MP4 file (ISO/IEC 14496-12 and 14496-15, `avc1`) that keeps each
 /// picture's own presentation time.
@@ -130,7 +131,7 @@ public final class MP4FileSink: VideoSink {
         header.box("mdat") { _ in }
         endOffset = UInt64(header.bytes.count)
         do {
-            try file.writeAll(header.bytes, at: 0)
+            try file.writeWhole(header.bytes, at: 0)
             if isRegularFile {
                 let end = endOffset + UInt64(Self.indexSizeBound(samples: 0, parameterSetBytes: 0, descriptions: 0)) + Self.allocationStep
                 try file.allocate(from: 0, length: end)
@@ -139,7 +140,7 @@ public final class MP4FileSink: VideoSink {
         } catch {
             // An empty header is no use to anyone.
             _ = try? file.truncate(to: 0)
-            file.close()
+            try? file.close()
             throw .writeFailed(path: url.path, error)
         }
         descriptor = file
@@ -190,7 +191,7 @@ public final class MP4FileSink: VideoSink {
 
         do {
             try makeRoom(forSampleOf: sample.count, newDescription: description)
-            try descriptor.writeAll(sample, at: endOffset)
+            try descriptor.writeWhole(sample, at: endOffset)
         } catch {
             // The picture that did not fit is dropped: the index covers the samples before it.
             let failure = finishFile(on: descriptor) ?? .writeFailed(path: url.path, error)
@@ -267,7 +268,7 @@ public final class MP4FileSink: VideoSink {
     /// closes it; returns the error when that failed (it is logged too).
     private func finishFile(on descriptor: FileDescriptor) -> SinkError? {
         self.descriptor = nil
-        defer { descriptor.close() }
+        defer { try? descriptor.close() }
         let mdatSize = endOffset - mdatRegionOffset - 8
         var mdatHeader = MP4BoxWriter()
         let mdatHeaderOffset: UInt64
@@ -283,12 +284,12 @@ public final class MP4FileSink: VideoSink {
         }
         let movie = movieBox()
         do {
-            try descriptor.writeAll(mdatHeader.bytes, at: mdatHeaderOffset)
-            try descriptor.writeAll(movie, at: endOffset)
+            try descriptor.writeWhole(mdatHeader.bytes, at: mdatHeaderOffset)
+            try descriptor.writeWhole(movie, at: endOffset)
             // Allocated room and any part of a failed sample go.
             if allocatedEnd != nil { try descriptor.truncate(to: endOffset + UInt64(movie.count)) }
         } catch {
-            Self.logger.error("MP4 file \(url.path) is incomplete: writing its index failed: \(error); the \(sampleSizes.count) pictures are there but players cannot open it")
+            Self.logger.error("MP4 file \(url.path) is incomplete: writing its index failed: \(error.nameAndText); the \(sampleSizes.count) pictures are there but players cannot open it")
             return .finishFailed(path: url.path, error)
         }
         return nil
@@ -299,24 +300,24 @@ public final class MP4FileSink: VideoSink {
     /// The unit's presentation time in ticks, refused when it cannot follow the previous sample.
     private func timeInTicks(of unit: AccessUnit) throws(SinkError) -> Int64 {
         let time = unit.presentationTime
-        guard time.isFinite else {
-            throw .invalidAccessUnit(frameNumber: unit.frameNumber, reason: "presentation time \(time) is not a finite number of seconds")
+        let (seconds, attoseconds) = time.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: Int64(timescale))
+        // |attoseconds| < 10^18, so the fraction is at most `timescale` ticks.
+        let fraction = Int64((Double(attoseconds) * Double(timescale) / 1e18).rounded())
+        // Past 2^53 ticks (3000 years at 90 kHz) no real recording goes; the bound keeps the sums below exact.
+        guard !overflow, abs(whole) <= 9_007_199_254_740_992 else {
+            throw .invalidAccessUnit(frameNumber: unit.frameNumber, reason: "presentation time \(time) is too large for the timescale \(timescale)")
         }
-        let scaled = (time * Double(timescale)).rounded()
-        // Beyond 2^53 ticks doubles skip integers; that is far past any real recording (3000 years at 90 kHz).
-        guard abs(scaled) <= 9_007_199_254_740_992 else {
-            throw .invalidAccessUnit(frameNumber: unit.frameNumber, reason: "presentation time \(time) s is too large for the timescale \(timescale)")
-        }
-        let ticks = Int64(scaled)
+        let ticks = whole + fraction
         if let last = sampleTimes.last {
             let previous = last + firstSampleTicks
             guard ticks > previous else {
                 throw .invalidAccessUnit(frameNumber: unit.frameNumber,
-                                         reason: "presentation time \(time) s is not after the previous picture's \(Double(previous) / Double(timescale)) s (at 1/\(timescale) s); times must increase")
+                                         reason: "presentation time \(time) is not after the previous picture's \(Double(previous) / Double(timescale)) s (at 1/\(timescale) s); times must increase")
             }
             guard ticks - previous <= Int64(UInt32.max) else {
                 throw .invalidAccessUnit(frameNumber: unit.frameNumber,
-                                         reason: "presentation time \(time) s is \(Double(ticks - previous) / Double(timescale)) s after the previous picture, more than one MP4 sample can last; start a new file")
+                                         reason: "presentation time \(time) is \(Double(ticks - previous) / Double(timescale)) s after the previous picture, more than one MP4 sample can last; start a new file")
             }
         }
         return ticks

@@ -72,16 +72,15 @@ public struct RTPPacketizer: Sendable {
         self.nextSequenceNumber = initialSequenceNumber
     }
 
-    /// The RTP timestamp of a presentation time: 90 kHz ticks, wrapping modulo 2^32 as RTP does.
-    ///
-    /// Returns nil when the time is not finite.
-    public static func timestamp(for presentationTime: Double) -> UInt32? {
-        guard presentationTime.isFinite else { return nil }
-        let ticks = (presentationTime * Double(clockRate)).rounded()
-        var wrapped = ticks.truncatingRemainder(dividingBy: 4_294_967_296)
-        if wrapped < 0 { wrapped += 4_294_967_296 }
-        // `ticks` was finite, so `wrapped` is in [0, 2^32]; 2^32 itself can appear after rounding.
-        return UInt32(exactly: wrapped) ?? 0
+    /// The RTP timestamp of a presentation time: 90 kHz ticks (rounded to the nearest),
+    /// wrapping modulo 2^32 as RTP does.
+    public static func timestamp(for presentationTime: Duration) -> UInt32 {
+        let (seconds, attoseconds) = presentationTime.components
+        // Whole seconds are whole ticks; modulo 2^32 the wrapping product is exact.
+        let whole = UInt32(truncatingIfNeeded: seconds &* Int64(clockRate))
+        // |attoseconds| < 10^18, so the fraction is at most clockRate ticks.
+        let fraction = (Double(attoseconds) * Double(clockRate) / 1e18).rounded()
+        return whole &+ UInt32(truncatingIfNeeded: Int64(fraction))
     }
 
     /// Replaces the contents of `packets` with the RTP packets of `unit`, in sending order.
@@ -90,10 +89,7 @@ public struct RTPPacketizer: Sendable {
     /// for the whole stream allocates only when an access unit needs more or bigger packets.
     /// Bytes before the first start code are not a NAL unit and are skipped.
     public mutating func packetize(_ unit: AccessUnit, into packets: inout [[UInt8]]) throws(SinkError) {
-        guard let timestamp = Self.timestamp(for: unit.presentationTime) else {
-            throw .invalidAccessUnit(frameNumber: unit.frameNumber,
-                                     reason: "presentation time \(unit.presentationTime) is not finite")
-        }
+        let timestamp = Self.timestamp(for: unit.presentationTime)
         let nalUnits = NALUnit.ranges(in: unit.data)
         guard let lastNAL = nalUnits.last else {
             throw .invalidAccessUnit(frameNumber: unit.frameNumber, reason: "no NAL unit after an Annex-B start code")
@@ -144,5 +140,20 @@ public struct RTPPacketizer: Sendable {
         for shift in stride(from: 24, through: 0, by: -8) { packet.append(UInt8(truncatingIfNeeded: timestamp >> shift)) }
         for shift in stride(from: 24, through: 0, by: -8) { packet.append(UInt8(truncatingIfNeeded: ssrc >> shift)) }
         nextSequenceNumber &+= 1
+    }
+}
+
+extension RTPPacketizer {
+    /// Replaces `output` with every packet behind its RFC 4571 length, which is how RTP travels
+    /// on a byte stream (a TCP sink, a head-unit link's RTP video service); packets are at most
+    /// 65535 bytes because the packetizer caps its MTU there.
+    package static func frameForStream(_ packets: [[UInt8]], into output: inout [UInt8]) {
+        output.removeAll(keepingCapacity: true)
+        for packet in packets {
+            let length = UInt16(clamping: packet.count)
+            output.append(UInt8(length >> 8))
+            output.append(UInt8(length & 0xFF))
+            output.append(contentsOf: packet.prefix(Int(length)))
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Sends RTP packets over a byte stream with RFC 4571 framing: each packet preceded by its
 /// length as two big-endian bytes.
@@ -48,13 +49,13 @@ public final class RTPStreamSink: VideoSink {
     public func write(_ unit: AccessUnit) throws(SinkError) {
         guard let writer else { throw .closed("RTP stream sink") }
         try packetizer.packetize(unit, into: &packets)
-        Self.frame(packets, into: &framed)
+        RTPPacketizer.frameForStream(packets, into: &framed)
         do {
             try writer(framed)
         } catch let error as SinkError {
             throw error
         } catch {
-            throw .transportFailed(String(describing: error))
+            throw .transportFailed(underlying: error)
         }
     }
 
@@ -63,18 +64,6 @@ public final class RTPStreamSink: VideoSink {
         guard writer != nil else { return }
         writer = nil
         onClose?()
-    }
-
-    /// Replaces `output` with every packet behind its RFC 4571 length; packets are at most
-    /// 65535 bytes because ``RTPPacketizer`` caps its MTU there.
-    static func frame(_ packets: [[UInt8]], into output: inout [UInt8]) {
-        output.removeAll(keepingCapacity: true)
-        for packet in packets {
-            let length = UInt16(clamping: packet.count)
-            output.append(UInt8(length >> 8))
-            output.append(UInt8(length & 0xFF))
-            output.append(contentsOf: packet.prefix(Int(length)))
-        }
     }
 }
 
@@ -106,14 +95,14 @@ private final class TCPConnection {
                 socket = candidate
                 return
             } catch {
-                candidate.close()
+                try? candidate.close()
                 lastFailure = .socketFailed(operation: "connect", destination: destination, error)
             }
         }
         throw lastFailure
     }
 
-    deinit { socket?.close() }
+    deinit { try? socket?.close() }
 
     func send(_ bytes: [UInt8]) throws(SinkError) {
         guard let socket else { throw .closed("TCP connection to \(destination)") }
@@ -125,7 +114,7 @@ private final class TCPConnection {
     }
 
     func close() {
-        socket?.close()
+        try? socket?.close()
         socket = nil
     }
 }

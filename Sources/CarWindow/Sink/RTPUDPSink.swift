@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemPackage
 
 /// Sends access units as RTP over UDP to one receiver, which learns the stream from the SDP of
 /// ``sdp(host:port:payloadType:)`` (`ffplay -protocol_whitelist file,udp,rtp stream.sdp`).
@@ -49,7 +50,7 @@ public final class RTPUDPSink: VideoSink {
         self.destination = address
     }
 
-    deinit { socket?.close() }
+    deinit { try? socket?.close() }
 
     /// Packetizes the access unit and sends every packet as one datagram.
     ///
@@ -70,7 +71,7 @@ public final class RTPUDPSink: VideoSink {
 
     /// Closes the socket.
     public func close() {
-        socket?.close()
+        try? socket?.close()
         socket = nil
     }
 
@@ -101,9 +102,9 @@ public final class RTPUDPSink: VideoSink {
         } catch {
             throw SinkError.opening(path: url.path, error)
         }
-        defer { file.close() }
+        defer { try? file.close() }
         do {
-            try file.writeAll(Array(text.utf8))
+            try file.writeWhole(Array(text.utf8))
         } catch {
             throw .writeFailed(path: url.path, error)
         }

@@ -1,7 +1,6 @@
 import CFreeType
 import Foundation
 import Logging
-import Synchronization
 
 let textLogger = Logger(label: "carwindow.text")
 
@@ -135,13 +134,13 @@ public final class FontLibrary: Sendable {
     /// The font used when no name of a font stack is loaded: the first "Regular" face, else the first face.
     public let defaultFont: FontID
 
-    private let state: Mutex<FreeTypeState>
+    private let state: LockedState<FreeTypeState>
     private let idsByName: [String: FontID]
     private let idsByLowercasedName: [String: FontID]
     private let unitsPerEm: [Float]
     private let verticalMetrics: [FaceVerticalMetrics]
     private let hasKerningTable: [Bool]
-    private let warnedStacks = Mutex<Set<[String]>>([])
+    private let warnedStacks = LockedState<Set<[String]>>([])
 
     /// Loads every `.ttf` and `.otf` file of `directory` (sorted by file name, every face of each file).
     ///
@@ -231,7 +230,7 @@ public final class FontLibrary: Sendable {
         self.hasKerningTable = hasKerningTable
         self.defaultFont = names.firstIndex { $0.hasSuffix(" Regular") }.map { FontID(index: $0) }
             ?? FontID(index: 0)
-        self.state = Mutex(state)
+        self.state = LockedState(state)
     }
 
     /// The first font of a style's `text-font` stack that is loaded (exact name, then ignoring case);

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A rectangle of the glyph atlas, in atlas pixels with y down from the first row.
 struct AtlasRect: Hashable, Sendable {
@@ -92,7 +91,7 @@ final class GlyphAtlas: Sendable {
     let library: FontLibrary
     /// Largest width and height the bitmap may grow to.
     let maximumSize: Int
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     /// An empty atlas of `initialSize` squared (rounded to a power of two, at least 64) that grows
     /// to at most `maximumSize` squared.
@@ -100,7 +99,7 @@ final class GlyphAtlas: Sendable {
         let initial = max(64, Self.powerOfTwo(atLeast: min(initialSize, 4096)))
         self.library = library
         self.maximumSize = max(initial, Self.powerOfTwo(atLeast: min(maximumSize, 16384)))
-        self.state = Mutex(State(width: initial, height: initial,
+        self.state = LockedState(State(width: initial, height: initial,
                                  pixels: [UInt8](repeating: 0, count: initial * initial),
                                  columns: [Column(x: 0, width: initial, nextShelfY: Self.padding)]))
     }

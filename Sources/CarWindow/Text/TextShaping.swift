@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 extension TextAnchor {
     /// Fraction of the box width left of the anchor: 0 for left anchors, 1 for right anchors.
@@ -70,7 +69,7 @@ struct ShapedText: Sendable {
 }
 
 /// Scalars that no loaded font has, each warned about once per process.
-private let warnedMissingScalars = Mutex<Set<UInt32>>([])
+private let warnedMissingScalars = LockedState<Set<UInt32>>([])
 
 /// Labels longer than this are cut: no map label is this long, and the cap bounds the work per label.
 private let maximumLabelScalars = 500

@@ -1,6 +1,5 @@
 import CSQLite
 import Foundation
-import Synchronization
 
 /// An MBTiles 1.3 database (https://github.com/mapbox/mbtiles-spec), opened read-only.
 ///
@@ -17,7 +16,7 @@ public final class MBTilesSource: TileSource {
     public let bounds: GeoBounds?
 
     private let path: String
-    private let connection: Mutex<Connection>
+    private let connection: LockedState<Connection>
 
     /// Opens the database at `url` and reads its metadata table.
     public init(url: URL) throws(TileSourceError) {
@@ -45,7 +44,7 @@ public final class MBTilesSource: TileSource {
         maxZoom = metadata["maxzoom"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? zoomRange.upperBound
         bounds = metadata["bounds"].flatMap(Self.parseBounds)
         name = metadata["name"] ?? url.deletingPathExtension().lastPathComponent
-        self.connection = Mutex(connection)
+        self.connection = LockedState(connection)
     }
 
     deinit {

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 extension TileID {
     /// The PMTiles v3 tile id: the number of tiles in all lower zoom levels plus the tile's
@@ -218,7 +217,7 @@ public final class PMTilesSource: TileSource {
     private let header: PMTilesHeader
     private let rootEntries: [PMTilesEntry]
     /// Recently used leaf directories: panning reads neighbouring tiles, which share leaves.
-    private let leafCache = Mutex(LeafCache())
+    private let leafCache = LockedState(LeafCache())
 
     private static let logger = Logger(label: "carwindow.tiles")
     /// Directories nest one level in practice; a bound stops a crafted archive from looping.

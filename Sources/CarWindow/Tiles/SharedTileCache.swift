@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A tile source that keeps the most recently used decoded tiles, so that several maps over the
 /// same data (a centre console and an instrument cluster, each with its own size and style)
@@ -21,7 +20,7 @@ public final class SharedTileCache: TileSource {
     /// One tile's cache entry. Its own lock makes a second map that asks for a tile being
     /// decoded wait for that decode instead of decoding it again.
     private final class Slot: Sendable {
-        let tile = Mutex<Result<VectorTile?, TileSourceError>?>(nil)
+        let tile = LockedState<Result<VectorTile?, TileSourceError>?>(nil)
     }
     private struct State {
         var slots: [TileID: (slot: Slot, lastUse: UInt64, bytes: Int)] = [:]
@@ -35,7 +34,7 @@ public final class SharedTileCache: TileSource {
             bytes -= removed.bytes
         }
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     /// Caches up to `capacity` decoded tiles of `source` (at least 16), and no more than about
     /// `byteCapacity` bytes of them (at least 1 MiB; the tile decoded last always stays): real

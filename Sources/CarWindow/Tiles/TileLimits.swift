@@ -39,19 +39,19 @@ struct VectorTileLimits: Sendable, Equatable {
 /// loader reports it in one warning that names the tile.
 public struct TileReductions: Sendable, Equatable, CustomStringConvertible {
     /// Layers left out whole.
-    public internal(set) var droppedLayers = 0
+    public package(set) var droppedLayers = 0
     /// Features left out whole.
-    public internal(set) var droppedFeatures = 0
+    public package(set) var droppedFeatures = 0
     /// Lines, rings or runs of points left out of features that were kept.
-    public internal(set) var droppedParts = 0
+    public package(set) var droppedParts = 0
     /// Holes left out of polygons whose triangulation would otherwise cost too much.
-    public internal(set) var droppedHoles = 0
+    public package(set) var droppedHoles = 0
     /// Parts thinned to fewer vertices, with their vertices before and after.
-    public internal(set) var thinnedParts = 0
-    public internal(set) var verticesBeforeThinning = 0
-    public internal(set) var verticesAfterThinning = 0
+    public package(set) var thinnedParts = 0
+    public package(set) var verticesBeforeThinning = 0
+    public package(set) var verticesAfterThinning = 0
     /// Labels left out, or cut short along their line, because the tile reached its label caps.
-    public internal(set) var droppedLabels = 0
+    public package(set) var droppedLabels = 0
 
     public init() {}
 

@@ -16,8 +16,14 @@ extension VectorTile {
         try self.init(decoding: data, limits: .standard)
     }
 
-    /// Decodes under `limits`; see ``init(decoding:)``.
-    init(decoding data: Data, limits: VectorTileLimits) throws(TileDecodingError) {
+    /// Decodes only the layers named in `layers` (the road graph needs `transportation` alone);
+    /// the others are skipped before their tables or features are read.
+    package init(decoding data: Data, layers: Set<String>) throws(TileDecodingError) {
+        try self.init(decoding: data, limits: .standard, layers: layers)
+    }
+
+    /// Decodes under `limits`, every layer or those named in `layers`; see ``init(decoding:)``.
+    init(decoding data: Data, limits: VectorTileLimits, layers wanted: Set<String>? = nil) throws(TileDecodingError) {
         guard data.count <= limits.maximumBytes else { throw .tooLarge(bytes: data.count, limit: limits.maximumBytes) }
         let raw: Data
         if Gzip.isCompressed(data) {
@@ -38,6 +44,7 @@ extension VectorTile {
                     throw .unexpectedWireType(wireType.rawValue, offset: tagOffset)
                 }
                 let message = try reader.readMessage()
+                if let wanted, try !wanted.contains(Self.layerName(in: message) ?? "") { continue }
                 guard tables.count < limits.maximumLayers else {
                     plan.dropLayer()
                     continue
@@ -55,6 +62,17 @@ extension VectorTile {
         }
         self.init(layers: layers)
         reductions = plan.reductions
+    }
+
+    /// The name of the layer `message` holds (field 1), read without decoding the rest.
+    private static func layerName(in message: ProtobufReader) throws(TileDecodingError) -> String? {
+        var reader = message
+        while !reader.isAtEnd {
+            let (field, wireType) = try reader.readTag()
+            if field == 1, wireType == .lengthDelimited { return try reader.readString() }
+            try reader.skip(wireType)
+        }
+        return nil
     }
 
     /// A layer's name, extent, keys and values, and its features still encoded.

@@ -3,12 +3,12 @@ public struct AccessUnit: Sendable {
     public var data: [UInt8]
     /// Whether it holds an IDR picture (decoding can start here).
     public var isKeyframe: Bool
-    /// Presentation time in seconds.
-    public var presentationTime: Double
+    /// When the picture is shown, from the start of its stream.
+    public var presentationTime: Duration
     /// Counts pictures given to the encoder, from 0.
     public var frameNumber: Int
 
-    public init(data: [UInt8], isKeyframe: Bool, presentationTime: Double, frameNumber: Int) {
+    public init(data: [UInt8], isKeyframe: Bool, presentationTime: Duration, frameNumber: Int) {
         self.data = data
         self.isKeyframe = isKeyframe
         self.presentationTime = presentationTime

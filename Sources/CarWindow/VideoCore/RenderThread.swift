@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A dedicated thread that runs the jobs of one actor, so every job of that actor runs on the
 /// same OS thread.
@@ -87,7 +86,7 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
         runningThreads.withLock { $0[name] ?? 0 }
     }
 
-    private static let runningThreads = Mutex<[String: Int]>([:])
+    private static let runningThreads = LockedState<[String: Int]>([:])
 
     private func runLoop() {
         Self.runningThreads.withLock { $0[name, default: 0] += 1 }

@@ -1,12 +1,18 @@
 import Glibc
+import SystemPackage
 
-/// Where encoded pictures go: a file, a UDP receiver, a head unit's byte stream.
+/// Where encoded pictures go: a file, a UDP receiver, a head unit's video service.
 ///
-/// The encoder stage hands every access unit to one sink, in decoding order; a sink never
-/// reorders, drops or buffers beyond one access unit, so what the encoder's rate control
-/// decided reaches the wire unchanged.
+/// Whoever streams (a ``ProjectionSession``) hands every access unit to its sink, in decoding
+/// order. A sink never reorders; files and RTP never drop or buffer beyond one access unit, so
+/// what the encoder's rate control decided reaches the wire unchanged, and a head unit's sink
+/// that must drop under back-pressure drops whole units and asks for an IDR
+/// (``needsKeyframe``).
 ///
-/// - Important: Not thread-safe: the pipeline stage that owns the encoder owns the sink.
+/// The sink belongs to whoever streams into it, which closes it when the stream ends: a
+/// session closes the sinks its ``VideoSinkFactory`` makes.
+///
+/// - Important: Not thread-safe: only its owner calls it, one call at a time.
 public protocol VideoSink: AnyObject {
     /// Sends or stores one access unit. After an error that ends the output
     /// (``SinkError/endsOutput``) the sink has closed itself, leaving what it wrote before whole
@@ -15,9 +21,10 @@ public protocol VideoSink: AnyObject {
     func write(_ unit: AccessUnit) throws(SinkError)
     /// Releases the file or socket; later writes throw ``SinkError/closed(_:)``. Calling it twice is harmless.
     func close()
-    /// A stream of `size` pictures is about to begin; its first access unit is an IDR. A
-    /// head-unit link starts its video service here; files and RTP need nothing (the default).
-    /// Throwing refuses the stream: the session reports the error and does not stream.
+    /// A stream of `size` pictures is about to begin (or begins again after
+    /// ``streamDidStop()``); its first access unit is an IDR. Files, RTP and a head-unit link's
+    /// sink need nothing here (the default). Throwing refuses the stream: a session reports the
+    /// error and does not stream to this sink.
     func streamWillStart(_ size: VideoSize) throws(SinkError)
     /// The stream paused or ended (suspension, a resize, a stop); a later
     /// ``streamWillStart(_:)`` may follow. The default does nothing.
@@ -64,8 +71,10 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
     case unresolvableHost(host: String, port: Int, reason: String)
     /// A socket call failed; `operation` names it (`socket`, `connect`, `send`).
     case socketFailed(operation: String, destination: String, Errno)
-    /// The byte writer given to ``RTPStreamSink`` threw; its error is kept as text.
-    case transportFailed(String)
+    /// The byte writer given to ``RTPStreamSink`` threw `underlying` (kept whole: cast it back to
+    /// the writer's own error type). Two are equal when their errors are of the same type and
+    /// read the same.
+    case transportFailed(underlying: any Error)
     /// The sink was closed; the name says which kind.
     case closed(String)
     /// A setting cannot be used (port, payload type, MTU).
@@ -77,27 +86,50 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .cannotOpenFile(let path, let error):
-            "cannot open \(path) for writing: \(error); \(Self.advice(for: error, path: path))"
+            "cannot open \(path) for writing: \(error.nameAndText); \(Self.advice(for: error, path: path))"
         case .fileLocked(let path):
             "\(path) is being written by another process (or another output of this one), so it was left untouched; stop that writer or choose another path"
         case .writeFailed(let path, let error):
-            "writing to \(path) failed: \(error); \(Self.advice(for: error, path: path))"
+            "writing to \(path) failed: \(error.nameAndText); \(Self.advice(for: error, path: path))"
         case .finishFailed(let path, let error):
-            "finishing \(path) failed: \(error); the pictures are on disk but players may not open it; \(Self.advice(for: error, path: path))"
+            "finishing \(path) failed: \(error.nameAndText); the pictures are on disk but players may not open it; \(Self.advice(for: error, path: path))"
         case .allOutputsFailed(let count):
             "every output (\(count)) has failed, so nothing takes the stream; see the error of each"
         case .unresolvableHost(let host, let port, let reason):
             "cannot resolve \(host) (port \(port)): \(reason); check the host name or use a numeric address"
         case .socketFailed(let operation, let destination, let error):
-            "\(operation) to \(destination) failed: \(error); \(Self.advice(for: error, path: destination))"
-        case .transportFailed(let reason):
-            "the byte stream writer failed: \(reason); reconnect and send a new IDR first"
+            "\(operation) to \(destination) failed: \(error.nameAndText); \(Self.advice(for: error, path: destination))"
+        case .transportFailed(let underlying):
+            "the byte stream writer failed: \(underlying); reconnect and send a new IDR first"
         case .closed(let sink):
             "the \(sink) is closed; create a new sink to send more"
         case .invalidConfiguration(let reason):
             "invalid sink configuration: \(reason)"
         case .invalidAccessUnit(let frame, let reason):
             "access unit of frame \(frame) cannot be sent: \(reason); check the encoder's output"
+        }
+    }
+
+    /// Whether two errors name the same failure: the same case with equal values.
+    public static func == (lhs: SinkError, rhs: SinkError) -> Bool {
+        switch (lhs, rhs) {
+        case let (.cannotOpenFile(a, b), .cannotOpenFile(c, d)): a == c && b == d
+        case let (.fileLocked(a), .fileLocked(b)): a == b
+        case let (.writeFailed(a, b), .writeFailed(c, d)): a == c && b == d
+        case let (.finishFailed(a, b), .finishFailed(c, d)): a == c && b == d
+        case let (.allOutputsFailed(a), .allOutputsFailed(b)): a == b
+        case let (.unresolvableHost(a, b, c), .unresolvableHost(d, e, f)): a == d && b == e && c == f
+        case let (.socketFailed(a, b, c), .socketFailed(d, e, f)): a == d && b == e && c == f
+        case let (.transportFailed(a), .transportFailed(b)):
+            // Errors of any type: the same type reading the same stands for the same failure.
+            type(of: a) == type(of: b) && String(reflecting: a) == String(reflecting: b)
+        case let (.closed(a), .closed(b)): a == b
+        case let (.invalidConfiguration(a), .invalidConfiguration(b)): a == b
+        case let (.invalidAccessUnit(a, b), .invalidAccessUnit(c, d)): a == c && b == d
+        case (.cannotOpenFile, _), (.fileLocked, _), (.writeFailed, _), (.finishFailed, _), (.allOutputsFailed, _),
+             (.unresolvableHost, _), (.socketFailed, _), (.transportFailed, _), (.closed, _), (.invalidConfiguration, _),
+             (.invalidAccessUnit, _):
+            false
         }
     }
 

@@ -1,5 +1,5 @@
 /// Why an H.264 bitstream could not be read or written.
-enum H264BitstreamError: Error, Equatable, CustomStringConvertible, Sendable {
+package enum H264BitstreamError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The RBSP ended while a field still needed bits: the NAL unit is truncated or not what it claims.
     case endOfData(field: String)
     /// An Exp-Golomb code had more than 31 leading zeros, which no field of H.264 allows.
@@ -13,7 +13,7 @@ enum H264BitstreamError: Error, Equatable, CustomStringConvertible, Sendable {
     /// A valid feature this code does not handle; the message names it.
     case unsupported(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .endOfData(let field):
             "H.264 data ended while reading \(field): the NAL unit is truncated; pass whole NAL units"

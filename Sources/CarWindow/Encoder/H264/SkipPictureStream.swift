@@ -77,7 +77,7 @@ struct SkipPictureStream: Sendable {
 
     /// An all-skip reference P picture repeating the last picture, numbered after it; nil when
     /// the stream cannot take one (see the type's notes).
-    mutating func skipPicture(presentationTime: Double, frameNumber: Int) -> AccessUnit? {
+    mutating func skipPicture(presentationTime: Duration, frameNumber: Int) -> AccessUnit? {
         guard canSkip, let sps, let pps, let lastFrameNum else { return nil }
         let maxFrameNum = 1 << sps.frameNumBits
         let frameNum = (lastFrameNum + 1) % maxFrameNum

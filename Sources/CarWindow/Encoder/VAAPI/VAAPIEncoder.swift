@@ -150,7 +150,7 @@ public final class VAAPIEncoder: VideoEncoder {
 
     // MARK: - VideoEncoder
 
-    public func encode(_ frame: NV12Frame, presentationTime: Double, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
+    public func encode(_ frame: NV12Frame, presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
         guard frame.width == settings.width, frame.height == settings.height,
               frame.codedWidth == settings.codedWidth, frame.codedHeight == settings.codedHeight else {
             throw .frameMismatch("frame is \(frame.width)x\(frame.height), the encoder was set up for \(settings.width)x\(settings.height)")
@@ -161,7 +161,7 @@ public final class VAAPIEncoder: VideoEncoder {
 
     /// Encodes what GL rendered into the surface from `exportInputSurfaceForGL()`; nothing is
     /// uploaded. The renderer must have flushed (glFlush) its writes before this call.
-    public func encodeExportedSurface(presentationTime: Double, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
+    public func encodeExportedSurface(presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
         try encodeInputSurface(presentationTime: presentationTime, forceIDR: forceIDR)
     }
 
@@ -264,7 +264,7 @@ public final class VAAPIEncoder: VideoEncoder {
         try layout.copy(frame, into: UnsafeMutableRawBufferPointer(start: mapped, count: Int(image.data_size)))
     }
 
-    private func encodeInputSurface(presentationTime: Double, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
+    private func encodeInputSurface(presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
         let frameNumber = framesEncoded
         let picture = gop.next(forceIDR: forceIDR)
         do {

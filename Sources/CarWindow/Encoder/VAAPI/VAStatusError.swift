@@ -4,28 +4,28 @@ import CVA
 ///
 /// Kept as a value so set-up and encoding can turn it into the right `EncoderError` case
 /// (`backendUnavailable` while opening, `encodeFailed` afterwards) with one readable reason.
-public struct VAStatusError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct VAStatusError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The libva function that failed, e.g. `vaCreateConfig`.
-    public var function: String
+    package var function: String
     /// The raw `VAStatus`.
-    public var status: VAStatus
+    package var status: VAStatus
 
     /// Records a failure of `function` with `status`.
-    public init(function: String, status: VAStatus) {
+    package init(function: String, status: VAStatus) {
         self.function = function
         self.status = status
     }
 
     /// The C macro name, e.g. `VA_STATUS_ERROR_UNSUPPORTED_PROFILE`, so logs can be searched.
-    public var symbolicName: String { Self.symbolicName(of: status) }
+    package var symbolicName: String { Self.symbolicName(of: status) }
 
     /// libva's sentence for the status (`vaErrorStr`, which needs no display).
-    public var message: String { String(cString: vaErrorStr(status)) }
+    package var message: String { String(cString: vaErrorStr(status)) }
 
-    public var description: String { "\(function) failed: \(message) (\(symbolicName))" }
+    package var description: String { "\(function) failed: \(message) (\(symbolicName))" }
 
     /// The macro name of a status; unknown codes are shown in hex.
-    public static func symbolicName(of status: VAStatus) -> String {
+    package static func symbolicName(of status: VAStatus) -> String {
         switch UInt32(bitPattern: status) {
         case 0x00: "VA_STATUS_SUCCESS"
         case 0x01: "VA_STATUS_ERROR_OPERATION_FAILED"

@@ -400,7 +400,7 @@ public actor HeadUnitSimulator {
             videoBytesInMemory += annexB.count
         }
         do {
-            try videoFile?.write(AccessUnit(data: annexB, isKeyframe: false, presentationTime: 0, frameNumber: state.videoUnitCount))
+            try videoFile?.write(AccessUnit(data: annexB, isKeyframe: false, presentationTime: .zero, frameNumber: state.videoUnitCount))
         } catch {
             // The sink closed itself on the last whole unit; the head unit goes on without a file.
             state.videoOutputFailure = error

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// A size in pixels as SmartDeviceLink sends it (the RPC struct `ImageResolution`); the session
 /// speaks ``VideoSize`` (``videoSize``, ``init(_:)``).
@@ -366,7 +365,7 @@ final class CapabilityFieldAudit: Sendable {
     static let userInfoKey = CodingUserInfoKey(rawValue: "carwindow.capabilityFieldAudit")!
     static let nestingMarker = "additionalVideoStreamingCapabilities nests too deep"
 
-    private let names = Mutex<[String]>([])
+    private let names = LockedState<[String]>([])
 
     var ignored: [String] { names.withLock { $0 } }
 

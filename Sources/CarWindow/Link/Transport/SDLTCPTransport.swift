@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+import SystemPackage
 
 /// SDL over TCP (what SDL Core's TCP adapter and emulators listen on, port 12345 by default).
 ///
@@ -23,7 +23,7 @@ public final class SDLTCPTransport: SDLTransport {
     private let connectTimeout: Duration
     private let writeTimeout: Duration?
     private let sendBufferSize: Int?
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     private let readQueue = DispatchQueue(label: "carwindow.sdl.tcp.read")
     private let writeQueue = DispatchQueue(label: "carwindow.sdl.tcp.write")
 
@@ -124,7 +124,7 @@ public final class SDLTCPTransport: SDLTransport {
         var lastError = SDLTransportError.timedOut(operation: "connect to \(host):\(port)")
         for address in addresses {
             let descriptor = Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            guard descriptor >= 0 else { throw .systemCallFailed(operation: "socket", .current) }
+            guard descriptor >= 0 else { throw .systemCallFailed(operation: "socket", .ofLastCall) }
             var enable: Int32 = 1
             // Control messages are small and latency-bound; Nagle would hold them back.
             _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &enable, socklen_t(MemoryLayout<Int32>.size))
@@ -152,7 +152,7 @@ public final class SDLTCPTransport: SDLTransport {
                     lastError = error
                 }
             } else {
-                lastError = .systemCallFailed(operation: "connect to \(host):\(port)", .current)
+                lastError = .systemCallFailed(operation: "connect to \(host):\(port)", .ofLastCall)
                 _ = Glibc.close(descriptor)
             }
         }
@@ -170,7 +170,7 @@ public final class SDLTCPTransport: SDLTransport {
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length) == 0 else {
-                throw .systemCallFailed(operation: "getsockopt", .current)
+                throw .systemCallFailed(operation: "getsockopt", .ofLastCall)
             }
             if error != 0 { throw .systemCallFailed(operation: "connect to \(host):\(port)", Errno(rawValue: error)) }
             return
@@ -187,7 +187,7 @@ public final class SDLTCPTransport: SDLTransport {
                 if state.withLock({ $0.isClosed }) { throw .closed }
                 throw .closedByPeer
             }
-            let error = Errno.current
+            let error = Errno.ofLastCall
             switch error.rawValue {
             case EINTR: continue
             case EAGAIN: _ = try poll(descriptor, events: Int16(POLLIN), milliseconds: Self.pollSlice)
@@ -211,7 +211,7 @@ public final class SDLTCPTransport: SDLTransport {
                 offset += sent
                 continue
             }
-            let error = sent == 0 ? Errno(rawValue: EIO) : Errno.current
+            let error = sent == 0 ? Errno(rawValue: EIO) : Errno.ofLastCall
             switch error.rawValue {
             case EINTR: continue
             case EAGAIN:
@@ -231,7 +231,7 @@ public final class SDLTCPTransport: SDLTransport {
         let result = Glibc.poll(&entry, 1, milliseconds)
         if result < 0 {
             if errno == EINTR { return false }
-            throw .systemCallFailed(operation: "poll", .current)
+            throw .systemCallFailed(operation: "poll", .ofLastCall)
         }
         return result > 0
     }
@@ -245,7 +245,7 @@ public final class SDLTCPTransport: SDLTransport {
 
 /// A listening TCP socket that hands out connected ``SDLTCPTransport``s: the head-unit side.
 public final class SDLTCPListener: Sendable {
-    private let descriptor = Mutex<Int32?>(nil)
+    private let descriptor = LockedState<Int32?>(nil)
     private let queue = DispatchQueue(label: "carwindow.sdl.tcp.accept")
     /// The port listened on (the kernel's choice when 0 was asked for).
     public let port: Int
@@ -254,7 +254,7 @@ public final class SDLTCPListener: Sendable {
     /// `receiveBufferSize` sets SO_RCVBUF, which accepted sockets inherit.
     public init(host: String = "127.0.0.1", port: Int = 0, receiveBufferSize: Int? = nil) throws(SDLTransportError) {
         let socketDescriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard socketDescriptor >= 0 else { throw .systemCallFailed(operation: "socket", .current) }
+        guard socketDescriptor >= 0 else { throw .systemCallFailed(operation: "socket", .ofLastCall) }
         var enable: Int32 = 1
         if let receiveBufferSize {
             var size = Int32(clamping: receiveBufferSize)
@@ -272,7 +272,7 @@ public final class SDLTCPListener: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard bound == 0, listen(socketDescriptor, 4) == 0 else {
-            let error = Errno.current
+            let error = Errno.ofLastCall
             _ = Glibc.close(socketDescriptor)
             throw .systemCallFailed(operation: "bind/listen on \(host):\(port)", error)
         }
@@ -309,7 +309,7 @@ public final class SDLTCPListener: Sendable {
                 _ = setsockopt(accepted, Int32(IPPROTO_TCP), TCP_NODELAY, &enable, socklen_t(MemoryLayout<Int32>.size))
                 return .success(SDLTCPTransport(connectedDescriptor: accepted, peer: "client"))
             }
-            let error = Errno.current
+            let error = Errno.ofLastCall
             guard error.rawValue == EAGAIN || error.rawValue == EINTR else {
                 return .failure(.systemCallFailed(operation: "accept", error))
             }

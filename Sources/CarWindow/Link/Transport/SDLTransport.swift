@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// A byte stream to a head unit: TCP here; USB (AOA/iAP) or Bluetooth RFCOMM could follow
 /// behind the same four calls.
 ///
@@ -33,7 +35,7 @@ public enum SDLTransportError: Error, Sendable, Equatable, CustomStringConvertib
     public var description: String {
         switch self {
         case .unresolvableHost(let host, let reason): "cannot resolve \(host): \(reason); check the head unit's address"
-        case .systemCallFailed(let operation, let error): "\(operation) failed: \(error)"
+        case .systemCallFailed(let operation, let error): "\(operation) failed: \(error.nameAndText)"
         case .timedOut(let operation): "\(operation) timed out; the head unit does not answer"
         case .closedByPeer: "the head unit closed the connection"
         case .closed: "the transport was closed"

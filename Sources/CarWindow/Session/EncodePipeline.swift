@@ -5,18 +5,19 @@ public struct PipelineReport: Sendable {
     public var frames = 0
     public var bytes = 0
     public var keyframes = 0
-    /// Wall time of the whole run, seconds.
-    public var seconds = 0.0
-    /// Milliseconds per frame on the render thread: draw, convert, start the readback.
-    public var renderMilliseconds: [Double] = []
-    /// Milliseconds per frame in the encoder.
-    public var encodeMilliseconds: [Double] = []
-    /// Milliseconds from setting a frame's camera to its access unit being ready.
-    public var latencyMilliseconds: [Double] = []
+    /// Wall time of the whole run.
+    public var wallTime = Duration.zero
+    /// Per frame: time on the render thread to draw it, convert it and start its readback.
+    public var renderTimes: [Duration] = []
+    /// Per frame: time in the encoder.
+    public var encodeTimes: [Duration] = []
+    /// Per frame: from setting its camera to its access unit being ready.
+    public var latencies: [Duration] = []
     /// Bytes of each access unit, in order.
     public var accessUnitBytes: [Int] = []
 
-    public var framesPerSecond: Double { seconds > 0 ? Double(frames) / seconds : 0 }
+    /// Frames per second over the whole run.
+    public var framesPerSecond: Double { wallTime > .zero ? Double(frames) / wallTime.inSeconds : 0 }
 }
 
 /// Render -> NV12 -> encode, pipelined: while the encoder thread encodes frame N, the render
@@ -58,14 +59,14 @@ public struct EncodePipeline: Sendable {
         var spare: [NV12Frame] = [NV12Frame(width: width, height: height, fullRange: fullRange),
                                   NV12Frame(width: width, height: height, fullRange: fullRange)]
         var startTimes = [UInt64](repeating: 0, count: cameras.count)
-        var inflight: Task<(AccessUnit, NV12Frame, Double), Error>?
+        var inflight: Task<(AccessUnit, NV12Frame, Duration), Error>?
         let runStart = DispatchTime.now().uptimeNanoseconds
 
-        func finish(_ task: Task<(AccessUnit, NV12Frame, Double), Error>) async throws {
-            let (unit, frame, encodeMilliseconds) = try await task.value
+        func finish(_ task: Task<(AccessUnit, NV12Frame, Duration), Error>) async throws {
+            let (unit, frame, encodeTime) = try await task.value
             let now = DispatchTime.now().uptimeNanoseconds
-            report.latencyMilliseconds.append(Double(now - startTimes[unit.frameNumber]) / 1e6)
-            report.encodeMilliseconds.append(encodeMilliseconds)
+            report.latencies.append(.nanoseconds(now - startTimes[unit.frameNumber]))
+            report.encodeTimes.append(encodeTime)
             report.accessUnitBytes.append(unit.data.count)
             report.bytes += unit.data.count
             report.frames += 1
@@ -80,7 +81,7 @@ public struct EncodePipeline: Sendable {
                 await renderer.setCamera(cameras[index])
                 await renderer.renderFrame()
                 try await renderer.convertToNV12(fullRange: fullRange, slot: index & 1)
-                report.renderMilliseconds.append(Double(DispatchTime.now().uptimeNanoseconds - startTimes[index]) / 1e6)
+                report.renderTimes.append(.nanoseconds(DispatchTime.now().uptimeNanoseconds - startTimes[index]))
             }
             guard index > 0 else { continue }
             let previous = index - 1
@@ -92,13 +93,13 @@ public struct EncodePipeline: Sendable {
             let idr = forceIDR.contains(previous)
             inflight = Task {
                 let start = DispatchTime.now().uptimeNanoseconds
-                var (unit, returned) = try await encoder.encode(frame, presentationTime: Double(previous) / fps, forceIDR: idr)
+                var (unit, returned) = try await encoder.encode(frame, presentationTime: .seconds(Double(previous) / fps), forceIDR: idr)
                 unit.frameNumber = previous
-                return (unit, returned, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+                return (unit, returned, .nanoseconds(DispatchTime.now().uptimeNanoseconds - start))
             }
         }
         if let inflight { try await finish(inflight) }
-        report.seconds = Double(DispatchTime.now().uptimeNanoseconds - runStart) / 1e9
+        report.wallTime = .nanoseconds(DispatchTime.now().uptimeNanoseconds - runStart)
         return report
     }
 
@@ -115,20 +116,20 @@ public struct EncodePipeline: Sendable {
             await renderer.renderFrame()
             try await renderer.convertToNV12(into: planes, fullRange: fullRange)
             let drawn = DispatchTime.now().uptimeNanoseconds
-            var unit = try await encoder.encodeExportedSurface(presentationTime: Double(index) / fps,
+            var unit = try await encoder.encodeExportedSurface(presentationTime: .seconds(Double(index) / fps),
                                                                forceIDR: forceIDR.contains(index) || index == 0)
             unit.frameNumber = index
             let done = DispatchTime.now().uptimeNanoseconds
-            report.renderMilliseconds.append(Double(drawn - start) / 1e6)
-            report.encodeMilliseconds.append(Double(done - drawn) / 1e6)
-            report.latencyMilliseconds.append(Double(done - start) / 1e6)
+            report.renderTimes.append(.nanoseconds(drawn - start))
+            report.encodeTimes.append(.nanoseconds(done - drawn))
+            report.latencies.append(.nanoseconds(done - start))
             report.accessUnitBytes.append(unit.data.count)
             report.bytes += unit.data.count
             report.frames += 1
             if unit.isKeyframe { report.keyframes += 1 }
             try output(unit)
         }
-        report.seconds = Double(DispatchTime.now().uptimeNanoseconds - runStart) / 1e9
+        report.wallTime = .nanoseconds(DispatchTime.now().uptimeNanoseconds - runStart)
         return report
     }
 }

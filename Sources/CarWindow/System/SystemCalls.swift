@@ -1,75 +1,66 @@
 import Glibc
+import SystemPackage
 
-/// A POSIX error number with its symbolic name, so sink errors can say `ENOENT` rather than `2`.
-///
-/// Kept as a value of its own (in the manner of swift-system's `Errno`) so every system call of
-/// the sinks fails the same typed way.
-public struct Errno: Error, Sendable, Equatable, Hashable, CustomStringConvertible {
-    /// The value of `errno` after the failing call.
-    public var rawValue: Int32
-
-    /// Wraps a raw error number.
-    public init(rawValue: Int32) { self.rawValue = rawValue }
-
-    /// The error of the call that just failed; read before any other call can overwrite it.
-    static var current: Errno { Errno(rawValue: errno) }
+/// Error numbers say their symbolic name in our messages (`ENOENT`), since swift-system's
+/// `Errno` describes itself with strerror's text only.
+extension Errno {
+    /// The error of the system call that just failed; read it before any other call can
+    /// overwrite `errno`.
+    package static var ofLastCall: Errno { Errno(rawValue: Glibc.errno) }
 
     /// The symbolic name (`ENOENT`), or `errno N` for numbers this table does not know.
-    public var name: String {
+    package var symbolicName: String {
         switch rawValue {
-        case EPERM: "EPERM"
-        case ENOENT: "ENOENT"
-        case EINTR: "EINTR"
-        case EIO: "EIO"
-        case EBADF: "EBADF"
-        case EAGAIN: "EAGAIN"  // also EWOULDBLOCK on Linux
-        case ENOMEM: "ENOMEM"
-        case EACCES: "EACCES"
-        case EEXIST: "EEXIST"
-        case ENOTDIR: "ENOTDIR"
-        case EISDIR: "EISDIR"
-        case EINVAL: "EINVAL"
-        case EMFILE: "EMFILE"
-        case ENFILE: "ENFILE"
-        case EFBIG: "EFBIG"
-        case ENOSPC: "ENOSPC"
-        case EROFS: "EROFS"
-        case EPIPE: "EPIPE"
-        case ENAMETOOLONG: "ENAMETOOLONG"
-        case ELOOP: "ELOOP"
-        case EMSGSIZE: "EMSGSIZE"
-        case EAFNOSUPPORT: "EAFNOSUPPORT"
-        case EADDRNOTAVAIL: "EADDRNOTAVAIL"
-        case ENETDOWN: "ENETDOWN"
-        case ENETUNREACH: "ENETUNREACH"
-        case ECONNRESET: "ECONNRESET"
-        case ENOBUFS: "ENOBUFS"
-        case ENOTCONN: "ENOTCONN"
-        case ETIMEDOUT: "ETIMEDOUT"
-        case ECONNREFUSED: "ECONNREFUSED"
-        case EHOSTUNREACH: "EHOSTUNREACH"
-        case EDQUOT: "EDQUOT"
-        case ESPIPE: "ESPIPE"
-        case ENODEV: "ENODEV"
-        case ENOLCK: "ENOLCK"
-        case EOPNOTSUPP: "EOPNOTSUPP"
+        case Glibc.EPERM: "EPERM"
+        case Glibc.ENOENT: "ENOENT"
+        case Glibc.EINTR: "EINTR"
+        case Glibc.EIO: "EIO"
+        case Glibc.EBADF: "EBADF"
+        case Glibc.EAGAIN: "EAGAIN"
+        case Glibc.ENOMEM: "ENOMEM"
+        case Glibc.EACCES: "EACCES"
+        case Glibc.EEXIST: "EEXIST"
+        case Glibc.ENOTDIR: "ENOTDIR"
+        case Glibc.EISDIR: "EISDIR"
+        case Glibc.EINVAL: "EINVAL"
+        case Glibc.EMFILE: "EMFILE"
+        case Glibc.ENFILE: "ENFILE"
+        case Glibc.EFBIG: "EFBIG"
+        case Glibc.ENOSPC: "ENOSPC"
+        case Glibc.EROFS: "EROFS"
+        case Glibc.EPIPE: "EPIPE"
+        case Glibc.ENAMETOOLONG: "ENAMETOOLONG"
+        case Glibc.ELOOP: "ELOOP"
+        case Glibc.EMSGSIZE: "EMSGSIZE"
+        case Glibc.EAFNOSUPPORT: "EAFNOSUPPORT"
+        case Glibc.EADDRNOTAVAIL: "EADDRNOTAVAIL"
+        case Glibc.ENETDOWN: "ENETDOWN"
+        case Glibc.ENETUNREACH: "ENETUNREACH"
+        case Glibc.ECONNRESET: "ECONNRESET"
+        case Glibc.ENOBUFS: "ENOBUFS"
+        case Glibc.ENOTCONN: "ENOTCONN"
+        case Glibc.ETIMEDOUT: "ETIMEDOUT"
+        case Glibc.ECONNREFUSED: "ECONNREFUSED"
+        case Glibc.EHOSTUNREACH: "EHOSTUNREACH"
+        case Glibc.EDQUOT: "EDQUOT"
+        case Glibc.ESPIPE: "ESPIPE"
+        case Glibc.ENODEV: "ENODEV"
+        case Glibc.ENOLCK: "ENOLCK"
+        case Glibc.EOPNOTSUPP: "EOPNOTSUPP"
         default: "errno \(rawValue)"
         }
     }
 
     /// `ENOENT (No such file or directory)`: the name for searching, the text for reading.
-    public var description: String {
-        guard let text = strerror(rawValue) else { return name }
-        return "\(name) (\(String(cString: text)))"
-    }
+    package var nameAndText: String { "\(symbolicName) (\(description))" }
 }
 
-/// An open file or socket; a thin typed layer over the system calls the sinks need.
+/// What the sinks need of an open file or socket beyond swift-system's `FileDescriptor`: typed
+/// errors, writes that finish or fail whole, locking, room allocation and socket calls.
 ///
-/// Not a resource owner: whoever opened it calls `close()` exactly once.
-struct FileDescriptor {
-    let rawValue: Int32
-
+/// Whoever opens a descriptor closes it exactly once (`try? descriptor.close()`: on Linux the
+/// descriptor is gone whatever close reports).
+extension FileDescriptor {
     /// Opens a file for writing, creating it with mode 0644 when it is missing.
     ///
     /// A regular file is locked first (an exclusive, non-blocking `flock`, which belongs to this
@@ -81,17 +72,17 @@ struct FileDescriptor {
     static func openForWriting(path: String, truncate: Bool) throws(Errno) -> FileDescriptor {
         // O_TRUNC would empty the file before the lock is known to be ours.
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? 0 : O_APPEND)
-        let file = FileDescriptor(rawValue: try retryingInterrupts { open(path, flags, mode_t(0o644)) })
+        let file = FileDescriptor(rawValue: try retryingInterrupts { Glibc.open(path, flags, mode_t(0o644)) })
         do throws(Errno) {
             guard try file.isRegularFile else { return file }
             if flock(file.rawValue, LOCK_EX | LOCK_NB) == -1 {
-                let error = Errno.current
+                let error = Errno.ofLastCall
                 if error.rawValue == EWOULDBLOCK { throw error }
                 // ENOLCK, EOPNOTSUPP, EINVAL: this file system cannot lock; write as before.
             }
             if truncate { try file.truncate(to: 0) }
         } catch {
-            file.close()
+            try? file.close()
             throw error
         }
         return file
@@ -100,16 +91,16 @@ struct FileDescriptor {
     /// Whether the descriptor is a regular file (not a device, pipe or socket).
     var isRegularFile: Bool {
         get throws(Errno) {
-            var status = stat()
-            guard fstat(rawValue, &status) == 0 else { throw Errno.current }
+            var status = Glibc.stat()
+            guard fstat(rawValue, &status) == 0 else { throw Errno.ofLastCall }
             return status.st_mode & S_IFMT == S_IFREG
         }
     }
 
     /// The file's size in bytes.
     func size() throws(Errno) -> UInt64 {
-        var status = stat()
-        guard fstat(rawValue, &status) == 0 else { throw Errno.current }
+        var status = Glibc.stat()
+        guard fstat(rawValue, &status) == 0 else { throw Errno.ofLastCall }
         return UInt64(max(0, status.st_size))
     }
 
@@ -125,6 +116,34 @@ struct FileDescriptor {
         }
     }
 
+    /// Writes every byte at `offset` without moving the file position, so a sink can overwrite a
+    /// header it reserved earlier, and a write that failed halfway is simply written over next time.
+    func writeWhole(_ bytes: [UInt8], at offset: UInt64) throws(Errno) {
+        var written = 0
+        while written < bytes.count {
+            let (taken, failure) = bytes.withUnsafeBytes { buffer -> (Int, Errno?) in
+                while true {
+                    let result = Glibc.pwrite(rawValue, buffer.baseAddress.map { $0 + written }, buffer.count - written,
+                                              off_t(offset) + off_t(written))
+                    if result >= 0 { return (result, nil) }
+                    let error = Errno.ofLastCall
+                    if error.rawValue != EINTR { return (result, error) }
+                }
+            }
+            if let failure { throw failure }
+            guard taken > 0 else { throw Errno(rawValue: EIO) }
+            written += taken
+        }
+    }
+
+    /// Cuts the file at `length`, dropping what failed writes may have left past the real end.
+    func truncate(to length: UInt64) throws(Errno) {
+        while ftruncate(rawValue, off_t(length)) == -1 {
+            let error = Errno.ofLastCall
+            if error.rawValue != EINTR { throw error }
+        }
+    }
+
     /// A new socket; `SOCK_CLOEXEC` so child processes (encoders, ffmpeg) never inherit it.
     static func socket(family: Int32, type: Int32, protocol: Int32) throws(Errno) -> FileDescriptor {
         let socketType = type | Int32(SOCK_CLOEXEC.rawValue)
@@ -132,8 +151,8 @@ struct FileDescriptor {
     }
 
     /// Writes every byte, looping over short writes (pipes, sockets and full disks return them).
-    func writeAll(_ bytes: [UInt8]) throws(Errno) {
-        try transferAll(bytes) { pointer, count in write(rawValue, pointer, count) }
+    func writeWhole(_ bytes: [UInt8]) throws(Errno) {
+        try transferAll(bytes) { pointer, count in Glibc.write(rawValue, pointer, count) }
     }
 
     /// Sends every byte on a connected stream socket without raising SIGPIPE when the peer left.
@@ -149,7 +168,7 @@ struct FileDescriptor {
                 while true {
                     let result = transfer(buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
                     if result >= 0 { return (result, nil) }
-                    let error = Errno.current
+                    let error = Errno.ofLastCall
                     if error.rawValue != EINTR { return (result, error) }
                 }
             }
@@ -167,7 +186,7 @@ struct FileDescriptor {
                 while true {
                     let result = sendto(rawValue, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), pointer, length)
                     if result >= 0 { return (result, nil) }
-                    let error = Errno.current
+                    let error = Errno.ofLastCall
                     if error.rawValue != EINTR { return (result, error) }
                 }
             }
@@ -180,13 +199,9 @@ struct FileDescriptor {
     func connect(to address: SocketAddress) throws(Errno) {
         // connect(2) interrupted by a signal keeps connecting in the background, so it is not retried.
         let result = address.withSockaddr { pointer, length in Glibc.connect(rawValue, pointer, length) }
-        if result == -1 { throw Errno.current }
+        if result == -1 { throw Errno.ofLastCall }
     }
 
-    /// Closes the descriptor; errors are ignored because the descriptor is gone either way on Linux.
-    func close() {
-        _ = Glibc.close(rawValue)
-    }
 }
 
 /// Calls `body` again while it fails with `EINTR`, and turns -1 into a typed error.
@@ -195,7 +210,7 @@ private func retryingInterrupts<Result: BinaryInteger>(_ body: () -> Result) thr
     while true {
         let result = body()
         if result != -1 { return result }
-        let error = Errno.current
+        let error = Errno.ofLastCall
         if error.rawValue != EINTR { throw error }
     }
 }
@@ -207,8 +222,8 @@ struct SocketAddress {
     var length: socklen_t
 
     /// The failure of a name lookup, with getaddrinfo's own words.
-    struct ResolutionFailure: Error {
-        var message: String
+    package struct ResolutionFailure: Error {
+        package var message: String
     }
 
     /// Every address of `host` for the given socket type, in the resolver's order of preference.
@@ -221,7 +236,7 @@ struct SocketAddress {
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0 else {
             let reason = gai_strerror(status).map { String(cString: $0) } ?? "error \(status)"
-            if status == EAI_SYSTEM { throw ResolutionFailure(message: "\(reason): \(Errno.current)") }
+            if status == EAI_SYSTEM { throw ResolutionFailure(message: "\(reason): \(Errno.ofLastCall)") }
             throw ResolutionFailure(message: reason)
         }
         defer { freeaddrinfo(list) }
