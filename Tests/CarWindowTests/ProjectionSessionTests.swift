@@ -433,7 +433,7 @@ final class EventLog: Sendable {
         #expect(warnings.contains(.routeHidden(validPoints: 1)))
         #expect(warnings.contains { if case .vehicleIgnored(let vehicle) = $0 { vehicle.heading.isNaN } else { false } })
         #expect(warnings.contains {
-            if case .capabilityUpdateIgnored(.noMatchingResolution, let kept) = $0 {
+            if case .displayUpdateIgnored(.noMatchingResolution, let kept) = $0 {
                 kept?.encodedSize == VideoSize(width: 320, height: 192)
             } else { false }
         })

@@ -20,7 +20,7 @@ import Logging
 /// ```
 ///
 /// The outputs are the configuration's sink (made by its ``VideoSinkFactory`` at each stream
-/// start) and a head unit that an ``SDLProjectionLink`` added; with both, they fail
+/// start) and a head unit that a link (`SDLProjectionLink`) added; with both, they fail
 /// independently, as in a ``TeeSink``. The session owns the sinks it makes and closes them when
 /// the stream ends (``stop()``, ``close()``, or the stream failing for good).
 ///
@@ -257,7 +257,7 @@ public actor ProjectionSession {
         do {
             chosen = try choose(merged)
         } catch {
-            emit(.warning(.capabilityUpdateIgnored(error, kept: stream)))
+            emit(.warning(.displayUpdateIgnored(error, kept: stream)))
             throw error
         }
         display = merged
