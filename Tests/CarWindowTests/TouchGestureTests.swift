@@ -36,19 +36,6 @@ private func replay(_ recording: String, into recognizer: inout GestureRecognize
 /// a double tap's point is the midpoint of the two lift points.
 @Suite("Touch gestures")
 struct TouchGestureTests {
-    @Test("OnTouchEvent JSON decodes into the RPC's fields and encodes back with its names")
-    func decodesSDLPayload() throws {
-        let json = #"{"type":"BEGIN","event":[{"id":0,"ts":[49],"c":[{"x":100,"y":200}]}]}"#
-        let event = try SDLTouchEvent.decode(json: Data(json.utf8))
-        #expect(event == TouchEvent(type: .begin, touches: [TouchEvent.Touch(id: 0, timestamp: 49, x: 100, y: 200)]))
-        let wire = SDLTouchEvent(event)
-        #expect(wire == SDLTouchEvent(type: .begin, touches: [SDLTouchEvent.Touch(id: 0, timestamp: 49, x: 100, y: 200)]))
-        #expect(wire.touchEvent == event)
-        let encoded = String(decoding: try JSONEncoder().encode(wire), as: UTF8.self)
-        #expect(encoded.contains(#""event""#) && encoded.contains(#""ts""#) && encoded.contains(#""c""#))
-        #expect(event.inRenderedPixels(scale: 2).touches[0].points == [SIMD2(50, 100)])
-    }
-
     @Test("A single tap waits for the double-tap window, then comes at its lift point")
     func singleTap() {
         var recognizer = GestureRecognizer()
