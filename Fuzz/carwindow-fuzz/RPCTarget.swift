@@ -26,7 +26,7 @@ enum RPCTarget {
         if let status = try? rpc.decodeParameters(SDLHMIStatus.self) {
             _ = status.allowsVideo
         }
-        if let event = try? TouchEvent.decode(json: Data(rpc.json)) {
+        if let event = try? SDLTouchEvent.decode(json: Data(rpc.json)) {
             var recognizer = GestureRecognizer()
             _ = recognizer.handle(event.inRenderedPixels(scale: 2))
             _ = recognizer.frameTick(elapsedMilliseconds: 16)
@@ -39,12 +39,19 @@ enum RPCTarget {
         }
     }
 
-    /// The session's use of a capability: the stream it chooses and the encoder settings for it.
+    /// The link's and the session's use of a capability: the formats, the display the session
+    /// takes, the stream it chooses and the encoder settings for it.
     static func useCapability(_ capability: VideoStreamingCapability) {
         let filled = capability.filling(from: VideoStreamingCapability(preferredResolution: ImageResolution(width: 800, height: 480)))
         _ = filled.streamableFormats
-        _ = capability.matchingCapabilities()
-        guard let stream = capability.chooseStreamResolution().stream else { return }
+        _ = capability.allCapabilities.map(\.streamableFormats)
+        useDisplay(capability.headUnitDisplay)
+    }
+
+    /// The session's use of a display: the stream it chooses and the encoder settings for it.
+    static func useDisplay(_ display: HeadUnitDisplay) {
+        _ = display.matchingModes()
+        guard let stream = display.chooseStreamResolution().stream else { return }
         let settings = EncoderSettings(stream: stream)
         do {
             try settings.validate()

@@ -36,7 +36,7 @@ private struct LinkModel {
     /// The stream a session would have before the video ACK: 800x480 encoded for a 1200x720
     /// display at scale 1.5.
     static let stream = VideoStreamingCapability(preferredResolution: ImageResolution(width: 1200, height: 720), scale: 1.5)
-        .chooseStreamResolution().stream!
+        .headUnitDisplay.chooseStreamResolution().stream!
     /// A video access unit's worth of bytes, long enough to take several frames at a small MTU.
     static let accessUnit = (0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
     /// The RegisterAppInterface request the connection sends once the RPC service is open.
@@ -92,7 +92,7 @@ private struct LinkModel {
                             messageID: takeMessageID(), payload: Self.registration), mtu: sessionMTU)
         case (.startServiceACK, .video):
             let document = (try? BSONDocument(decoding: message.payload)) ?? BSONDocument()
-            let asked = SDLVideoServiceParameters(resolution: Self.stream.encodedSize, format: .h264Raw)
+            let asked = SDLVideoServiceParameters(resolution: ImageResolution(Self.stream.encodedSize), format: .h264Raw)
             let granted = asked.acknowledged(by: document)
             videoMTU = SDLConnection.negotiatedMTU(granted.mtu, otherwise: sessionMTU)
             projectionLinkVideoStarted(granted)
@@ -107,15 +107,15 @@ private struct LinkModel {
     }
 
     /// What `SDLProjectionLink.videoStarted` does with the ACK's size: the display size is the
-    /// ACK's size times the stream's scale, and the session takes that as its capability.
+    /// ACK's size times the stream's scale, and the session takes that as its display.
     func projectionLinkVideoStarted(_ parameters: SDLVideoServiceParameters) {
         let stream = Self.stream
-        guard stream.encodedSize != parameters.resolution else { return }
+        guard stream.encodedSize != parameters.resolution.videoSize else { return }
         let acknowledged = stream.acknowledged(width: parameters.resolution.width, height: parameters.resolution.height)
-        var capability = stream.capability
-        capability.preferredResolution = acknowledged.displaySize
-        capability.additionalVideoStreamingCapabilities = nil
-        RPCTarget.useCapability(capability)
+        var display = stream.display
+        display.size = acknowledged.displaySize
+        display.alternatives = nil
+        RPCTarget.useDisplay(display)
     }
 
     mutating func takeMessageID() -> UInt32 {

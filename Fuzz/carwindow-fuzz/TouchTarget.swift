@@ -58,17 +58,17 @@ enum TouchTarget {
             let sampleCount = samplesByte == 0xFF ? 65 : Int(samplesByte & 3)
             let extraCoordinate = samplesByte & 0x80 != 0 && samplesByte != 0xFF ? 1 : 0
             var timestamps: [Int] = []
-            var coordinates: [TouchEvent.Coordinate] = []
+            var points: [SIMD2<Double>] = []
             for _ in 0..<sampleCount {
                 let step = Int(Int16(bitPattern: input.integer(UInt16.self)))
                 time = step == Int(Int16.min) ? -1 : time &+ abs(step)
                 timestamps.append(time)
-                coordinates.append(TouchEvent.Coordinate(x: coordinate(&input), y: coordinate(&input)))
+                points.append(SIMD2(coordinate(&input), coordinate(&input)))
             }
             for _ in 0..<extraCoordinate {
-                coordinates.append(TouchEvent.Coordinate(x: coordinate(&input), y: coordinate(&input)))
+                points.append(SIMD2(coordinate(&input), coordinate(&input)))
             }
-            touches.append(TouchEvent.Touch(id: id, timestamps: timestamps, coordinates: coordinates))
+            touches.append(TouchEvent.Touch(id: id, timestamps: timestamps, points: points))
         }
         return (TouchEvent(type: kind, touches: touches), ticks)
     }

@@ -6,29 +6,30 @@ import CarWindowH264
 import CarWindowSinks
 import CarWindowSystemSupport
 extension EncoderSettings {
-    /// SmartDeviceLink's iOS defaults, used where the head unit states no preference.
+    /// The frame rate where the head unit states no preference: SmartDeviceLink's default.
     public static let defaultFramesPerSecond: Double = 15
-    /// 600 kbit/s: the iOS library's default, in bit/s.
+    /// 600 kbit/s, in bit/s, where the head unit states no limit: SmartDeviceLink's default.
     public static let defaultBitrate = 600_000
 
-    /// Settings for `stream`: the head unit's preferredFPS and maxBitrate (kbit/s) replace the
-    /// defaults (15 fps, 600 kbit/s), and the app's own values apply only where they are lower,
-    /// because a head unit's limits are what its decoder and link can take.
+    /// Settings for `stream`: the head unit's preferred frame rate and maximum bitrate
+    /// (``HeadUnitDisplay/preferredFramesPerSecond``, ``HeadUnitDisplay/maximumBitrate``) replace
+    /// the defaults (15 fps, 600 kbit/s), and the app's own values apply only where they are
+    /// lower, because a head unit's limits are what its decoder and link can take.
     ///
     /// Non-positive or non-finite values, from either side, are ignored; the frame rate is capped
     /// at ``maximumStreamingFramesPerSecond`` and the bitrate at what ``validate()`` accepts.
     public init(stream: StreamResolution, customFramesPerSecond: Double? = nil, customBitrate: Int? = nil,
                 rateControl: RateControl = .cbr, idrInterval: Int? = nil) {
         var framesPerSecond = Self.defaultFramesPerSecond
-        if let preferred = stream.capability.preferredFPS, preferred > 0 {
+        if let preferred = stream.display.preferredFramesPerSecond, preferred > 0 {
             framesPerSecond = min(Double(preferred), Self.maximumStreamingFramesPerSecond)
         }
         if let customFramesPerSecond, customFramesPerSecond.isFinite, customFramesPerSecond > 0 {
             framesPerSecond = min(framesPerSecond, customFramesPerSecond)
         }
         var bitrate = Self.defaultBitrate
-        if let kilobits = stream.capability.maxBitrate, kilobits > 0 {
-            bitrate = kilobits > Self.maximumBitrate / 1000 ? Self.maximumBitrate : kilobits * 1000
+        if let limit = stream.display.maximumBitrate, limit > 0 {
+            bitrate = min(limit, Self.maximumBitrate)
         }
         if let customBitrate, customBitrate > 0 {
             bitrate = min(bitrate, customBitrate)

@@ -5,15 +5,16 @@ import CarWindowMap
 import CarWindowH264
 import CarWindowSinks
 import CarWindowSystemSupport
-/// The sizes an app can draw in one orientation (iOS `SDLVideoStreamingRange`).
+
+/// The sizes an app can draw in one orientation.
 ///
 /// Sizes are compared after the head unit's scale is applied, because that is the size the app
 /// lays out and the encoder produces.
 public struct SupportedSizeRange: Sendable, Equatable {
     /// The smallest acceptable width and height; nil for no lower bound.
-    public var minimumResolution: ImageResolution?
+    public var minimumSize: VideoSize?
     /// The largest acceptable width and height; nil for no upper bound.
-    public var maximumResolution: ImageResolution?
+    public var maximumSize: VideoSize?
     /// The smallest acceptable physical diagonal in inches; 0 accepts any screen, even one whose
     /// diagonal the head unit does not report.
     public var minimumDiagonal: Double
@@ -24,33 +25,33 @@ public struct SupportedSizeRange: Sendable, Equatable {
     public var maximumAspectRatio: Double
 
     /// A range; the defaults accept every size, diagonal and aspect ratio.
-    public init(minimumResolution: ImageResolution? = nil, maximumResolution: ImageResolution? = nil,
+    public init(minimumSize: VideoSize? = nil, maximumSize: VideoSize? = nil,
                 minimumDiagonal: Double = 0, minimumAspectRatio: Double = 1, maximumAspectRatio: Double = 9999) {
-        self.minimumResolution = minimumResolution
-        self.maximumResolution = maximumResolution
+        self.minimumSize = minimumSize
+        self.maximumSize = maximumSize
         self.minimumDiagonal = minimumDiagonal
         self.minimumAspectRatio = minimumAspectRatio
         self.maximumAspectRatio = maximumAspectRatio
     }
 
-    /// A range that accepts nothing: the reference libraries' way to refuse an orientation.
-    public static let disabled = SupportedSizeRange(minimumResolution: ImageResolution(width: 0, height: 0),
-                                                    maximumResolution: ImageResolution(width: 0, height: 0))
+    /// A range that accepts nothing (0x0 to 0x0), which refuses its orientation.
+    public static let disabled = SupportedSizeRange(minimumSize: VideoSize(width: 0, height: 0),
+                                                    maximumSize: VideoSize(width: 0, height: 0))
 
     /// Whether this is a 0x0 to 0x0 range, which refuses its orientation outright.
     public var isDisabled: Bool {
-        let zero = ImageResolution(width: 0, height: 0)
-        return minimumResolution == zero && maximumResolution == zero
+        let zero = VideoSize(width: 0, height: 0)
+        return minimumSize == zero && maximumSize == zero
     }
 
     /// Why `scaledSize` on a screen of `diagonal` inches does not fit, or nil when it does.
-    func refusal(scaledSize: ImageResolution, diagonal: Double?) -> String? {
+    func refusal(scaledSize: VideoSize, diagonal: Double?) -> String? {
         if isDisabled { return "the orientation is disabled" }
-        if let minimumResolution, scaledSize.width < minimumResolution.width || scaledSize.height < minimumResolution.height {
-            return "scaled size \(scaledSize) is below the minimum \(minimumResolution)"
+        if let minimumSize, scaledSize.width < minimumSize.width || scaledSize.height < minimumSize.height {
+            return "scaled size \(scaledSize) is below the minimum \(minimumSize)"
         }
-        if let maximumResolution, scaledSize.width > maximumResolution.width || scaledSize.height > maximumResolution.height {
-            return "scaled size \(scaledSize) is above the maximum \(maximumResolution)"
+        if let maximumSize, scaledSize.width > maximumSize.width || scaledSize.height > maximumSize.height {
+            return "scaled size \(scaledSize) is above the maximum \(maximumSize)"
         }
         if minimumDiagonal > 0 {
             guard let diagonal, diagonal.isFinite else {
@@ -89,39 +90,39 @@ public struct SupportedSizes: Sendable, Equatable {
 /// The stream chosen for a head unit: the size it shows and the size we encode.
 public struct StreamResolution: Sendable, Equatable {
     /// The head unit's video area in its own pixels; touches arrive in this space.
-    public var displaySize: ImageResolution
-    /// What we render and encode: `displaySize / scale`, rounded, then made even for 4:2:0.
-    public var encodedSize: ImageResolution
-    /// ``encodedSize`` as the size sinks are told about.
-    public var videoSize: VideoSize { VideoSize(width: encodedSize.width, height: encodedSize.height) }
-    /// Display pixels per encoded pixel, already clamped to 1...10.
+    public var displaySize: VideoSize
+    /// What we render and encode, and what sinks are told: `displaySize / scale`, rounded, then
+    /// made even for 4:2:0.
+    public var encodedSize: VideoSize
+    /// Display pixels per encoded pixel, already clamped to ``HeadUnitDisplay/scaleRange``.
     public var scale: Double
-    /// The capability this came from, nested fields inherited (see
-    /// ``VideoStreamingCapability/allCapabilities``).
-    public var capability: VideoStreamingCapability
+    /// The display mode this came from, without alternatives and with the fields it inherits
+    /// filled in (see ``HeadUnitDisplay/allModes``).
+    public var display: HeadUnitDisplay
 
-    /// A stream as given; ``VideoStreamingCapability/chooseStreamResolution(for:)`` makes consistent ones.
-    public init(displaySize: ImageResolution, encodedSize: ImageResolution, scale: Double, capability: VideoStreamingCapability) {
+    /// A stream as given; ``HeadUnitDisplay/chooseStreamResolution(for:)`` makes consistent ones.
+    public init(displaySize: VideoSize, encodedSize: VideoSize, scale: Double, display: HeadUnitDisplay) {
         self.displaySize = displaySize
         self.encodedSize = encodedSize
         self.scale = scale
-        self.capability = capability
+        self.display = display
     }
 
-    /// This stream at the size the head unit acknowledged in StartService ACK: the ACK's size is
-    /// authoritative, and the display size follows as ACK size times scale, each side within
-    /// 0...``VideoStreamingCapability/maximumDisplaySide`` whatever the ACK said.
+    /// This stream at the size the head unit acknowledged when its video started (it may grant
+    /// another size than the one asked): that size is authoritative, and the display size
+    /// follows as that size times scale, each side within 0...``HeadUnitDisplay/maximumDisplaySide``
+    /// whatever the head unit said.
     public func acknowledged(width: Int, height: Int) -> StreamResolution {
         var copy = self
-        copy.encodedSize = ImageResolution(width: width, height: height)
+        copy.encodedSize = VideoSize(width: width, height: height)
         func displaySide(_ side: Int) -> Int {
             let scaled = (Double(side) * scale).rounded()
-            let limit = VideoStreamingCapability.maximumDisplaySide
+            let limit = HeadUnitDisplay.maximumDisplaySide
             // Compared as a Double first: converting a product beyond Int's range would trap.
             guard scaled.isFinite, scaled > 0 else { return 0 }
             return scaled >= Double(limit) ? limit : Int(scaled)
         }
-        copy.displaySize = ImageResolution(width: displaySide(width), height: displaySide(height))
+        copy.displaySize = VideoSize(width: displaySide(width), height: displaySide(height))
         return copy
     }
 
@@ -130,8 +131,8 @@ public struct StreamResolution: Sendable, Equatable {
         point / scale
     }
 
-    /// One of our rectangles (encoded-frame pixels) in the head unit's pixels, as
-    /// `SendHapticData` wants it.
+    /// One of our rectangles (encoded-frame pixels) in the head unit's pixels, as haptic
+    /// regions are reported.
     public func headUnitRect(fromEncodedFrame rect: ScreenRect) -> ScreenRect {
         ScreenRect(x: rect.x * scale, y: rect.y * scale, width: rect.width * scale, height: rect.height * scale)
     }
@@ -139,7 +140,7 @@ public struct StreamResolution: Sendable, Equatable {
 
 /// The outcome of choosing a stream for a head unit.
 public enum StreamResolutionChoice: Sendable, Equatable {
-    /// The first acceptable capability, in the head unit's order.
+    /// The first acceptable display mode, in the head unit's order.
     case match(StreamResolution)
     /// Nothing fits: do not stream. The reason lists each candidate and why it was refused.
     case noMatch(reason: String)
@@ -151,63 +152,75 @@ public enum StreamResolutionChoice: Sendable, Equatable {
     }
 }
 
-extension VideoStreamingCapability {
-    /// The stream size for `capability` alone, or why it does not fit `sizes`.
-    static func evaluate(_ capability: VideoStreamingCapability, against sizes: SupportedSizes) -> Result<StreamResolution, CandidateRefusal> {
-        guard let display = capability.preferredResolution else {
-            return .failure(CandidateRefusal("no preferredResolution"))
+extension HeadUnitDisplay {
+    /// The stream size for `mode` alone, or why it does not fit `sizes`.
+    static func evaluate(_ mode: HeadUnitDisplay, against sizes: SupportedSizes) -> Result<StreamResolution, CandidateRefusal> {
+        guard let display = mode.size else {
+            return .failure(CandidateRefusal("no display size"))
         }
         guard display.width > 0, display.height > 0,
               display.width <= maximumDisplaySide, display.height <= maximumDisplaySide else {
-            return .failure(CandidateRefusal("preferredResolution \(display) is not a usable size"))
+            return .failure(CandidateRefusal("display size \(display) is not a usable size"))
         }
-        let scale = capability.effectiveScale
-        let scaled = ImageResolution(width: Int((Double(display.width) / scale).rounded()),
-                                     height: Int((Double(display.height) / scale).rounded()))
+        let scale = mode.effectiveScale
+        let scaled = VideoSize(width: Int((Double(display.width) / scale).rounded()),
+                               height: Int((Double(display.height) / scale).rounded()))
         let range = display.isLandscape ? sizes.landscape : sizes.portrait
-        if let range, let why = range.refusal(scaledSize: scaled, diagonal: capability.diagonalScreenSize) {
+        if let range, let why = range.refusal(scaledSize: scaled, diagonal: mode.diagonalInches) {
             return .failure(CandidateRefusal("\(display.isLandscape ? "landscape" : "portrait") \(display) at scale \(scale): \(why)"))
         }
         // 4:2:0 halves chroma in both directions, so the encoder needs even sides.
-        let encoded = ImageResolution(width: scaled.width & ~1, height: scaled.height & ~1)
+        let encoded = VideoSize(width: scaled.width & ~1, height: scaled.height & ~1)
         let settings = EncoderSettings(width: encoded.width, height: encoded.height)
         do {
             try settings.validate()
         } catch {
             return .failure(CandidateRefusal("\(display) at scale \(scale) encodes as \(encoded), which H.264 cannot carry: \(error)"))
         }
-        return .success(StreamResolution(displaySize: display, encodedSize: encoded, scale: scale, capability: capability))
+        return .success(StreamResolution(displaySize: display, encodedSize: encoded, scale: scale, display: mode))
     }
 
     /// A side longer than any screen, so size arithmetic on hostile values cannot overflow.
     public static let maximumDisplaySide = 1 << 20
 
-    /// Chooses the stream as the iOS library does: this capability, then its nested ones in
-    /// order; the first whose scaled size fits `sizes` wins.
+    /// Chooses the stream: this display, then its alternatives in order (``allModes``); the
+    /// first whose scaled size fits `sizes` wins.
     public func chooseStreamResolution(for sizes: SupportedSizes = .any) -> StreamResolutionChoice {
         var refusals: [String] = []
-        for (index, candidate) in allCapabilities.enumerated() {
+        for (index, candidate) in allModes.enumerated() {
             switch Self.evaluate(candidate, against: sizes) {
             case .success(let stream): return .match(stream)
             case .failure(let refusal): refusals.append("candidate \(index): \(refusal.reason)")
             }
         }
-        if refusals.isEmpty { refusals.append("the head unit offers no capability") }
+        if refusals.isEmpty { refusals.append("the head unit offers no display mode") }
         return .noMatch(reason: refusals.joined(separator: "; "))
     }
 
-    /// Every capability (nested ones included, flattened, in order) that fits `sizes`: what
-    /// OnAppCapabilityUpdated reports back to the head unit.
-    public func matchingCapabilities(for sizes: SupportedSizes = .any) -> [VideoStreamingCapability] {
-        allCapabilities.filter {
+    /// Every mode (``allModes``: alternatives included, flattened, in order) that fits `sizes`:
+    /// what a head unit may be told this app can draw.
+    public func matchingModes(for sizes: SupportedSizes = .any) -> [HeadUnitDisplay] {
+        allModes.filter {
             if case .success = Self.evaluate($0, against: sizes) { return true }
             return false
         }
     }
 }
 
-/// Why one candidate capability was refused.
+/// Why one candidate display mode was refused.
 struct CandidateRefusal: Error {
     var reason: String
     init(_ reason: String) { self.reason = reason }
+}
+
+extension VideoSize {
+    /// Whether this is a landscape size; a square counts as landscape.
+    var isLandscape: Bool { width >= height }
+
+    /// The long side over the short side, so portrait and landscape compare alike; nil when a
+    /// side is not positive.
+    var normalizedAspectRatio: Double? {
+        guard width > 0, height > 0 else { return nil }
+        return Double(max(width, height)) / Double(min(width, height))
+    }
 }

@@ -9,7 +9,7 @@ import CarWindowSystemSupport
 
 /// Touches from the head unit: gestures, region taps and map movement.
 extension ProjectionSession {
-    /// Handles an `OnTouchEvent` from the head unit, in head-unit pixels (divided by the display
+    /// Handles a touch event from the head unit, in head-unit pixels (divided by the display
     /// scale here). Taps on haptic regions become ``ProjectionSessionEvent/regionTapped(id:)``
     /// or control actions; pans, pinches and double taps elsewhere move the map (unless
     /// `mapGesturesEnabled` is off). Pan and pinch movement is applied once per drawn frame.

@@ -27,7 +27,7 @@ import CarWindowSystemSupport
 /// ```
 ///
 /// The outputs are the configuration's sink (made by its ``VideoSinkFactory`` at each stream
-/// start) and a head unit that an ``SDLProjectionLink`` added; with both, they fail
+/// start) and a head unit that a link (`SDLProjectionLink`) added; with both, they fail
 /// independently, as in a ``TeeSink``. The session owns the sinks it makes and closes them when
 /// the stream ends (``stop()``, ``close()``, or the stream failing for good).
 ///
@@ -47,7 +47,7 @@ public actor ProjectionSession {
     /// ```swift
     /// let events = session.events
     /// Task { for await event in events { /* ... */ } }
-    /// try await session.connect(capability: capability)
+    /// try await session.connect(display: display)
     /// ```
     ///
     /// Each stream keeps the newest 4096 events its consumer has not read, so a slow consumer
@@ -60,9 +60,10 @@ public actor ProjectionSession {
 
     /// Where the session is in its life.
     public private(set) var state: ProjectionSessionState = .disconnected
-    /// The head unit's capability in force.
-    public private(set) var capability: VideoStreamingCapability?
-    /// The stream size chosen from the capability and the supported sizes.
+    /// The head unit's display in force: what ``connect(display:)`` was given, with the updates
+    /// since filled in.
+    public private(set) var display: HeadUnitDisplay?
+    /// The stream size chosen from the display and the supported sizes.
     public private(set) var stream: StreamResolution?
     /// The encoder settings of the current stream.
     public private(set) var encoderSettings: EncoderSettings?
@@ -153,22 +154,22 @@ public actor ProjectionSession {
 
     // MARK: Life cycle
     //
-    // Every call that changes the stream (connect, start, suspend, resume, a new capability, an
+    // Every call that changes the stream (connect, start, suspend, resume, a new display, an
     // appearance, stop, close) runs alone and in the order the calls reached the session: each
     // waits for the ones before it to finish. Without that, actor reentrancy let them interleave
     // at every await (a stop in the middle of a resize left a new encoder and frame loop running
     // on a disconnected session). Camera, overlay, touch and IDR calls change no resources and
     // take effect at once.
 
-    /// Takes the head unit's capability and chooses the stream size: disconnected -> ready.
+    /// Takes the head unit's display and chooses the stream size: disconnected -> ready.
     /// Throws, and stays disconnected, when no size fits the supported sizes or the session is
     /// already connected.
-    public func connect(capability: VideoStreamingCapability) async throws(ProjectionSessionError) {
+    public func connect(display: HeadUnitDisplay) async throws(ProjectionSessionError) {
         try await oneAtATime { () async throws(ProjectionSessionError) in
             guard state == .disconnected else { throw fail(.invalidState(operation: "connect", state: state)) }
-            let chosen = try choose(capability)
+            let chosen = try choose(display)
             try await prepareRenderer(for: chosen)
-            self.capability = capability
+            self.display = display
             stream = chosen
             transition(to: .ready)
         }
@@ -192,7 +193,7 @@ public actor ProjectionSession {
             do throws(ProjectionSessionError) {
                 let sink = try makeSink(from: factories, for: stream)
                 do throws(SinkError) {
-                    try sink.streamWillStart(stream.videoSize)
+                    try sink.streamWillStart(stream.encodedSize)
                 } catch {
                     sink.close()
                     throw fail(.sink(error))
@@ -226,7 +227,7 @@ public actor ProjectionSession {
         try await oneAtATime { () throws(ProjectionSessionError) in
             guard state == .suspended, let stream else { throw fail(.invalidState(operation: "resume", state: state)) }
             do throws(SinkError) {
-                try sink?.streamWillStart(stream.videoSize)
+                try sink?.streamWillStart(stream.encodedSize)
             } catch {
                 throw fail(.sink(error))
             }
@@ -244,29 +245,29 @@ public actor ProjectionSession {
         wake.signal()
     }
 
-    /// Takes a new capability from the head unit. Missing fields keep their current values. A
-    /// different stream size stops the stream, restarts it at the new size with an IDR and
-    /// reports ``ProjectionSessionEvent/resized(_:)``; the size never changes mid-stream. A
-    /// capability with no usable size throws and the session goes on as it was. When the
-    /// restart itself fails (no encoder, a sink that refuses), the stream ends: the session is
-    /// disconnected and the error thrown.
-    public func updateCapability(_ update: VideoStreamingCapability) async throws(ProjectionSessionError) {
-        try await oneAtATime { () async throws(ProjectionSessionError) in try await takeCapability(update) }
+    /// Takes a change of the head unit's display (a resize, a new scale or bitrate). Missing
+    /// fields keep their current values. A different stream size stops the stream, restarts it
+    /// at the new size with an IDR and reports ``ProjectionSessionEvent/resized(_:)``; the size
+    /// never changes mid-stream. A display with no usable size throws and the session goes on as
+    /// it was. When the restart itself fails (no encoder, a sink that refuses), the stream ends:
+    /// the session is disconnected and the error thrown.
+    public func updateDisplay(_ update: HeadUnitDisplay) async throws(ProjectionSessionError) {
+        try await oneAtATime { () async throws(ProjectionSessionError) in try await takeDisplay(update) }
     }
 
-    private func takeCapability(_ update: VideoStreamingCapability) async throws(ProjectionSessionError) {
-        guard let current = capability else {
-            throw fail(.invalidState(operation: "update the capability", state: state))
+    private func takeDisplay(_ update: HeadUnitDisplay) async throws(ProjectionSessionError) {
+        guard let current = display else {
+            throw fail(.invalidState(operation: "update the display", state: state))
         }
         let merged = update.filling(from: current)
         let chosen: StreamResolution
         do {
             chosen = try choose(merged)
         } catch {
-            emit(.warning(.capabilityUpdateIgnored(error, kept: stream)))
+            emit(.warning(.displayUpdateIgnored(error, kept: stream)))
             throw error
         }
-        capability = merged
+        display = merged
         let previous = stream
         stream = chosen
         haptics.resend()
@@ -295,7 +296,7 @@ public actor ProjectionSession {
             encoder = try await makeEncoderStage(settings: settings)
             if wasStreaming {
                 do {
-                    try sink?.streamWillStart(chosen.videoSize)
+                    try sink?.streamWillStart(chosen.encodedSize)
                 } catch {
                     throw fail(.sink(error))
                 }
@@ -401,8 +402,8 @@ public actor ProjectionSession {
 
     // MARK: Internals of the life cycle
 
-    func choose(_ capability: VideoStreamingCapability) throws(ProjectionSessionError) -> StreamResolution {
-        switch capability.chooseStreamResolution(for: configuration.supportedSizes) {
+    func choose(_ display: HeadUnitDisplay) throws(ProjectionSessionError) -> StreamResolution {
+        switch display.chooseStreamResolution(for: configuration.supportedSizes) {
         case .match(let chosen): return chosen
         case .noMatch(let reason): throw fail(.noMatchingResolution(reason: reason))
         }
@@ -431,7 +432,7 @@ public actor ProjectionSession {
     }
 
     func beginStream(settings: EncoderSettings, stream: StreamResolution) {
-        if let asked = stream.capability.preferredFPS, Double(asked) > EncoderSettings.maximumStreamingFramesPerSecond {
+        if let asked = stream.display.preferredFramesPerSecond, Double(asked) > EncoderSettings.maximumStreamingFramesPerSecond {
             emit(.warning(.frameRateCapped(asked: asked, streamed: settings.framesPerSecond)))
         }
         encoderSettings = settings
@@ -532,7 +533,7 @@ public actor ProjectionSession {
         encoder = nil
         sink?.close()
         sink = nil
-        capability = nil
+        display = nil
         stream = nil
         encoderSettings = nil
         transition(to: .disconnected)

@@ -35,7 +35,7 @@ public typealias VideoSinkFactory = @Sendable (StreamResolution) throws(SinkErro
 /// ```
 ///
 /// Without a sink factory the session's only output is a head unit: bind it with
-/// ``SDLProjectionLink``, which adds the head unit as an output. With both, every picture goes
+/// `SDLProjectionLink`, which adds the head unit as an output. With both, every picture goes
 /// to the head unit and to the factory's sink (a recording, say), which fail independently.
 public struct ProjectionSessionConfiguration: Sendable {
     /// The vector tiles. Give several sessions the same ``SharedTileCache`` to read and decode
@@ -94,7 +94,7 @@ public struct ProjectionSessionConfiguration: Sendable {
     /// frames, a skip-picture keep-alive every 0.5 s, every stream size the head unit offers.
     ///
     /// - Parameter makeSink: the session's own output, made at each stream start; nil when an
-    ///   ``SDLProjectionLink`` bound to the session is the only output.
+    ///   `SDLProjectionLink` bound to the session is the only output.
     public init(tiles: any TileSource, dayStyle: Style, fonts: FontLibrary, camera: Camera,
                 makeSink: VideoSinkFactory? = nil) {
         self.tiles = tiles
@@ -126,7 +126,7 @@ public enum KeepAliveMethod: String, Sendable, Equatable, CaseIterable {
 ///       +------------------------ stopping <------stop-----+------------------------------+
 /// ```
 public enum ProjectionSessionState: String, Sendable, Equatable {
-    /// No head unit capability yet; nothing is drawn.
+    /// No head-unit display yet; nothing is drawn.
     case disconnected
     /// The stream size is chosen and the map can be drawn; no video flows yet.
     case ready
@@ -146,7 +146,7 @@ public enum ProjectionSessionEvent: Sendable, Equatable {
     /// A stream (re)starts at this size and with these settings; the map is laid out in
     /// `stream.encodedSize` pixels. After a resize this is the new size.
     case streamStarted(StreamResolution, EncoderSettings)
-    /// The head unit's capability changed the stream size; the stream restarts at it.
+    /// The head unit's display changed the stream size; the stream restarts at it.
     case resized(StreamResolution)
     /// The haptic regions changed: the full set, in head-unit pixels (scaled), ids stable; an
     /// empty set clears them. A head-unit link sends these as SendHapticData.
@@ -181,13 +181,13 @@ public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertib
     case routePointsDropped(dropped: Int, of: Int)
     /// The route has fewer than two valid points (`validPoints`), so none is drawn.
     case routeHidden(validPoints: Int)
-    /// A capability update was refused (the error says why); the stream goes on at `kept`, the
-    /// stream size in force (nil before the first stream).
-    case capabilityUpdateIgnored(ProjectionSessionError, kept: StreamResolution?)
+    /// A display update (``ProjectionSession/updateDisplay(_:)``) was refused (the error says
+    /// why); the stream goes on at `kept`, the stream size in force (nil before the first stream).
+    case displayUpdateIgnored(ProjectionSessionError, kept: StreamResolution?)
     /// The head unit asked for `asked` frames per second, more than this app draws and
     /// encodes; the stream runs at `streamed`.
     case frameRateCapped(asked: Int, streamed: Double)
-    /// A touch event from the head unit broke the RPC's rules and was not used.
+    /// A touch event from the head unit was refused (``TouchEvent/validate()``) and not used.
     case touchIgnored(TouchEventRejection)
     /// A haptic select named a region that is not on screen.
     case hapticSelectIgnored(regionID: Int)
@@ -210,8 +210,8 @@ public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertib
             "route: \(dropped) of \(total) points dropped (not finite or off the globe); check the route's source"
         case .routeHidden(let valid):
             "route hidden: it needs at least two valid points and has \(valid)"
-        case .capabilityUpdateIgnored(let error, let kept):
-            "capability update ignored, the stream goes on at \(kept.map { "\($0.encodedSize)" } ?? "its size"): \(error)"
+        case .displayUpdateIgnored(let error, let kept):
+            "display update ignored, the stream goes on at \(kept.map { "\($0.encodedSize)" } ?? "its size"): \(error)"
         case .frameRateCapped(let asked, let streamed):
             "the head unit asks for \(asked) fps; the stream runs at \(Int(streamed)) fps, the most this app draws and encodes"
         case .touchIgnored(let rejection):
@@ -229,7 +229,7 @@ public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertib
 
 /// Why a session could not do what was asked, each saying what to do.
 public enum ProjectionSessionError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The head unit's capability offers no size this app supports; no stream.
+    /// The head unit's display offers no size this app supports; no stream.
     case noMatchingResolution(reason: String)
     /// The call does not fit the state (streaming before connecting, say).
     case invalidState(operation: String, state: ProjectionSessionState)
@@ -246,7 +246,7 @@ public enum ProjectionSessionError: Error, Sendable, Equatable, CustomStringConv
     public var description: String {
         switch self {
         case .noMatchingResolution(let reason):
-            "the head unit offers no stream size this app supports (\(reason)); widen the supported-size ranges or check the head unit's capability"
+            "the head unit offers no stream size this app supports (\(reason)); widen the supported-size ranges or check the sizes the head unit offers"
         case .invalidState(let operation, let state):
             "cannot \(operation) while the session is \(state.rawValue); connect, then start streaming, in that order"
         case .renderer(let error): "the map renderer failed: \(error)"

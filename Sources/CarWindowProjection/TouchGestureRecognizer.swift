@@ -40,7 +40,7 @@ public enum Gesture: Sendable, Equatable {
     case pinchCancelled
 }
 
-/// Turns SmartDeviceLink touch events into taps, double taps, pans and pinches.
+/// Turns a head unit's touch events into taps, double taps, pans and pinches.
 ///
 /// It is a value with no clock of its own: every time it compares comes from the events'
 /// timestamps (the head unit's milliseconds) or from the elapsed time handed to
@@ -62,7 +62,7 @@ public enum Gesture: Sendable, Equatable {
 ///
 /// At most two fingers count; further fingers are ignored (with a warning) until they lift.
 /// When one finger of a pinch lifts, the other one does nothing until it lifts too, so that the
-/// map does not jump into a pan. Events that break the RPC's rules are ignored with a warning
+/// map does not jump into a pan. Events that ``TouchEvent/validate()`` refuses are ignored with a warning
 /// and a typed reason in ``lastRejection``; the recogniser's state is left as it was.
 public struct GestureRecognizer: Sendable {
     /// Thresholds; the defaults are SmartDeviceLink's iOS library's.
@@ -158,17 +158,6 @@ public struct GestureRecognizer: Sendable {
     /// a session that is idle draws a frame for it.
     public var hasUnreportedMotion: Bool { unreportedTranslation != .zero || hasUnreportedPinch }
 
-    /// Decodes an `OnTouchEvent`'s JSON parameters and handles the event; JSON that does not
-    /// decode is ignored like any other invalid event.
-    public mutating func handle(json: Data) -> [Gesture] {
-        do {
-            return handle(try TouchEvent.decode(json: json))
-        } catch {
-            reject(error)
-            return []
-        }
-    }
-
     /// Feeds one event and returns the gestures it completed or began, oldest first.
     public mutating func handle(_ event: TouchEvent) -> [Gesture] {
         do {
@@ -212,8 +201,8 @@ public struct GestureRecognizer: Sendable {
 
     private mutating func begin(_ newTouches: [TouchEvent.Touch], into gestures: inout [Gesture]) {
         for touch in newTouches {
-            guard let first = touch.coordinates.first?.point, let firstTime = touch.timestamps.first,
-                  let last = touch.coordinates.last?.point, let lastTime = touch.timestamps.last else { continue }
+            guard let first = touch.points.first, let firstTime = touch.timestamps.first,
+                  let last = touch.points.last, let lastTime = touch.timestamps.last else { continue }
             if touches[touch.id] == nil {
                 guard touches.count < Self.maximumTouches else {
                     if ignoredTouchIDs.insert(touch.id).inserted {
@@ -256,9 +245,9 @@ public struct GestureRecognizer: Sendable {
     private mutating func move(_ moved: [TouchEvent.Touch], into gestures: inout [Gesture]) {
         for touch in moved {
             guard var tracked = touches[touch.id] else { continue }
-            for (sample, time) in zip(touch.coordinates, touch.timestamps) {
+            for (sample, time) in zip(touch.points, touch.timestamps) {
                 let previous = tracked.position
-                tracked.position = sample.point
+                tracked.position = sample
                 tracked.time = Double(time)
                 switch phase {
                 case .oneFinger(let tapPossible):
@@ -287,7 +276,7 @@ public struct GestureRecognizer: Sendable {
         var endedIDs: [Int] = []
         for touch in ended {
             if ignoredTouchIDs.remove(touch.id) != nil { continue }
-            guard var tracked = touches[touch.id], let last = touch.coordinates.last?.point,
+            guard var tracked = touches[touch.id], let last = touch.points.last,
                   let lastTime = touch.timestamps.last else { continue }
             if phase == .panning { unreportedTranslation += last - tracked.position }
             tracked.position = last
@@ -405,7 +394,9 @@ public struct GestureRecognizer: Sendable {
         return (Self.distance(points[0], points[1]), (points[0] + points[1]) / 2)
     }
 
-    private mutating func reject(_ reason: TouchEventRejection) {
+    /// Counts and logs an event that was refused before it reached ``handle(_:)``: one its
+    /// source could not read, say.
+    package mutating func reject(_ reason: TouchEventRejection) {
         lastRejection = reason
         rejectedEventCount += 1
         Self.logger.warning("\(reason.description)")

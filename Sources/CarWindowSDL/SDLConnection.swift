@@ -471,7 +471,7 @@ public actor SDLConnection {
             }
         case .onTouchEvent:
             do {
-                eventSink.yield(.touch(try TouchEvent.decode(json: Data(rpc.json))))
+                eventSink.yield(.touch(try SDLTouchEvent.decode(json: Data(rpc.json))))
             } catch {
                 Self.logger.warning("OnTouchEvent ignored: \(error)")
             }

@@ -71,7 +71,8 @@ public enum SDLConnectionEvent: Sendable, Equatable {
     /// The video capability, from GetSystemCapability or a resize (OnSystemCapabilityUpdated,
     /// already filled in from the previous capability).
     case capabilityChanged(VideoStreamingCapability)
-    /// A touch, in head-unit pixels (divide by the scale with ``TouchEvent/inRenderedPixels(scale:)``).
+    /// A touch, read from OnTouchEvent and checked (``SDLTouchEvent/decode(json:)``), in head-unit
+    /// pixels (divide by the scale with ``TouchEvent/inRenderedPixels(scale:)``).
     case touch(TouchEvent)
     /// A video service opened with these (authoritative) parameters: encode at this size, and
     /// start with an IDR.

@@ -67,7 +67,7 @@ public final class SDLVideoSink: VideoSink {
 /// sets the camera, vehicle, route and appearance as usual.
 ///
 /// ```
-/// head unit --capability--> session.connect / updateCapability (resize: suspend, restart video, resume)
+/// head unit --capability--> session.connect / updateDisplay (resize: suspend, restart video, resume)
 ///           --HMI FULL/LIMITED, STREAMABLE--> StartService(video) --ACK--> startStreaming / resume (IDR)
 ///           --HMI lost / EndService--> suspend
 ///           --OnTouchEvent--> session.handleTouch
@@ -90,6 +90,9 @@ public actor SDLProjectionLink {
     /// The head unit's place among the session's outputs.
     private nonisolated let outputID: Int
     private var hapticsSupported = false
+    /// The capability the session's display came from, merged as the session merges updates:
+    /// the formats to offer the video service stay here, since the session does not know them.
+    private var capabilityInForce: VideoStreamingCapability?
     private var videoAllowed = false
     private var videoOpen = false
     private var startingVideo = false
@@ -188,17 +191,19 @@ public actor SDLProjectionLink {
 
     func capabilityChanged(_ capability: VideoStreamingCapability) async {
         hapticsSupported = capability.hapticSpatialDataSupported == true
+        let display = capability.headUnitDisplay
         // Already in force (taken from the connection when streaming was allowed first).
-        if await session.capability == capability { return }
+        if await session.display == display, capabilityInForce == capability { return }
         switch await session.state {
         case .disconnected:
             do {
-                try await session.connect(capability: capability)
+                try await session.connect(display: display)
             } catch {
                 logger.warning("no stream for the head unit's capability: \(error)")
                 return
             }
-            await reportSupportedSizes(of: capability)
+            capabilityInForce = capability
+            await reportSupportedSizes(of: display)
             await startVideoIfReady()
         case .ready, .streaming, .suspended:
             let before = await session.stream?.encodedSize
@@ -206,12 +211,13 @@ public actor SDLProjectionLink {
             let wasOpen = videoOpen
             if wasOpen { await session.suspend() }
             do {
-                try await session.updateCapability(capability)
+                try await session.updateDisplay(display)
             } catch {
                 logger.warning("capability update ignored: \(error)")
                 if wasOpen { try? await session.resume() }
                 return
             }
+            capabilityInForce = capabilityInForce.map { capability.filling(from: $0) } ?? capability
             let after = await session.stream?.encodedSize
             if before != after, wasOpen {
                 videoOpen = false
@@ -226,15 +232,20 @@ public actor SDLProjectionLink {
 
     func videoStarted(_ parameters: SDLVideoServiceParameters) async {
         videoOpen = true
-        if let stream = await session.stream, stream.encodedSize != parameters.resolution {
+        if let stream = await session.stream, stream.encodedSize != parameters.resolution.videoSize {
             // The ACK's size is authoritative: the display is that size times the scale.
-            var acknowledged = stream.capability
-            acknowledged.preferredResolution = ImageResolution(
+            var acknowledged = stream.display
+            acknowledged.size = VideoSize(
                 width: Int((Double(parameters.resolution.width) * stream.scale).rounded()),
                 height: Int((Double(parameters.resolution.height) * stream.scale).rounded()))
-            acknowledged.additionalVideoStreamingCapabilities = nil
+            acknowledged.alternatives = nil
             do {
-                try await session.updateCapability(acknowledged)
+                try await session.updateDisplay(acknowledged)
+                if var mode = capability(of: stream) {
+                    mode.preferredResolution = acknowledged.size.map(ImageResolution.init)
+                    mode.additionalVideoStreamingCapabilities = nil
+                    capabilityInForce = capabilityInForce.map { mode.filling(from: $0) } ?? mode
+                }
             } catch {
                 logger.warning("the head unit acknowledged \(parameters.resolution), which the session cannot draw: \(error)")
             }
@@ -259,12 +270,13 @@ public actor SDLProjectionLink {
             let capability = await connection.capability ?? fallbackCapability
             hapticsSupported = capability.hapticSpatialDataSupported == true
             do {
-                try await session.connect(capability: capability)
+                try await session.connect(display: capability.headUnitDisplay)
             } catch {
                 logger.warning("no stream for the fallback capability: \(error)")
                 return
             }
-            await reportSupportedSizes(of: capability)
+            capabilityInForce = capability
+            await reportSupportedSizes(of: capability.headUnitDisplay)
         }
         switch await session.state {
         case .ready, .suspended:
@@ -287,15 +299,17 @@ public actor SDLProjectionLink {
         defer { startingVideo = false }
         let sizes = session.configuration.supportedSizes
         var resolutions = [stream.encodedSize]
-        for capability in stream.capability.matchingCapabilities(for: sizes) {
-            if let other = capability.chooseStreamResolution(for: sizes).stream?.encodedSize, !resolutions.contains(other) {
+        for mode in stream.display.matchingModes(for: sizes) {
+            if let other = mode.chooseStreamResolution(for: sizes).stream?.encodedSize, !resolutions.contains(other) {
                 resolutions.append(other)
             }
         }
-        var formats = stream.capability.streamableFormats.filter { $0.codec == .h264 && ($0.protocol == .raw || $0.protocol == .rtp) }
+        let offered = (capability(of: stream) ?? capabilityInForce)?.streamableFormats ?? []
+        var formats = offered.filter { $0.codec == .h264 && ($0.protocol == .raw || $0.protocol == .rtp) }
         if formats.isEmpty { formats = [.h264Raw] }
         do {
-            _ = try await connection.startVideo(candidates: SDLVideoCandidate.combinations(resolutions: resolutions, formats: formats))
+            _ = try await connection.startVideo(candidates: SDLVideoCandidate.combinations(
+                resolutions: resolutions.map(ImageResolution.init), formats: formats))
         } catch {
             logger.warning("the video service did not start: \(error)")
         }
@@ -303,11 +317,18 @@ public actor SDLProjectionLink {
 
     // MARK: Session -> head unit
 
+    /// The head unit's own description of the mode `stream` was chosen from (its formats, with
+    /// those it inherits): the flattened capability whose display is the stream's. The first
+    /// such is the chosen one, since a mode is chosen for its display alone.
+    func capability(of stream: StreamResolution) -> VideoStreamingCapability? {
+        capabilityInForce?.allCapabilities.first { $0.headUnitDisplay == stream.display }
+    }
+
     /// OnAppCapabilityUpdated: the head unit's sizes (nested ones included) this app can draw,
     /// so that it offers only those in later resizes.
-    func reportSupportedSizes(of capability: VideoStreamingCapability) async {
-        let sizes = capability.matchingCapabilities(for: session.configuration.supportedSizes)
-            .compactMap(\.preferredResolution)
+    func reportSupportedSizes(of display: HeadUnitDisplay) async {
+        let sizes = display.matchingModes(for: session.configuration.supportedSizes)
+            .compactMap(\.size).map(ImageResolution.init)
         guard !sizes.isEmpty else { return }
         do {
             try await connection.sendAppCapability(sizes: sizes)

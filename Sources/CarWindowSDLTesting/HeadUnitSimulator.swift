@@ -198,7 +198,7 @@ public actor HeadUnitSimulator {
     }
 
     /// Sends an OnTouchEvent.
-    public func sendTouch(_ event: TouchEvent) async throws(SDLConnectionError) {
+    public func sendTouch(_ event: SDLTouchEvent) async throws(SDLConnectionError) {
         try await notify(.onTouchEvent, parameters: event)
     }
 

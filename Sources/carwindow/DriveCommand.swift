@@ -53,7 +53,7 @@ struct DriveCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try parseSize(size)
-        try OptionCheck.number(scale, "--scale", in: VideoStreamingCapability.scaleRange)
+        try OptionCheck.number(scale, "--scale", in: HeadUnitDisplay.scaleRange)
         try OptionCheck.integer(fps, "--fps", in: 1...60, unit: " frames per second")
         try OptionCheck.integer(maxBitrate, "--max-bitrate", in: 1...200_000, unit: " kbit/s")
         try OptionCheck.number(speed, "--speed", in: 0.1...1000, unit: " simulated seconds per second")
@@ -127,10 +127,10 @@ struct DriveCommand: AsyncParsableCommand {
             configuration.appearance = night ? .night : .day
             configuration.encoder = choice
             let session = ProjectionSession(configuration: configuration, context: made)
-            let capability = VideoStreamingCapability(
-                preferredResolution: ImageResolution(width: screenWidth, height: screenHeight), maxBitrate: maxBitrate,
-                supportedFormats: [.h264Raw, .h264RTP], hapticSpatialDataSupported: true, scale: scale, preferredFPS: fps)
-            let status = try await stream(session: session, capability: capability, plan: plan, headUnit: headUnit,
+            // Without a head unit the screen is the options' (--max-bitrate is in kbit/s).
+            let display = HeadUnitDisplay(size: VideoSize(width: screenWidth, height: screenHeight), scale: scale,
+                                          preferredFramesPerSecond: fps, maximumBitrate: maxBitrate * 1000)
+            let status = try await stream(session: session, display: display, plan: plan, headUnit: headUnit,
                                           outputs: outputs, signals: signals)
             await made.shutdown()
             return status
@@ -144,7 +144,7 @@ struct DriveCommand: AsyncParsableCommand {
     /// Streams the drive until the car arrives, --max-seconds, a signal, or the session stopping
     /// by itself (every output failed, the head unit gone for good); then finishes every output
     /// and prints the summary.
-    private func stream(session: ProjectionSession, capability: VideoStreamingCapability, plan: DrivePlan,
+    private func stream(session: ProjectionSession, display: HeadUnitDisplay, plan: DrivePlan,
                         headUnit: (host: String, port: Int)?, outputs: DriveOutputs, signals: StopSignals) async throws -> Int32 {
         let drive = SimulatedDrive(plan: plan, session: session,
                                    options: SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds))
@@ -195,7 +195,7 @@ struct DriveCommand: AsyncParsableCommand {
         } else {
             background = Task {}
             do {
-                try await session.connect(capability: capability)
+                try await session.connect(display: display)
                 try await session.startStreaming()
             } catch {
                 startFailure = error

@@ -51,7 +51,7 @@ struct HeadUnitCommand: AsyncParsableCommand {
     func validate() throws {
         try OptionCheck.integer(port, "--port", in: 0...65535)
         _ = try parseSize(size)
-        try OptionCheck.number(scale, "--scale", in: VideoStreamingCapability.scaleRange)
+        try OptionCheck.number(scale, "--scale", in: HeadUnitDisplay.scaleRange)
         try OptionCheck.integer(fps, "--fps", in: 1...60, unit: " frames per second")
         try OptionCheck.integer(maxBitrate, "--max-bitrate", in: 1...200_000, unit: " kbit/s")
         try OptionCheck.number(tapAfter, "--tap-after", in: 0...86_400, unit: " seconds")
@@ -133,8 +133,8 @@ struct HeadUnitCommand: AsyncParsableCommand {
                let zoomIn = snapshot.hapticData.last?.first(where: { $0.id == HapticRegionSet.regionID(for: .zoomIn) }) {
                 tapped = true
                 let point = zoomIn.rect.center, now = Int(Date().timeIntervalSince1970 * 1000) & 0x3FFF_FFFF
-                try? await simulator.sendTouch(TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: now, x: point.x, y: point.y)]))
-                try? await simulator.sendTouch(TouchEvent(type: .end, touches: [.init(id: 0, timestamp: now + 70, x: point.x, y: point.y)]))
+                try? await simulator.sendTouch(SDLTouchEvent(type: .begin, touches: [.init(id: 0, timestamp: now, x: point.x, y: point.y)]))
+                try? await simulator.sendTouch(SDLTouchEvent(type: .end, touches: [.init(id: 0, timestamp: now + 70, x: point.x, y: point.y)]))
                 say("tapped zoom in at (\(Int(point.x)), \(Int(point.y)))")
             }
             if let since = videoSince {

@@ -19,9 +19,8 @@ import Testing
 /// The thread and descriptor counts are the process's own, so this suite needs the process to
 /// itself, as `swift test --no-parallel` (scripts/test.sh) gives it.
 @Suite(.serialized) struct GLResourceLifetimeTests {
-    static let capability = VideoStreamingCapability(
-        preferredResolution: ImageResolution(width: 320, height: 192), maxBitrate: 200,
-        supportedFormats: [.h264Raw], scale: 2, preferredFPS: 30)
+    static let display = HeadUnitDisplay(size: VideoSize(width: 320, height: 192), scale: 2,
+                                         preferredFramesPerSecond: 30, maximumBitrate: 200_000)
 
     /// Threads libdispatch and the Swift runtime start and end on their own (timer queues'
     /// workers, the cooperative pool): the whole-process count may differ by this many. A
@@ -55,7 +54,7 @@ import Testing
             configuration.appearance = index.isMultiple(of: 2) ? .day : .night
             configuration.encoder = .forced(.openh264)
             let session = ProjectionSession(configuration: configuration, context: context)
-            try await session.connect(capability: Self.capability)
+            try await session.connect(display: Self.display)
             try await session.startStreaming()
             #expect(await ProjectionSessionTests.eventually { sink.received.count >= 3 }, "session \(index) streams")
             let held = await context.liveGLObjects()

@@ -201,7 +201,7 @@ import SystemPackage
         let context = try await RenderContext()
         let session = ProjectionSession(configuration: configuration, context: context)
         let log = EventLog(session)
-        try await session.connect(capability: ProjectionSessionTests.capability)
+        try await session.connect(display: ProjectionSessionTests.display)
         try await session.startStreaming()
         // Well past the ten failures in a row after which a session gives up.
         let enough = await ProjectionSessionTests.eventually(60) {
@@ -232,7 +232,7 @@ import SystemPackage
         configuration.makeSink = { _ throws(SinkError) in TeeSink([try MP4FileSink(url: mp4), live]) }
         let context = try await RenderContext()
         let session = ProjectionSession(configuration: configuration, context: context)
-        try await session.connect(capability: ProjectionSessionTests.capability)
+        try await session.connect(display: ProjectionSessionTests.display)
         try await session.startStreaming()
         _ = await ProjectionSessionTests.eventually(30) {
             await ProjectionSessionTests.drive(session, seconds: 0.2)

@@ -69,9 +69,8 @@ final class EventLog: Sendable {
 
 /// Sessions over the bundled data, with OpenH264 and llvmpipe: real frames, real encoder.
 @Suite(.serialized) struct ProjectionSessionTests {
-    static let capability = VideoStreamingCapability(
-        preferredResolution: ImageResolution(width: 640, height: 384), maxBitrate: 400,
-        supportedFormats: [.h264Raw], hapticSpatialDataSupported: true, scale: 2, preferredFPS: 15)
+    static let display = HeadUnitDisplay(size: VideoSize(width: 640, height: 384), scale: 2,
+                                         preferredFramesPerSecond: 15, maximumBitrate: 400_000)
 
     static func configuration(name: String = "map", style: String = "day", tiles: (any TileSource)? = nil,
                               sink: RecordingSink, keepAlive: Duration = .milliseconds(500)) throws -> ProjectionSessionConfiguration {
@@ -87,10 +86,10 @@ final class EventLog: Sendable {
     }
 
     static func streaming(_ sink: RecordingSink, context: RenderContext,
-                          capability: VideoStreamingCapability = capability) async throws -> (ProjectionSession, EventLog) {
+                          display: HeadUnitDisplay = display) async throws -> (ProjectionSession, EventLog) {
         let session = ProjectionSession(configuration: try configuration(sink: sink), context: context)
         let log = EventLog(session)
-        try await session.connect(capability: capability)
+        try await session.connect(display: display)
         try await session.startStreaming()
         return (session, log)
     }
@@ -133,8 +132,8 @@ final class EventLog: Sendable {
         await #expect(throws: ProjectionSessionError.invalidState(operation: "start streaming", state: .disconnected)) {
             try await session.startStreaming()
         }
-        try await session.connect(capability: Self.capability)
-        #expect(await session.stream?.encodedSize == ImageResolution(width: 320, height: 192))
+        try await session.connect(display: Self.display)
+        #expect(await session.stream?.encodedSize == VideoSize(width: 320, height: 192))
         try await session.startStreaming()
         #expect(await Self.eventually { !sink.received.isEmpty })
         await session.suspend()
@@ -161,7 +160,7 @@ final class EventLog: Sendable {
             }
         }
         let engine = collect(session.events), link = collect(session.events)
-        try await session.connect(capability: Self.capability)
+        try await session.connect(display: Self.display)
         try await session.startStreaming()
         await session.setRoute([helsinki, GeoCoordinate(latitude: .infinity, longitude: 0)])
         await session.stop()
@@ -186,7 +185,7 @@ final class EventLog: Sendable {
         var configuration = try Self.configuration(sink: RecordingSink())
         configuration.makeSink = nil
         let session = ProjectionSession(configuration: configuration, context: context)
-        try await session.connect(capability: Self.capability)
+        try await session.connect(display: Self.display)
         await #expect(throws: ProjectionSessionError.noOutput) { try await session.startStreaming() }
         #expect(await session.state == .ready)
         // An output added (as a link does) is used from the next start on, and gone once removed.
@@ -196,7 +195,7 @@ final class EventLog: Sendable {
         #expect(await Self.eventually { !added.received.isEmpty })
         await session.stop()
         session.removeOutput(id)
-        try await session.connect(capability: Self.capability)
+        try await session.connect(display: Self.display)
         await #expect(throws: ProjectionSessionError.noOutput) { try await session.startStreaming() }
         await session.close()
         await context.shutdown()
@@ -205,9 +204,9 @@ final class EventLog: Sendable {
     @Test func aHeadUnitAskingForTwoBillionFramesASecondGetsSixtyAndAWarning() async throws {
         let context = try await RenderContext()
         let sink = RecordingSink()
-        var capability = Self.capability
-        capability.preferredFPS = Int(Int32.max)
-        let (session, log) = try await Self.streaming(sink, context: context, capability: capability)
+        var display = Self.display
+        display.preferredFramesPerSecond = Int(Int32.max)
+        let (session, log) = try await Self.streaming(sink, context: context, display: display)
         #expect(await session.encoderSettings?.framesPerSecond == 60)
         #expect(await session.pacer.configuration.framesPerSecond == 60)
         #expect(await Self.eventually { log.warnings.contains(.frameRateCapped(asked: Int(Int32.max), streamed: 60)) },
@@ -317,10 +316,9 @@ final class EventLog: Sendable {
         let (session, log) = try await Self.streaming(sink, context: context)
         #expect(await Self.eventually { sink.received.count >= 2 })
         // The head unit's screen changes (a split screen): only the resolution is sent.
-        try await session.updateCapability(VideoStreamingCapability(
-            preferredResolution: ImageResolution(width: 480, height: 320)))
+        try await session.updateDisplay(HeadUnitDisplay(size: VideoSize(width: 480, height: 320)))
         let resizedAt = SessionClock.now
-        #expect(await session.stream?.encodedSize == ImageResolution(width: 240, height: 160), "scale 2 is kept")
+        #expect(await session.stream?.encodedSize == VideoSize(width: 240, height: 160), "scale 2 is kept")
         #expect(await Self.eventually { sink.received(after: resizedAt).count >= 2 })
         await session.stop()
         #expect(log.all.contains { if case .resized(let stream) = $0 { stream.encodedSize.width == 240 } else { false } })
@@ -342,9 +340,9 @@ final class EventLog: Sendable {
                                         context: context)
         let cluster = ProjectionSession(configuration: try Self.configuration(name: "cluster", style: "night", tiles: tiles,
                                                                               sink: clusterSink), context: context)
-        try await console.connect(capability: Self.capability)
-        try await cluster.connect(capability: VideoStreamingCapability(
-            preferredResolution: ImageResolution(width: 256, height: 128), preferredFPS: 15))
+        try await console.connect(display: Self.display)
+        try await cluster.connect(display: HeadUnitDisplay(size: VideoSize(width: 256, height: 128),
+                                                           preferredFramesPerSecond: 15))
         try await console.startStreaming()
         try await cluster.startStreaming()
         async let consoleDrive: Void = Self.drive(console, seconds: 2)
@@ -434,7 +432,7 @@ final class EventLog: Sendable {
         await session.setRoute([helsinki, GeoCoordinate(latitude: .infinity, longitude: 0)])
         await session.setVehicle(VehicleMarker(coordinate: helsinki, heading: .nan))
         await #expect(throws: ProjectionSessionError.self) {
-            try await session.updateCapability(VideoStreamingCapability(preferredResolution: ImageResolution(width: 0, height: 0)))
+            try await session.updateDisplay(HeadUnitDisplay(size: VideoSize(width: 0, height: 0)))
         }
         await session.selectHapticRegion(id: 123_456)
         #expect(await Self.eventually { log.warnings.count >= 8 }, "\(log.warnings)")
@@ -446,14 +444,14 @@ final class EventLog: Sendable {
         #expect(warnings.contains(.routeHidden(validPoints: 1)))
         #expect(warnings.contains { if case .vehicleIgnored(let vehicle) = $0 { vehicle.heading.isNaN } else { false } })
         #expect(warnings.contains {
-            if case .capabilityUpdateIgnored(.noMatchingResolution, let kept) = $0 {
-                kept?.encodedSize == ImageResolution(width: 320, height: 192)
+            if case .displayUpdateIgnored(.noMatchingResolution, let kept) = $0 {
+                kept?.encodedSize == VideoSize(width: 320, height: 192)
             } else { false }
         })
         #expect(warnings.contains(.hapticSelectIgnored(regionID: 123_456)))
         #expect(await session.state == .streaming)
         #expect(await session.camera == camera)
-        #expect(await session.stream?.encodedSize == ImageResolution(width: 320, height: 192))
+        #expect(await session.stream?.encodedSize == VideoSize(width: 320, height: 192))
         let now = SessionClock.now
         #expect(await Self.eventually(2) { !sink.received(after: now).isEmpty }, "still streaming")
         await session.close()
@@ -466,7 +464,7 @@ final class EventLog: Sendable {
         configuration.supportedSizes = SupportedSizes(landscape: .disabled, portrait: .disabled)
         let session = ProjectionSession(configuration: configuration, context: context)
         do {
-            try await session.connect(capability: Self.capability)
+            try await session.connect(display: Self.display)
             Issue.record("connect should have thrown")
         } catch {
             guard case .noMatchingResolution(let reason) = error else {

@@ -133,7 +133,7 @@ enum SDLCapture {
         let events = try [frames[43], frames[45]].map { frame in
             let message = try SDLRPCMessage(decoding: frame.payload)
             #expect(message.functionID == .onTouchEvent)
-            return try TouchEvent.decode(json: Data(message.json))
+            return try SDLTouchEvent.decode(json: Data(message.json))
         }
         #expect(events == [TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 1000, x: 120, y: 80)]),
                            TouchEvent(type: .end, touches: [.init(id: 0, timestamp: 1050, x: 120, y: 80)])])
@@ -294,7 +294,7 @@ enum SDLCapture {
                             _ = try BSONDocument(decoding: message.payload)
                         } else if message.serviceType == .rpc {
                             let rpc = try SDLRPCMessage(decoding: message.payload)
-                            if rpc.functionID == .onTouchEvent { _ = try? TouchEvent.decode(json: Data(rpc.json)) }
+                            if rpc.functionID == .onTouchEvent { _ = try? SDLTouchEvent.decode(json: Data(rpc.json)) }
                             if rpc.functionID == .onHMIStatus { _ = try? rpc.decodeParameters(SDLHMIStatus.self) }
                         }
                     }

@@ -242,8 +242,8 @@ struct SDLLinkTests {
 
             let touch = TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 1000, x: 120, y: 80)])
             let moved = TouchEvent(type: .move, touches: [.init(id: 0, timestamp: 1016, x: 130.5, y: 84)])
-            try await simulator.sendTouch(touch)
-            try await simulator.sendTouch(moved)
+            try await simulator.sendTouch(SDLTouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 1000, x: 120, y: 80)]))
+            try await simulator.sendTouch(SDLTouchEvent(moved))
             #expect(await recorder.wait { $0 == .touch(moved) } != nil)
             #expect(recorder.all.filter { if case .touch = $0 { true } else { false } } == [.touch(touch), .touch(moved)])
 

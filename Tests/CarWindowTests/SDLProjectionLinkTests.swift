@@ -67,7 +67,7 @@ struct SDLProjectionLinkTests {
         let rig = try await Self.rig(capability: Self.capability)
         // Registered, capability taken, HMI FULL: the session streams at 640x384 / 2.
         #expect(await ProjectionSessionTests.eventually { await rig.session.state == .streaming })
-        #expect(await rig.session.stream?.encodedSize == ImageResolution(width: 320, height: 192))
+        #expect(await rig.session.stream?.encodedSize == VideoSize(width: 320, height: 192))
         await ProjectionSessionTests.drive(rig.session, seconds: 1.5)
         let streamed = await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= 15 && !$0.hapticData.isEmpty }
         let snapshot = try #require(streamed)
@@ -83,8 +83,8 @@ struct SDLProjectionLinkTests {
         // The head unit's touch on the zoom-in button reaches the session as a control tap.
         let zoomBefore = await rig.session.camera.zoom
         let point = sent.rect.center
-        try await rig.simulator.sendTouch(TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 100, x: point.x, y: point.y)]))
-        try await rig.simulator.sendTouch(TouchEvent(type: .end, touches: [.init(id: 0, timestamp: 160, x: point.x, y: point.y)]))
+        try await rig.simulator.sendTouch(SDLTouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 100, x: point.x, y: point.y)]))
+        try await rig.simulator.sendTouch(SDLTouchEvent(type: .end, touches: [.init(id: 0, timestamp: 160, x: point.x, y: point.y)]))
         #expect(await ProjectionSessionTests.eventually(3) { rig.forwarded.all.contains(.controlTapped(.zoomIn)) })
         #expect(await ProjectionSessionTests.eventually(3) { await rig.session.camera.zoom > zoomBefore + 0.99 })
 
@@ -148,6 +148,26 @@ struct SDLProjectionLinkTests {
         await rig.close()
     }
 
+    /// The session knows no formats: the link offers those of the head unit's mode that the
+    /// session's size came from, a nested mode's own or those it inherits.
+    @Test(arguments: [([VideoStreamingFormat.h264Raw] as [VideoStreamingFormat]?, VideoStreamingFormat.h264Raw),
+                      (nil, .h264RTP)])
+    func theVideoServiceIsOfferedTheFormatsOfTheChosenMode(nestedFormats: [VideoStreamingFormat]?,
+                                                           expected: VideoStreamingFormat) async throws {
+        // The top level has no size, so the session streams the nested mode.
+        let capability = VideoStreamingCapability(
+            maxBitrate: 500, supportedFormats: [.h264RTP], preferredFPS: 15,
+            additionalVideoStreamingCapabilities: [VideoStreamingCapability(
+                preferredResolution: ImageResolution(width: 640, height: 384), supportedFormats: nestedFormats, scale: 2)])
+        let rig = try await Self.rig(capability: capability)
+        let started = try #require(await rig.simulator.wait(timeout: .seconds(10)) { $0.video != nil })
+        #expect(started.video?.format == expected)
+        #expect(started.video?.resolution == ImageResolution(width: 320, height: 192))
+        #expect(!started.videoRequests.isEmpty && started.videoRequests.allSatisfy { $0.candidate.format == expected },
+                "\(started.videoRequests.map(\.candidate))")
+        await rig.close()
+    }
+
     @Test func aResizeRestartsTheVideoServiceAtTheNewSize() async throws {
         let rig = try await Self.rig(capability: Self.capability)
         #expect(await ProjectionSessionTests.eventually { await rig.session.state == .streaming })
@@ -158,7 +178,7 @@ struct SDLProjectionLinkTests {
             $0.video?.resolution == ImageResolution(width: 240, height: 160) && $0.videoEndCount >= 1
         }
         #expect(restarted != nil)
-        #expect(await rig.session.stream?.encodedSize == ImageResolution(width: 240, height: 160))
+        #expect(await rig.session.stream?.encodedSize == VideoSize(width: 240, height: 160))
         #expect(rig.forwarded.all.contains { if case .resized = $0 { true } else { false } })
         await ProjectionSessionTests.drive(rig.session, seconds: 0.5)
         let after = await rig.simulator.snapshot().videoUnits

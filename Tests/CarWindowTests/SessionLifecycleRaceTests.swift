@@ -17,7 +17,7 @@ import Testing
 /// every `streamWillStart` (a start, a resume, a resize): each segment must decode on its own.
 final class SegmentRecorder: Sendable {
     struct Segment: Sendable {
-        var size: ImageResolution
+        var size: VideoSize
         var units: [AccessUnit] = []
     }
 
@@ -82,7 +82,7 @@ final class SegmentRecorder: Sendable {
 
         func streamWillStart(_ size: VideoSize) throws(SinkError) {
             recorder.state.withLock { state in
-                state.segments.append(Segment(size: ImageResolution(width: size.width, height: size.height)))
+                state.segments.append(Segment(size: size))
                 state.openSegmentOwner = id
             }
         }
@@ -106,12 +106,11 @@ final class FirstOutcome<T: Sendable>: Sendable {
 /// agree with what it draws and reports, and every picture it sent decodes.
 @Suite(.serialized) struct SessionLifecycleRaceTests {
     /// Head-unit sizes at scale 2: 320x192, 240x160, 200x120, 160x96 encoded.
-    static let sizes = [ImageResolution(width: 640, height: 384), ImageResolution(width: 480, height: 320),
-                        ImageResolution(width: 400, height: 240), ImageResolution(width: 320, height: 192)]
+    static let sizes = [VideoSize(width: 640, height: 384), VideoSize(width: 480, height: 320),
+                        VideoSize(width: 400, height: 240), VideoSize(width: 320, height: 192)]
 
-    static func capability(_ size: Int) -> VideoStreamingCapability {
-        VideoStreamingCapability(preferredResolution: sizes[size], maxBitrate: 400, supportedFormats: [.h264Raw],
-                                 scale: 2, preferredFPS: 30)
+    static func display(_ size: Int) -> HeadUnitDisplay {
+        HeadUnitDisplay(size: sizes[size], scale: 2, preferredFramesPerSecond: 30, maximumBitrate: 400_000)
     }
 
     enum Operation: CustomStringConvertible {
@@ -119,7 +118,7 @@ final class FirstOutcome<T: Sendable>: Sendable {
         case start
         case suspend
         case resume
-        case updateCapability(size: Int)
+        case updateDisplay(size: Int)
         case setAppearance(MapAppearance)
         case requestIDR
         case moveCamera(step: Double)
@@ -133,7 +132,7 @@ final class FirstOutcome<T: Sendable>: Sendable {
             case 3...5: return .start
             case 6: return .suspend
             case 7: return .resume
-            case 8...9: return .updateCapability(size: size)
+            case 8...9: return .updateDisplay(size: size)
             case 10...12: return .setAppearance(Bool.random(using: &generator) ? .day : .night)
             case 13: return .requestIDR
             case 14...15: return .moveCamera(step: Double.random(in: -1...1, using: &generator))
@@ -148,7 +147,7 @@ final class FirstOutcome<T: Sendable>: Sendable {
             case .start: "start"
             case .suspend: "suspend"
             case .resume: "resume"
-            case .updateCapability(let size): "update(\(SessionLifecycleRaceTests.sizes[size]))"
+            case .updateDisplay(let size): "update(\(SessionLifecycleRaceTests.sizes[size]))"
             case .setAppearance(let appearance): "appearance(\(appearance))"
             case .requestIDR: "requestIDR"
             case .moveCamera(let step): "camera(\(step))"
@@ -162,13 +161,12 @@ final class FirstOutcome<T: Sendable>: Sendable {
         func perform(on session: ProjectionSession) async -> String? {
             do {
                 switch self {
-                case .connect(let size): try await session.connect(capability: SessionLifecycleRaceTests.capability(size))
+                case .connect(let size): try await session.connect(display: SessionLifecycleRaceTests.display(size))
                 case .start: try await session.startStreaming()
                 case .suspend: await session.suspend()
                 case .resume: try await session.resume()
-                case .updateCapability(let size):
-                    try await session.updateCapability(VideoStreamingCapability(
-                        preferredResolution: SessionLifecycleRaceTests.sizes[size]))
+                case .updateDisplay(let size):
+                    try await session.updateDisplay(HeadUnitDisplay(size: SessionLifecycleRaceTests.sizes[size]))
                 case .setAppearance(let appearance): await session.setAppearance(appearance)
                 case .requestIDR: await session.requestIDR()
                 case .moveCamera(let step):
@@ -206,11 +204,11 @@ final class FirstOutcome<T: Sendable>: Sendable {
             broken.append("stream \(stream.map { "\($0.encodedSize)" } ?? "none") while \(state.rawValue)")
         }
         if let stream, let renderer = await session.renderer {
-            let drawn = await ImageResolution(width: renderer.width, height: renderer.height)
+            let drawn = await VideoSize(width: renderer.width, height: renderer.height)
             if drawn != stream.encodedSize { broken.append("drawing \(drawn) for a \(stream.encodedSize) stream") }
         }
         if hasStream, let stream, let settings = await session.encoderSettings,
-           ImageResolution(width: settings.width, height: settings.height) != stream.encodedSize {
+           VideoSize(width: settings.width, height: settings.height) != stream.encodedSize {
             broken.append("encoding \(settings.width)x\(settings.height) for a \(stream.encodedSize) stream")
         }
         let appearance = await session.appearance
@@ -288,7 +286,7 @@ final class FirstOutcome<T: Sendable>: Sendable {
         let lastStream = await Self.finishing(within: 120) { () -> String? in
             await session.stop()
             do {
-                try await session.connect(capability: Self.capability(0))
+                try await session.connect(display: Self.display(0))
                 try await session.startStreaming()
             } catch {
                 return "the last stream did not start: \(error)"

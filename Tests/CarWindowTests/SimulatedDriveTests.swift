@@ -24,7 +24,7 @@ import Testing
         let plan = try DrivePlan(route: try HelsinkiDrive.route(using: tiles))
         let session = ProjectionSession(configuration: configuration, context: context)
         let log = EventLog(session)
-        try await session.connect(capability: ProjectionSessionTests.capability)
+        try await session.connect(display: ProjectionSessionTests.display)
         try await session.startStreaming()
         // 16x: the first light (about 15 s) lasts about a second of wall time; both zoom taps
         // (at 30% and 45% of the drive) fall inside the 8 s.

@@ -13,6 +13,19 @@ import Testing
 @testable import CarWindowSDL
 @testable import CarWindowSimulation
 
+extension GestureRecognizer {
+    /// Reads an `OnTouchEvent`'s JSON parameters as ``SDLConnection`` does and handles the event;
+    /// JSON that does not decode is refused like any other invalid event.
+    fileprivate mutating func handle(json: Data) -> [Gesture] {
+        do {
+            return handle(try SDLTouchEvent.decode(json: json))
+        } catch {
+            reject(error)
+            return []
+        }
+    }
+}
+
 /// Feeds a recorded sequence (a JSON array of `OnTouchEvent` parameter objects, as a head unit
 /// sends them) one payload at a time and returns what each payload produced.
 private func replay(_ recording: String, into recognizer: inout GestureRecognizer) -> [[Gesture]] {
@@ -34,16 +47,6 @@ private func replay(_ recording: String, into recognizer: inout GestureRecognize
 /// a double tap's point is the midpoint of the two lift points.
 @Suite("Touch gestures")
 struct TouchGestureTests {
-    @Test("OnTouchEvent JSON decodes into the RPC's fields and encodes back with its names")
-    func decodesSDLPayload() throws {
-        let json = #"{"type":"BEGIN","event":[{"id":0,"ts":[49],"c":[{"x":100,"y":200}]}]}"#
-        let event = try TouchEvent.decode(json: Data(json.utf8))
-        #expect(event == TouchEvent(type: .begin, touches: [TouchEvent.Touch(id: 0, timestamp: 49, x: 100, y: 200)]))
-        let encoded = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
-        #expect(encoded.contains(#""event""#) && encoded.contains(#""ts""#) && encoded.contains(#""c""#))
-        #expect(event.inRenderedPixels(scale: 2).touches[0].coordinates == [TouchEvent.Coordinate(x: 50, y: 100)])
-    }
-
     @Test("A single tap waits for the double-tap window, then comes at its lift point")
     func singleTap() {
         var recognizer = GestureRecognizer()
@@ -280,13 +283,13 @@ struct TouchGestureTests {
           arguments: [
             (#"{"type":"BEGIN","event":[{"id":10,"ts":[0],"c":[{"x":1,"y":1}]}]}"#, TouchEventRejection.touchIDOutOfRange(10)),
             (#"{"type":"BEGIN","event":[{"id":-1,"ts":[0],"c":[{"x":1,"y":1}]}]}"#, .touchIDOutOfRange(-1)),
-            (#"{"type":"BEGIN","event":[{"id":0,"ts":[0],"c":[{"x":"NaN","y":1}]}]}"#, .nonFiniteCoordinate(touchID: 0)),
-            (#"{"type":"BEGIN","event":[{"id":0,"ts":[0],"c":[{"x":1,"y":"-Infinity"}]}]}"#, .nonFiniteCoordinate(touchID: 0)),
+            (#"{"type":"BEGIN","event":[{"id":0,"ts":[0],"c":[{"x":"NaN","y":1}]}]}"#, .nonFinitePoint(touchID: 0)),
+            (#"{"type":"BEGIN","event":[{"id":0,"ts":[0],"c":[{"x":1,"y":"-Infinity"}]}]}"#, .nonFinitePoint(touchID: 0)),
             (#"{"type":"BEGIN","event":[{"id":0,"ts":[-5],"c":[{"x":1,"y":1}]}]}"#, .negativeTimestamp(touchID: 0, timestamp: -5)),
             (#"{"type":"BEGIN","event":[]}"#, .noTouches(.begin)),
             (#"{"type":"BEGIN","event":[{"id":0,"ts":[],"c":[]}]}"#, .noSamples(touchID: 0)),
             (#"{"type":"BEGIN","event":[{"id":0,"ts":[1,2],"c":[{"x":1,"y":1}]}]}"#,
-             .sampleCountMismatch(touchID: 0, timestamps: 2, coordinates: 1)),
+             .sampleCountMismatch(touchID: 0, timestamps: 2, points: 1)),
             (#"{"type":"BEGIN","event":[{"id":0,"ts":[1],"c":[{"x":1,"y":1}]},{"id":0,"ts":[1],"c":[{"x":1,"y":1}]}]}"#,
              .duplicateTouchID(0)),
           ])

@@ -48,6 +48,11 @@ extension BenchContext {
                                  maxBitrate: 600 * size.width * size.height / (800 * 480), supportedFormats: [.h264Raw],
                                  hapticSpatialDataSupported: true, scale: 1, preferredFPS: fps)
     }
+
+    /// ``capability(_:fps:)`` as a session takes it without a head unit.
+    static func display(_ size: FrameSize, fps: Int = 15) -> HeadUnitDisplay {
+        capability(size, fps: fps).headUnitDisplay
+    }
 }
 
 /// A still map: what a session costs when nothing moves (keep-alives only).
@@ -65,7 +70,7 @@ struct IdleSection: BenchmarkSection {
             let session = try context.makeSession(size: size, sink: { sink },
                                                   camera: Camera(center: GeoCoordinate(latitude: 60.1699, longitude: 24.9415),
                                                                  zoom: 16, pitch: 45))
-            try await session.connect(capability: BenchContext.capability(size))
+            try await session.connect(display: BenchContext.display(size))
             try await session.startStreaming()
             // Let the tiles arrive, the picture refine and the encoder settle at its idle rate.
             try await Task.sleep(for: .seconds(3))
@@ -129,7 +134,7 @@ struct DriveSection: BenchmarkSection {
                 let sink = CountingSink()
                 let session = try context.makeSession(size: size, sink: { sink }, drawsEveryFrame: everyFrame, tiles: tiles,
                                                       camera: Camera(center: plan.state(at: 0).coordinate, zoom: 17, pitch: 45))
-                try await session.connect(capability: BenchContext.capability(size))
+                try await session.connect(display: BenchContext.display(size))
                 try await session.startStreaming()
                 let drive = SimulatedDrive(plan: plan, session: session,
                                            options: .init(speedup: speedup, maximumSeconds: seconds))
@@ -200,7 +205,7 @@ struct MemorySection: BenchmarkSection {
         let sink = CountingSink()
         let session = try context.makeSession(size: size, sink: { sink }, tiles: tiles,
                                               camera: Camera(center: plan.state(at: 0).coordinate, zoom: 17, pitch: 45))
-        try await session.connect(capability: BenchContext.capability(size))
+        try await session.connect(display: BenchContext.display(size))
         try await session.startStreaming()
         let sampler = ProcessSampler(intervalMilliseconds: 250)
         sampler.start()
@@ -284,7 +289,7 @@ struct LinkSection: BenchmarkSection {
                     let deadline = Date().addingTimeInterval(10)
                     while await session.state != .streaming, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
                 } else {
-                    try await session.connect(capability: BenchContext.capability(size, fps: 30))
+                    try await session.connect(display: BenchContext.display(size, fps: 30))
                     try await session.startStreaming()
                 }
                 let start = Date()

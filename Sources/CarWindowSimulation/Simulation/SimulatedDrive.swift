@@ -129,7 +129,7 @@ public actor SimulatedDrive {
 
     /// Heading up, the car in the lower part of the screen (more road ahead than behind),
     /// zooming out a little with speed.
-    func camera(following state: VehicleState, view: ImageResolution?) -> Camera {
+    func camera(following state: VehicleState, view: VideoSize?) -> Camera {
         let speedZoom = -min(state.speed / 25, 1)
         var camera = Camera(center: state.coordinate, zoom: options.zoom + speedZoom + zoomOffset,
                             bearing: state.heading, pitch: options.pitch)

@@ -1,0 +1,131 @@
+import Foundation
+import CarWindowGeo
+import CarWindowVideoCore
+import CarWindowMap
+import CarWindowH264
+import CarWindowSinks
+import CarWindowSystemSupport
+import CarWindowProjection
+
+/// The parameters of one SmartDeviceLink `OnTouchEvent` notification, as they travel:
+/// `{"type":"BEGIN","event":[{"id":0,"ts":[49],"c":[{"x":100,"y":200}]}]}`.
+///
+/// The session takes a ``TouchEvent`` (``touchEvent``); ``decode(json:)`` reads and checks the
+/// JSON in one step, as ``SDLConnection`` does. A head unit (``HeadUnitSimulator``) sends this.
+public struct SDLTouchEvent: Sendable, Equatable, Codable {
+    /// The RPC's `TouchType`.
+    public enum TouchType: String, Sendable, Equatable, Codable {
+        /// Fingers went down.
+        case begin = "BEGIN"
+        /// Fingers that are down moved.
+        case move = "MOVE"
+        /// Fingers lifted.
+        case end = "END"
+        /// The head unit took the touches away.
+        case cancel = "CANCEL"
+    }
+
+    /// The RPC's `TouchCoord`: a point on the head unit's screen, in pixels, origin top-left.
+    public struct Coordinate: Sendable, Equatable, Codable {
+        /// Pixels from the left edge.
+        public var x: Double
+        /// Pixels from the top edge.
+        public var y: Double
+
+        /// A point at (`x`, `y`).
+        public init(x: Double, y: Double) {
+            self.x = x
+            self.y = y
+        }
+    }
+
+    /// The RPC's `TouchEvent` struct: one finger; `timestamps[i]` belongs to `coordinates[i]`.
+    public struct Touch: Sendable, Equatable, Codable {
+        /// Which finger (`id`).
+        public var id: Int
+        /// Milliseconds on the head unit's clock, one per sample (`ts`).
+        public var timestamps: [Int]
+        /// Where the finger was, one per sample (`c`).
+        public var coordinates: [Coordinate]
+
+        /// A finger with its samples.
+        public init(id: Int, timestamps: [Int], coordinates: [Coordinate]) {
+            self.id = id
+            self.timestamps = timestamps
+            self.coordinates = coordinates
+        }
+
+        /// A finger with one sample, which is what head units send in practice.
+        public init(id: Int, timestamp: Int, x: Double, y: Double) {
+            self.init(id: id, timestamps: [timestamp], coordinates: [Coordinate(x: x, y: y)])
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case timestamps = "ts"
+            case coordinates = "c"
+        }
+    }
+
+    /// The phase (`type`).
+    public var type: TouchType
+    /// The fingers the event is about (`event`).
+    public var touches: [Touch]
+
+    /// An event of `type` about `touches`.
+    public init(type: TouchType, touches: [Touch]) {
+        self.type = type
+        self.touches = touches
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type
+        case touches = "event"
+    }
+
+    /// `event` as the head unit would send it.
+    public init(_ event: TouchEvent) {
+        let type: TouchType = switch event.type {
+        case .begin: .begin
+        case .move: .move
+        case .end: .end
+        case .cancel: .cancel
+        }
+        self.init(type: type, touches: event.touches.map {
+            Touch(id: $0.id, timestamps: $0.timestamps, coordinates: $0.points.map { Coordinate(x: $0.x, y: $0.y) })
+        })
+    }
+
+    /// This event as the session takes it; not yet checked (``TouchEvent/validate()``).
+    public var touchEvent: TouchEvent {
+        let kind: TouchEvent.Kind = switch type {
+        case .begin: .begin
+        case .move: .move
+        case .end: .end
+        case .cancel: .cancel
+        }
+        return TouchEvent(type: kind, touches: touches.map {
+            TouchEvent.Touch(id: $0.id, timestamps: $0.timestamps, points: $0.coordinates.map { SIMD2($0.x, $0.y) })
+        })
+    }
+
+    /// Decodes the JSON parameters of an `OnTouchEvent` notification and checks them
+    /// (``TouchEvent/validate()``): JSON that does not decode is ``TouchEventRejection/malformed(_:)``.
+    ///
+    /// JSON cannot carry NaN or infinities, but some bridges write them as the strings "NaN",
+    /// "Infinity" and "-Infinity"; those decode and are then refused by the check, so the
+    /// caller learns the precise reason.
+    public static func decode(json: Data) throws(TouchEventRejection) -> TouchEvent {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        let event: TouchEvent
+        do {
+            event = try decoder.decode(SDLTouchEvent.self, from: json).touchEvent
+        } catch {
+            throw .malformed("not valid OnTouchEvent JSON (\(error)); the head unit must send type, event[].id, ts and c")
+        }
+        try event.validate()
+        return event
+    }
+}
