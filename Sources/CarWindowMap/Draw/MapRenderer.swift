@@ -101,6 +101,16 @@ public actor MapRenderer {
     /// Makes a renderer drawing `style` over `tiles` at `width` x `height`.
     public init(context: RenderContext, width: Int, height: Int, style: Style, tiles source: any TileSource,
                 fonts: FontLibrary, camera: Camera) async throws(MapRenderError) {
+        try await self.init(making: context, width: width, height: height, style: style, tiles: source,
+                            fonts: fonts, camera: camera)
+    }
+
+    // Why the public initializer only delegates: Swift 6.3.1 -O builds of any module that
+    // inlines an allocation of this actor (an engine, the session, the benchmarks) crash with
+    // "circular reference" while stack promotion asks for the isolation of its isolated deinit.
+    // A private designated initializer keeps the allocation out of what other modules inline.
+    private init(making context: RenderContext, width: Int, height: Int, style: Style, tiles source: any TileSource,
+                 fonts: FontLibrary, camera: Camera) async throws(MapRenderError) {
         self.context = context
         self.width = width
         self.height = height

@@ -35,6 +35,14 @@ public actor RenderContext {
     /// Opens the first EGL platform that works (or the one `platform` or
     /// `CARWINDOW_EGL_PLATFORM` forces) and makes its context current on a new render thread.
     public init(platform: EGLPlatform? = nil) async throws(GLSetupError) {
+        try await self.init(opening: platform)
+    }
+
+    // Why the public initializer only delegates: Swift 6.3.1 -O builds of any module that
+    // inlines an allocation of this actor (an engine, the session, the benchmarks) crash with
+    // "circular reference" while stack promotion asks for the isolation of its isolated deinit.
+    // A private designated initializer keeps the allocation out of what other modules inline.
+    private init(opening platform: EGLPlatform?) async throws(GLSetupError) {
         let forced = try HeadlessEGL.requestedPlatform(configured: platform)
         let egl = try HeadlessEGL(forced: forced)
         let thread = RenderThread()
