@@ -5,7 +5,11 @@ drawn and the access units sent. Output: allocations per drawn picture (draw, NV
 sent access unit (encode, send), split into our code and the GL driver below our GL calls
 (frames without symbols, or in libGL/libEGL/libgallium)."""
 import collections
+import re
 import sys
+
+# Mangled names of our modules: $s9CarWindow, $s12CarWindowMap, $s19CarWindowProjection, ...
+OURS = re.compile(r"^\$s\d+CarWindow")
 
 STAGES = [  # (name, marker in a frame, per); the first stage whose marker a stack holds wins
     ("NV12", "convertToNV12", "drawn"),
@@ -39,7 +43,7 @@ def main() -> None:
             # A standard-library frame specialised for one of our types: name our caller too.
             site = frames[deepest][:90]
             if frames[deepest].startswith("$ss"):
-                callers = [f for f in frames[:deepest] if f.startswith("$s9CarWindow")]
+                callers = [f for f in frames[:deepest] if OURS.match(f)]
                 if callers:
                     site = callers[-1][:70] + " > " + site[:40]
             ours[name][site] += count

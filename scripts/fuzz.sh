@@ -96,7 +96,7 @@ for target in "${targets[@]}"; do
         # then the first frame in the library.
         reason=$(grep -m 1 -E 'Fatal error' "$out/log" || grep -m 1 -o -E 'Swift runtime failure: [^/]*' "$out/log" ||
                  grep -m 1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)' "$out/log" || true)
-        where=$(grep -m 1 -o -E 'Sources/CarWindow/[^ ]+:[0-9]+' "$out/log" || true)
+        where=$(grep -m 1 -o -E 'Sources/CarWindow[A-Za-z0-9]*/[^ ]+:[0-9]+' "$out/log" || true)
         result="CRASHED: $(cut -c 1-160 <<< "$reason")${where:+ at $where}"
         crashed=1
     elif (( status != 0 )); then
