@@ -7,42 +7,42 @@ import CarWindowProjection
 import CarWindowSystemSupport
 
 /// How a simulated car drives a route.
-public struct DriveOptions: Sendable, Equatable {
+package struct DriveOptions: Sendable, Equatable {
     /// Metres per second squared when speeding up.
-    public var acceleration: Double
+    package var acceleration: Double
     /// Metres per second squared when slowing down (a positive number).
-    public var braking: Double
+    package var braking: Double
     /// The sideways acceleration allowed in turns, metres per second squared; sharp turns are
     /// driven at `sqrt(lateralAcceleration * radius)`.
-    public var lateralAcceleration: Double
+    package var lateralAcceleration: Double
     /// The slowest speed a turn (not a U-turn) is driven at, metres per second.
-    public var minimumTurnSpeed: Double
+    package var minimumTurnSpeed: Double
     /// How far before and after a vertex the polyline is followed to measure a turn, metres.
     /// Corners of polylines from tiles are sharp, so a turn's radius is estimated from the chords
     /// over this distance rather than from the vertex alone.
-    public var turnBaseline: Double
+    package var turnBaseline: Double
     /// Turns sharper than this many degrees are U-turns: the car stops, then drives back.
-    public var uTurnAngle: Double
+    package var uTurnAngle: Double
     /// A traffic light stops the car at every Nth of the route's major intersections (the Nth,
     /// the 2Nth, ...); 0 for none.
-    public var trafficLightInterval: Int
+    package var trafficLightInterval: Int
     /// Further stops at these distances along the route, metres.
-    public var stopDistances: [Double]
+    package var stopDistances: [Double]
     /// How far before an intersection's node the car stops for its light, metres.
-    public var stopLineSetback: Double
+    package var stopLineSetback: Double
     /// Each stop lasts a duration drawn uniformly from this range, seconds.
-    public var stopDwell: ClosedRange<Double>
+    package var stopDwell: ClosedRange<Double>
     /// The seed of the stop durations, so that a drive replays exactly.
-    public var seed: UInt64
+    package var seed: UInt64
     /// The heading is the direction from the point this many metres behind the car to the point
     /// as far ahead, so that it turns smoothly through corners instead of jumping at vertices.
-    public var headingSmoothingDistance: Double
+    package var headingSmoothingDistance: Double
 
     /// At most this many entries of ``stopDistances`` are used.
-    public static let maximumStopDistances = 10_000
+    package static let maximumStopDistances = 10_000
 
     /// Options with the defaults a calm city driver has.
-    public init(acceleration: Double = 1.5, braking: Double = 2.5, lateralAcceleration: Double = 2.0,
+    package init(acceleration: Double = 1.5, braking: Double = 2.5, lateralAcceleration: Double = 2.0,
                 minimumTurnSpeed: Double = 1.5, turnBaseline: Double = 20, uTurnAngle: Double = 150,
                 trafficLightInterval: Int = 3, stopDistances: [Double] = [], stopLineSetback: Double = 5,
                 stopDwell: ClosedRange<Double> = 8...20, seed: UInt64 = 1, headingSmoothingDistance: Double = 6) {
@@ -62,7 +62,7 @@ public struct DriveOptions: Sendable, Equatable {
 }
 
 /// Why a route cannot be driven.
-public enum DrivePlanError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum DrivePlanError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The route has fewer than two points.
     case tooFewPoints(count: Int)
     /// The route has more points than ``DrivePlan/maximumPoints``.
@@ -79,7 +79,7 @@ public enum DrivePlanError: Error, Equatable, Sendable, CustomStringConvertible 
     case invalidOption(String)
 
     /// What went wrong and what to do about it, for logs and error messages.
-    public var description: String {
+    package var description: String {
         switch self {
         case .tooFewPoints(let count):
             "The route has \(count) point\(count == 1 ? "" : "s"); a route to drive needs at least two."
@@ -100,19 +100,19 @@ public enum DrivePlanError: Error, Equatable, Sendable, CustomStringConvertible 
 }
 
 /// Where the simulated car is at one moment.
-public struct VehicleState: Sendable, Equatable {
+package struct VehicleState: Sendable, Equatable {
     /// Where the car is.
-    public var coordinate: GeoCoordinate
+    package var coordinate: GeoCoordinate
     /// Degrees clockwise from north, in 0..<360, smoothed through corners.
-    public var heading: Double
+    package var heading: Double
     /// Metres per second.
-    public var speed: Double
+    package var speed: Double
     /// Metres driven from the start of the route.
-    public var distance: Double
+    package var distance: Double
     /// Whether the car stands still (at the start, at a stop, or at the end).
-    public var isStopped: Bool
+    package var isStopped: Bool
     /// Whether the drive is over: the car stands at the end of the route.
-    public var isFinished: Bool
+    package var isFinished: Bool
 }
 
 /// A deterministic timeline of a car driving a ``DrivingRoute``: it speeds up and slows down at
@@ -121,15 +121,15 @@ public struct VehicleState: Sendable, Equatable {
 ///
 /// The whole speed profile is computed once; ``state(at:)`` is a binary search over it and
 /// allocates nothing.
-public struct DrivePlan: Sendable {
+package struct DrivePlan: Sendable {
     /// A place where the car stands still for a while.
-    public struct Stop: Sendable, Equatable {
+    package struct Stop: Sendable, Equatable {
         /// Metres from the start of the route.
-        public var distance: Double
+        package var distance: Double
         /// Seconds from the start of the drive when the car comes to a halt.
-        public var arrival: Double
+        package var arrival: Double
         /// Seconds it stands.
-        public var dwell: Double
+        package var dwell: Double
     }
 
     /// A stretch of time with constant acceleration.
@@ -142,16 +142,16 @@ public struct DrivePlan: Sendable {
     }
 
     /// Routes with more points are refused.
-    public static let maximumPoints = 1_000_000
+    package static let maximumPoints = 1_000_000
 
     /// The route as given.
-    public let route: DrivingRoute
+    package let route: DrivingRoute
     /// How the route is driven.
-    public let options: DriveOptions
+    package let options: DriveOptions
     /// Seconds from the start to the arrival at the end.
-    public let duration: Double
+    package let duration: Double
     /// The traffic lights and other stops on the way, in order; the end is not among them.
-    public let stops: [Stop]
+    package let stops: [Stop]
     /// The polyline driven: the route without repeated points, with a vertex at every stop.
     let points: [GeoCoordinate]
     /// Distance from the start to each of ``points``.
@@ -161,10 +161,10 @@ public struct DrivePlan: Sendable {
     let pieces: [Piece]
 
     /// The length driven in metres.
-    public var length: Double { distances[distances.count - 1] }
+    package var length: Double { distances[distances.count - 1] }
 
     /// Plans the drive, or says why the route or the options cannot be driven.
-    public init(route: DrivingRoute, options: DriveOptions = DriveOptions()) throws(DrivePlanError) {
+    package init(route: DrivingRoute, options: DriveOptions = DriveOptions()) throws(DrivePlanError) {
         try Self.validate(options)
         let points = route.points
         guard points.count >= 2 else { throw .tooFewPoints(count: points.count) }
@@ -362,12 +362,12 @@ public struct DrivePlan: Sendable {
     }
 
     /// The point `distance` metres along the route, clamped to its ends.
-    public func position(atDistance distance: Double) -> GeoCoordinate {
+    package func position(atDistance distance: Double) -> GeoCoordinate {
         Self.position(atDistance: min(max(distance.isNaN ? 0 : distance, 0), length), points: points, distances: distances)
     }
 
     /// The speed limit at `distance` metres along the route, metres per second.
-    public func speedLimit(atDistance distance: Double) -> Double {
+    package func speedLimit(atDistance distance: Double) -> Double {
         limits[Self.segmentIndex(atDistance: distance.isNaN ? 0 : distance, distances: distances)]
     }
 
@@ -389,7 +389,7 @@ public struct DrivePlan: Sendable {
 
     /// Where the car is `time` seconds after the start; before the start it waits at the first
     /// point, after ``duration`` it stands at the last.
-    public func state(at time: Double) -> VehicleState {
+    package func state(at time: Double) -> VehicleState {
         let (distance, speed) = motion(at: time)
         let window = options.headingSmoothingDistance
         let behind = Self.position(atDistance: max(distance - window, 0), points: points, distances: distances)
@@ -408,7 +408,7 @@ public struct DrivePlan: Sendable {
 
     /// The car's position at `time` and the route's vertices still ahead of it, without copying:
     /// the overlay route is `[position] + rest`. Empty `rest` and the last point once finished.
-    public func remainingVertices(at time: Double) -> (position: GeoCoordinate, rest: ArraySlice<GeoCoordinate>) {
+    package func remainingVertices(at time: Double) -> (position: GeoCoordinate, rest: ArraySlice<GeoCoordinate>) {
         let (distance, _) = motion(at: time)
         if distance >= length { return (points[points.count - 1], points[points.count...]) }
         let segment = Self.segmentIndex(atDistance: distance, distances: distances)
@@ -417,7 +417,7 @@ public struct DrivePlan: Sendable {
 
     /// The route still to drive at `time`, from the car to the end, for ``MapOverlays/route``;
     /// empty once the car has arrived.
-    public func remainingRoute(at time: Double) -> [GeoCoordinate] {
+    package func remainingRoute(at time: Double) -> [GeoCoordinate] {
         let (position, rest) = remainingVertices(at: time)
         guard !rest.isEmpty else { return [] }
         var route: [GeoCoordinate] = []

@@ -9,33 +9,33 @@ import CarWindowSystemSupport
 ///
 /// Values are not checked when made; ``DrivePlan`` validates a route before driving it and says
 /// what is wrong with one that cannot be driven.
-public struct DrivingRoute: Sendable, Equatable {
+package struct DrivingRoute: Sendable, Equatable {
     /// What is known about one segment of the polyline.
-    public struct Segment: Sendable, Hashable {
+    package struct Segment: Sendable, Hashable {
         /// The speed not to exceed on the segment, in metres per second.
-        public var speedLimit: Double
+        package var speedLimit: Double
         /// The class of road the segment lies on; ``RoadClass/unknown`` for routes read from files.
-        public var roadClass: RoadClass
+        package var roadClass: RoadClass
 
         /// A segment with its limit in metres per second and its class.
-        public init(speedLimit: Double, roadClass: RoadClass) {
+        package init(speedLimit: Double, roadClass: RoadClass) {
             self.speedLimit = speedLimit
             self.roadClass = roadClass
         }
     }
 
     /// The polyline, first point first.
-    public let points: [GeoCoordinate]
+    package let points: [GeoCoordinate]
     /// Segment `i` joins `points[i]` and `points[i + 1]`; one fewer than the points.
-    public let segments: [Segment]
+    package let segments: [Segment]
     /// Ascending indices into ``points`` of interior points where the route crosses or meets a
     /// major road (tertiary or above): candidate places for traffic lights.
-    public let majorIntersections: [Int]
+    package let majorIntersections: [Int]
     /// The length of the polyline in metres.
-    public let length: Double
+    package let length: Double
 
     /// A route from its parts; ``length`` is measured from `points`.
-    public init(points: [GeoCoordinate], segments: [Segment], majorIntersections: [Int] = []) {
+    package init(points: [GeoCoordinate], segments: [Segment], majorIntersections: [Int] = []) {
         self.points = points
         self.segments = segments
         self.majorIntersections = majorIntersections
@@ -47,13 +47,13 @@ public struct DrivingRoute: Sendable, Equatable {
     }
 
     /// A route whose segments all share one speed limit and class, as a route read from a file has.
-    public init(points: [GeoCoordinate], speedLimit: Double, roadClass: RoadClass = .unknown) {
+    package init(points: [GeoCoordinate], speedLimit: Double, roadClass: RoadClass = .unknown) {
         let segment = Segment(speedLimit: speedLimit, roadClass: roadClass)
         self.init(points: points, segments: Array(repeating: segment, count: max(points.count - 1, 0)))
     }
 
     /// The straight-line distance from the first point to the last, in metres (0 for fewer than two points).
-    public var straightLineDistance: Double {
+    package var straightLineDistance: Double {
         guard let first = points.first, let last = points.last else { return 0 }
         return GeoMath.distance(first, last)
     }
@@ -61,7 +61,7 @@ public struct DrivingRoute: Sendable, Equatable {
     /// This route followed by `other`, for round trips and long benchmark drives. When `other`
     /// starts where this route ends the shared point appears once; otherwise a straight segment at
     /// `other`'s first speed limit joins them.
-    public func appending(_ other: DrivingRoute) -> DrivingRoute {
+    package func appending(_ other: DrivingRoute) -> DrivingRoute {
         guard let last = points.last, let first = other.points.first else {
             return points.isEmpty ? other : self
         }

@@ -7,7 +7,7 @@ import CarWindowProjection
 import CarWindowSystemSupport
 
 /// Why a GeoJSON document could not be read as a route.
-public enum GeoJSONRouteError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum GeoJSONRouteError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The file could not be read.
     case unreadable(path: String, reason: String)
     /// The document is larger than the stated limit.
@@ -27,7 +27,7 @@ public enum GeoJSONRouteError: Error, Equatable, Sendable, CustomStringConvertib
     case coordinateOutOfRange(index: Int, longitude: Double, latitude: Double)
 
     /// What went wrong and what to do about it, for logs and error messages.
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadable(let path, let reason):
             "Cannot read the route file \(path): \(reason); check the path and its permissions."
@@ -51,14 +51,14 @@ public enum GeoJSONRouteError: Error, Equatable, Sendable, CustomStringConvertib
 
 extension DrivingRoute {
     /// 40 km/h, the speed most city streets allow: the speed limit of routes whose files give none.
-    public static let defaultSpeedLimit = 40 / 3.6
+    package static let defaultSpeedLimit = 40 / 3.6
     /// Routes read from GeoJSON may have at most this many points unless told otherwise.
-    public static let defaultMaximumGeoJSONPoints = 100_000
+    package static let defaultMaximumGeoJSONPoints = 100_000
     /// GeoJSON documents larger than this are refused before parsing (64 MiB).
-    public static let maximumGeoJSONBytes = 64 << 20
+    package static let maximumGeoJSONBytes = 64 << 20
 
     /// Reads a route from a GeoJSON file (see ``init(geoJSON:speedLimit:maximumPoints:)``).
-    public init(geoJSONContentsOf url: URL, speedLimit: Double = DrivingRoute.defaultSpeedLimit,
+    package init(geoJSONContentsOf url: URL, speedLimit: Double = DrivingRoute.defaultSpeedLimit,
                 maximumPoints: Int = DrivingRoute.defaultMaximumGeoJSONPoints) throws(GeoJSONRouteError) {
         let size: Int
         do {
@@ -78,7 +78,7 @@ extension DrivingRoute {
     /// a Feature with either geometry; or the first such line of a FeatureCollection or
     /// GeometryCollection. Every segment gets `speedLimit` (metres per second) and the class
     /// ``RoadClass/unknown``; repeated consecutive points are dropped.
-    public init(geoJSON data: Data, speedLimit: Double = DrivingRoute.defaultSpeedLimit,
+    package init(geoJSON data: Data, speedLimit: Double = DrivingRoute.defaultSpeedLimit,
                 maximumPoints: Int = DrivingRoute.defaultMaximumGeoJSONPoints) throws(GeoJSONRouteError) {
         guard data.count <= Self.maximumGeoJSONBytes else {
             throw .tooLarge(bytes: data.count, limit: Self.maximumGeoJSONBytes)

@@ -7,14 +7,14 @@ import CarWindowProjection
 import CarWindowSystemSupport
 
 /// Why the default drive could not be set up.
-public enum DefaultDriveError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum DefaultDriveError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The road graph could not be built from the tiles.
     case graph(RoadGraphError)
     /// No route joins the drive's ends.
     case route(RouteError)
 
     /// What went wrong and what to do about it, for logs and error messages.
-    public var description: String {
+    package var description: String {
         switch self {
         case .graph(let error): error.description
         case .route(let error): error.description
@@ -25,15 +25,15 @@ public enum DefaultDriveError: Error, Equatable, Sendable, CustomStringConvertib
 /// The drive `carwindow drive` shows when given no route: through central Helsinki, inside the
 /// bundled `assets/helsinki.pmtiles` (which covers Kluuvi, Kaisaniemi, Kaartinkaupunki and
 /// Hakaniemi, about 1 by 1.7 km, so the drive is short; benchmarks loop ``roundTrip(using:)``).
-public enum HelsinkiDrive {
+package enum HelsinkiDrive {
     /// Kasarmitori in Kaartinkaupunki, at the south edge of the bundled data.
-    public static let start = GeoCoordinate(latitude: 60.1656, longitude: 24.9488)
+    package static let start = GeoCoordinate(latitude: 60.1656, longitude: 24.9488)
     /// Hakaniemi square, at its north edge.
-    public static let end = GeoCoordinate(latitude: 60.1786, longitude: 24.9506)
+    package static let end = GeoCoordinate(latitude: 60.1786, longitude: 24.9506)
 
     /// The box the road graph is built over: the two ends with about 300 m to spare, so that
     /// routes may swing out around blocks.
-    public static var graphBounds: GeoBounds {
+    package static var graphBounds: GeoBounds {
         let margin = 300 / GeoMath.metresPerDegree
         let longitudeMargin = margin / cos(start.latitude * .pi / 180)
         return GeoBounds(
@@ -44,12 +44,12 @@ public enum HelsinkiDrive {
     }
 
     /// The road graph of ``graphBounds`` from `source`.
-    public static func graph(using source: any TileSource) throws(DefaultDriveError) -> RoadGraph {
+    package static func graph(using source: any TileSource) throws(DefaultDriveError) -> RoadGraph {
         do { return try RoadGraph(source: source, bounds: graphBounds) } catch { throw .graph(error) }
     }
 
     /// The quickest route from ``start`` to ``end`` on the roads of `source`.
-    public static func route(using source: any TileSource) throws(DefaultDriveError) -> DrivingRoute {
+    package static func route(using source: any TileSource) throws(DefaultDriveError) -> DrivingRoute {
         let router = RoadRouter(graph: try graph(using: source))
         do { return try router.route(from: start, to: end) } catch { throw .route(error) }
     }
@@ -58,7 +58,7 @@ public enum HelsinkiDrive {
     /// benchmark) can repeat it without the car jumping. The return leg is routed on its own and in
     /// the bundled data loops round a block at Hakaniemi instead of turning on the spot; the car's
     /// heading may differ between the end and the start of one lap.
-    public static func roundTrip(using source: any TileSource) throws(DefaultDriveError) -> DrivingRoute {
+    package static func roundTrip(using source: any TileSource) throws(DefaultDriveError) -> DrivingRoute {
         let router = RoadRouter(graph: try graph(using: source))
         do {
             let there = try router.route(from: start, to: end)

@@ -20,7 +20,7 @@ import CarWindowSystemSupport
 /// | service   | 20   | service (driveways, parking aisles)         |
 ///
 /// ``unknown`` marks segments of routes read from files that say nothing about roads.
-public enum RoadClass: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package enum RoadClass: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case motorway
     case trunk
     case primary
@@ -32,7 +32,7 @@ public enum RoadClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
 
     /// The class of a `transportation` feature's `class` value, or nil for ways a car does not
     /// drive on (paths, tracks, railways, ferries, roads under construction and the like).
-    public init?(openMapTilesClass value: String) {
+    package init?(openMapTilesClass value: String) {
         switch value {
         case "motorway": self = .motorway
         case "trunk": self = .trunk
@@ -47,7 +47,7 @@ public enum RoadClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
 
     /// The speed driven on this class of road in kilometres per hour (see the table above).
     /// ``unknown`` uses 40 km/h, the speed most streets of a city allow.
-    public var typicalSpeedKilometresPerHour: Double {
+    package var typicalSpeedKilometresPerHour: Double {
         switch self {
         case .motorway: 80
         case .trunk: 60
@@ -60,11 +60,11 @@ public enum RoadClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
     }
 
     /// ``typicalSpeedKilometresPerHour`` in metres per second.
-    public var typicalSpeed: Double { typicalSpeedKilometresPerHour / 3.6 }
+    package var typicalSpeed: Double { typicalSpeedKilometresPerHour / 3.6 }
 
     /// Whether an intersection with this class of road is one where traffic lights are likely:
     /// tertiary roads and above.
-    public var isMajor: Bool {
+    package var isMajor: Bool {
         switch self {
         case .motorway, .trunk, .primary, .secondary, .tertiary: true
         case .minor, .service, .unknown: false
@@ -72,5 +72,5 @@ public enum RoadClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
     }
 
     /// The OpenMapTiles class name.
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }

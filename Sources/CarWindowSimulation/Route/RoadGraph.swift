@@ -7,9 +7,9 @@ import CarWindowProjection
 import CarWindowSystemSupport
 
 /// A polyline of road to put into a ``RoadGraph``, with its class and which ways it may be driven.
-public struct RoadPolyline: Sendable, Hashable {
+package struct RoadPolyline: Sendable, Hashable {
     /// Which directions a road may be driven along its points, as OpenMapTiles' `oneway` says.
-    public enum Direction: Int, Sendable, Hashable {
+    package enum Direction: Int, Sendable, Hashable {
         /// Both ways (no `oneway`, or `oneway` 0).
         case both = 0
         /// Only from the first point towards the last (`oneway` 1).
@@ -19,14 +19,14 @@ public struct RoadPolyline: Sendable, Hashable {
     }
 
     /// The road's vertices in the order its `oneway` refers to.
-    public var points: [GeoCoordinate]
+    package var points: [GeoCoordinate]
     /// What kind of road it is, which sets its speed.
-    public var roadClass: RoadClass
+    package var roadClass: RoadClass
     /// Which ways it may be driven.
-    public var direction: Direction
+    package var direction: Direction
 
     /// A road from its vertices, class and allowed directions.
-    public init(points: [GeoCoordinate], roadClass: RoadClass, direction: Direction = .both) {
+    package init(points: [GeoCoordinate], roadClass: RoadClass, direction: Direction = .both) {
         self.points = points
         self.roadClass = roadClass
         self.direction = direction
@@ -34,7 +34,7 @@ public struct RoadPolyline: Sendable, Hashable {
 }
 
 /// Why a ``RoadGraph`` could not be built.
-public enum RoadGraphError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum RoadGraphError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The box has a NaN or out-of-range corner, or its south-west corner is not south-west of its
     /// north-east corner (boxes across the antimeridian are not supported).
     case invalidBounds(GeoBounds)
@@ -46,7 +46,7 @@ public enum RoadGraphError: Error, Equatable, Sendable, CustomStringConvertible 
     case tileSource(TileSourceError)
 
     /// What went wrong and what to do about it, for logs and error messages.
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidBounds(let bounds):
             "The road graph's box \(bounds.southWest) to \(bounds.northEast) is not a valid south-west to north-east box; pass finite latitudes in -90...90 and longitudes in -180...180."
@@ -67,31 +67,31 @@ public enum RoadGraphError: Error, Equatable, Sendable, CustomStringConvertible 
 /// joins roads that vector tiles cut at tile edges and roads that meet at shared vertices. Nodes
 /// are numbered in the order the roads are read (tiles in ``TileID`` order, features in file
 /// order), so the same data always gives the same graph.
-public struct RoadGraph: Sendable {
+package struct RoadGraph: Sendable {
     /// One directed edge.
-    public struct Edge: Sendable, Hashable {
+    package struct Edge: Sendable, Hashable {
         /// The index in ``RoadGraph/nodes`` the edge leaves.
-        public let from: Int
+        package let from: Int
         /// The index in ``RoadGraph/nodes`` the edge reaches.
-        public let to: Int
+        package let to: Int
         /// Metres.
-        public let length: Double
+        package let length: Double
         /// The class of the road the edge lies on.
-        public let roadClass: RoadClass
+        package let roadClass: RoadClass
 
         /// Seconds to drive the edge at its class's typical speed: the routing cost.
-        public var travelTime: Double { length / roadClass.typicalSpeed }
+        package var travelTime: Double { length / roadClass.typicalSpeed }
     }
 
     /// Vertices closer than this many metres become one node. Tile coordinates of a z14 tile are
     /// about 0.3 m apart at Helsinki's latitude, so roads cut at a tile edge meet within it.
-    public static let mergeTolerance = 0.5
+    package static let mergeTolerance = 0.5
     /// The most tiles ``init(source:bounds:zoom:maximumTiles:)`` reads unless told otherwise: a
     /// 6 x 6 block of z14 tiles, about 7 km across at Helsinki's latitude.
-    public static let defaultMaximumTiles = 36
+    package static let defaultMaximumTiles = 36
 
     /// The position of each node.
-    public let nodes: [GeoCoordinate]
+    package let nodes: [GeoCoordinate]
     /// Edges grouped by their `from` node; `edgeStarts[n]..<edgeStarts[n + 1]` are node n's.
     let edgeList: [Edge]
     let edgeStarts: [Int]
@@ -100,36 +100,36 @@ public struct RoadGraph: Sendable {
     /// The component with the most nodes (the first of equals), or -1 for an empty graph.
     let largestComponentID: Int
     /// The node count of the largest strongly connected component.
-    public let largestComponentSize: Int
+    package let largestComponentSize: Int
     /// The node count of the largest component when one-way rules are ignored (weakly connected).
-    public let largestWeakComponentSize: Int
+    package let largestWeakComponentSize: Int
     /// Whether each node joins at least three different non-service road neighbours and touches a
     /// major road (tertiary or above): a candidate place for traffic lights.
     let isMajorIntersection: [Bool]
 
     /// The number of directed edges.
-    public var edgeCount: Int { edgeList.count }
+    package var edgeCount: Int { edgeList.count }
 
     /// The edges leaving `node`, or none for an index outside the graph.
-    public func edges(from node: Int) -> ArraySlice<Edge> {
+    package func edges(from node: Int) -> ArraySlice<Edge> {
         guard nodes.indices.contains(node) else { return [] }
         return edgeList[edgeStarts[node]..<edgeStarts[node + 1]]
     }
 
     /// Whether `node` belongs to the largest strongly connected component, where every node can
     /// reach every other while keeping to one-way rules.
-    public func isInLargestComponent(_ node: Int) -> Bool {
+    package func isInLargestComponent(_ node: Int) -> Bool {
         nodes.indices.contains(node) && component[node] == largestComponentID
     }
 
     /// Whether `node` is a candidate place for traffic lights (see ``DrivingRoute/majorIntersections``).
-    public func isMajorIntersection(_ node: Int) -> Bool {
+    package func isMajorIntersection(_ node: Int) -> Bool {
         nodes.indices.contains(node) && isMajorIntersection[node]
     }
 
     /// A graph of `roads`. Polylines with fewer than two points add nothing; points that are not
     /// finite positions on the globe break a polyline there.
-    public init(roads: [RoadPolyline]) {
+    package init(roads: [RoadPolyline]) {
         let referenceLatitude = roads.lazy.compactMap { $0.points.first }.first { GeoMath.isValid($0) }?.latitude ?? 0
         var builder = Builder(referenceLatitude: referenceLatitude)
         for road in roads {
@@ -153,7 +153,7 @@ public struct RoadGraph: Sendable {
     ///
     /// Throws ``RoadGraphError/tooManyTiles(needed:limit:)`` before reading anything when the box
     /// needs more than `maximumTiles` tiles. Tiles the source lacks are skipped.
-    public init(source: any TileSource, bounds: GeoBounds, zoom: Int? = nil,
+    package init(source: any TileSource, bounds: GeoBounds, zoom: Int? = nil,
                 maximumTiles: Int = RoadGraph.defaultMaximumTiles) throws(RoadGraphError) {
         let zoom = zoom ?? max(source.minZoom, min(source.maxZoom, 14))
         guard source.minZoom <= source.maxZoom, (source.minZoom...source.maxZoom).contains(zoom) else {

@@ -5,7 +5,7 @@ import CarWindowMap
 import CarWindowProjection
 import CarWindowSystemSupport
 /// Why a route could not be found.
-public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The graph has no roads.
     case emptyGraph
     /// A start or end coordinate is NaN, infinite or outside the globe's ranges.
@@ -19,7 +19,7 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
     case noPath(from: GeoCoordinate, to: GeoCoordinate)
 
     /// What went wrong and what to do about it, for logs and error messages.
-    public var description: String {
+    package var description: String {
         switch self {
         case .emptyGraph:
             "The road graph has no drivable roads; build it over an area whose tiles carry a transportation layer."
@@ -39,24 +39,24 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
 ///
 /// Start and end snap to the nearest node of the graph's largest strongly connected component, so a
 /// route always exists and never starts on a stub that one-way rules make a dead end.
-public struct RoadRouter: Sendable {
+package struct RoadRouter: Sendable {
     /// Snapping further than this many metres is refused by default.
-    public static let defaultMaximumSnapDistance = 250.0
+    package static let defaultMaximumSnapDistance = 250.0
 
     /// The roads routed on.
-    public let graph: RoadGraph
+    package let graph: RoadGraph
     /// How far start and end may lie from the nearest usable road node, in metres.
-    public var maximumSnapDistance: Double
+    package var maximumSnapDistance: Double
 
     /// A router over `graph` that snaps ends within `maximumSnapDistance` metres.
-    public init(graph: RoadGraph, maximumSnapDistance: Double = RoadRouter.defaultMaximumSnapDistance) {
+    package init(graph: RoadGraph, maximumSnapDistance: Double = RoadRouter.defaultMaximumSnapDistance) {
         self.graph = graph
         self.maximumSnapDistance = maximumSnapDistance
     }
 
     /// The index of the node of the largest component nearest to `coordinate` (the lowest index of
     /// equally near ones).
-    public func nearestNode(to coordinate: GeoCoordinate) throws(RouteError) -> Int {
+    package func nearestNode(to coordinate: GeoCoordinate) throws(RouteError) -> Int {
         guard GeoMath.isValid(coordinate) else { throw .invalidCoordinate(coordinate) }
         guard graph.largestComponentSize > 0 else { throw .emptyGraph }
         var best: (node: Int, distance: Double)?
@@ -71,7 +71,7 @@ public struct RoadRouter: Sendable {
     }
 
     /// The quickest route from `start` to `end` (travel time at each class's typical speed).
-    public func route(from start: GeoCoordinate, to end: GeoCoordinate) throws(RouteError) -> DrivingRoute {
+    package func route(from start: GeoCoordinate, to end: GeoCoordinate) throws(RouteError) -> DrivingRoute {
         let startNode = try nearestNode(to: start)
         let endNode = try nearestNode(to: end)
         guard startNode != endNode else { throw .startEqualsEnd(graph.nodes[startNode]) }

@@ -8,32 +8,32 @@ import CarWindowSystemSupport
 
 /// A navigation engine and its driver, simulated: moves a vehicle along a ``DrivePlan``, keeps a
 /// heading-up camera behind it, shows the route still ahead and taps the map's controls now and
-/// then, all through a ``ProjectionSession``'s public API. `carwindow drive` and the benchmarks
+/// then, all through a ``ProjectionSession``'s package API. `carwindow drive` and the benchmarks
 /// use it; it is also a worked example of an engine driving a session.
 ///
 /// While the car waits at a light nothing it sets changes, so the session draws nothing and only
 /// keeps the head unit's picture alive.
 ///
 /// - Important: Thread-safe: it is an actor.
-public actor SimulatedDrive {
+package actor SimulatedDrive {
     /// How the drive runs.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Simulated seconds per wall-clock second (1 = real time).
-        public var speedup: Double
+        package var speedup: Double
         /// Engine ticks per wall-clock second: how often it updates vehicle and camera.
-        public var tickRate: Double
+        package var tickRate: Double
         /// Zoom when driving slowly; it eases out as speed rises.
-        public var zoom: Double
+        package var zoom: Double
         /// Camera tilt in degrees.
-        public var pitch: Double
+        package var pitch: Double
         /// Simulated taps, as (fraction of the drive's duration, control).
-        public var taps: [(at: Double, control: MapControl.Kind)]
+        package var taps: [(at: Double, control: MapControl.Kind)]
         /// Wall-clock seconds after which the drive ends even if the car has not arrived.
-        public var maximumSeconds: Double?
+        package var maximumSeconds: Double?
 
         /// A drive at twice real time, 30 ticks a second, zoom 17 and pitch 45 degrees, with a
         /// zoom in, a zoom out and a recenter along the way.
-        public init(speedup: Double = 2, tickRate: Double = 30, zoom: Double = 17, pitch: Double = 45,
+        package init(speedup: Double = 2, tickRate: Double = 30, zoom: Double = 17, pitch: Double = 45,
                     taps: [(at: Double, control: MapControl.Kind)] = [(0.3, .zoomIn), (0.45, .zoomOut), (0.6, .recenter)],
                     maximumSeconds: Double? = nil) {
             self.speedup = speedup.isFinite && speedup > 0 ? min(speedup, 1000) : 1
@@ -46,30 +46,30 @@ public actor SimulatedDrive {
     }
 
     /// Where the drive is, for a progress line.
-    public struct Progress: Sendable {
+    package struct Progress: Sendable {
         /// Simulated seconds since the start, and the drive's total.
-        public var simulatedSeconds: Double
-        public var totalSeconds: Double
+        package var simulatedSeconds: Double
+        package var totalSeconds: Double
         /// Metres driven, and the route's length.
-        public var distance: Double
-        public var length: Double
+        package var distance: Double
+        package var length: Double
         /// Metres per second now.
-        public var speed: Double
-        public var isStopped: Bool
+        package var speed: Double
+        package var isStopped: Bool
         /// The session's counters at this moment.
-        public var statistics: ProjectionSessionStatistics
+        package var statistics: ProjectionSessionStatistics
     }
 
     /// The timeline the car follows.
-    public nonisolated let plan: DrivePlan
+    package nonisolated let plan: DrivePlan
     /// How the drive runs.
-    public nonisolated let options: Options
+    package nonisolated let options: Options
     private let session: ProjectionSession
     private var zoomOffset = 0.0
     private var targetZoomOffset = 0.0
 
     /// A drive of `plan` shown by `session` (which should be streaming, or about to).
-    public init(plan: DrivePlan, session: ProjectionSession, options: Options = Options()) {
+    package init(plan: DrivePlan, session: ProjectionSession, options: Options = Options()) {
         self.plan = plan
         self.session = session
         self.options = options
@@ -77,7 +77,7 @@ public actor SimulatedDrive {
 
     /// The engine's answer to the session's control events: zoom buttons change its zoom, so
     /// that its camera updates do not undo them; recenter drops the offset.
-    public func controlTapped(_ control: MapControl.Kind) {
+    package func controlTapped(_ control: MapControl.Kind) {
         switch control {
         case .zoomIn: targetZoomOffset = min(targetZoomOffset + 1, 3)
         case .zoomOut: targetZoomOffset = max(targetZoomOffset - 1, -3)
@@ -88,7 +88,7 @@ public actor SimulatedDrive {
     /// Drives until the car arrives (or the time limit); `progress` is called about twice a
     /// second. Returns the simulated seconds driven.
     @discardableResult
-    public func run(progress: (@Sendable (Progress) -> Void)? = nil) async -> Double {
+    package func run(progress: (@Sendable (Progress) -> Void)? = nil) async -> Double {
         let start = SessionClock.now
         let interval = 1 / options.tickRate
         var nextTap = 0
