@@ -47,7 +47,10 @@ public func makeVideoEncoder(_ settings: EncoderSettings, choice: EncoderChoice 
 public actor EncoderStage {
     private let thread: RenderThread
     private let encoder: any VideoEncoder
+    /// The backend the stage's encoder runs.
     public nonisolated let backend: EncoderBackend
+    /// The settings the encoder was made with; later bitrate and frame rate changes do
+    /// not show here.
     public nonisolated let settings: EncoderSettings
     private var exported: DMABufPlanes?
 
@@ -102,7 +105,9 @@ public actor EncoderStage {
         return try vaapi.encodeExportedSurface(presentationTime: presentationTime, forceIDR: forceIDR)
     }
 
+    /// Changes the target bitrate, in bits per second, from the next frame on.
     public func setBitrate(_ bitsPerSecond: Int) throws(EncoderError) { try encoder.setBitrate(bitsPerSecond) }
+    /// Changes the nominal frame rate, in frames per second, without a restart.
     public func setFrameRate(_ framesPerSecond: Double) throws(EncoderError) { try encoder.setFrameRate(framesPerSecond) }
 
     /// Ends the stream and lets the thread finish.

@@ -38,7 +38,9 @@ public final class OpenH264Encoder: VideoEncoder {
         case screen
     }
 
+    /// Always ``EncoderBackend/openh264``.
     public let backend: EncoderBackend = .openh264
+    /// The settings in use, bitrate and frame rate changes included.
     public private(set) var settings: EncoderSettings
 
     private let handle: UnsafeMutablePointer<ISVCEncoder?>

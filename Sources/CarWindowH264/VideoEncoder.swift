@@ -23,12 +23,16 @@ public enum EncoderBackend: String, Sendable, CaseIterable, CustomStringConverti
 
 /// What to encode and how. Defaults are SmartDeviceLink's: 15 fps, 600 kbit/s.
 public struct EncoderSettings: Sendable, Equatable {
-    /// Visible size in pixels; both even, at most 4096 per side and 8192 macroblocks (level 5.1).
+    /// Visible width in pixels; width and height are even, at most ``maximumSide`` each, and
+    /// together at most ``maximumMacroblocks`` macroblocks (level 5.1).
     public var width: Int
+    /// Visible height in pixels; even, like the width.
     public var height: Int
+    /// Frames per second the rate control plans for, in (0, 240]; 15 by default.
     public var framesPerSecond: Double = 15
     /// Target bits per second.
     public var bitrate: Int = 600_000
+    /// How bits are spread over frames; CBR by default.
     public var rateControl: RateControl = .cbr
     /// Frames between IDR pictures; nil for none besides the first and those asked for.
     public var idrInterval: Int?
@@ -37,6 +41,8 @@ public struct EncoderSettings: Sendable, Equatable {
     /// Encoder threads where the backend has them.
     public var threads = 1
 
+    /// Makes settings for a `width` x `height` picture; the rest defaults to 15 fps, 600 kbit/s
+    /// CBR. ``validate()`` checks them.
     public init(width: Int, height: Int, framesPerSecond: Double = 15, bitrate: Int = 600_000,
                 rateControl: RateControl = .cbr, idrInterval: Int? = nil, fullRange: Bool = false, threads: Int = 1) {
         self.width = width
@@ -49,12 +55,14 @@ public struct EncoderSettings: Sendable, Equatable {
         self.threads = threads
     }
 
-    /// Coded size: the visible size rounded up to whole macroblocks.
+    /// Coded width: the visible width rounded up to a multiple of 16 (whole macroblocks).
     public var codedWidth: Int { NV12Frame.align16(width) }
+    /// Coded height: the visible height rounded up to a multiple of 16.
     public var codedHeight: Int { NV12Frame.align16(height) }
 
     /// The largest picture in macroblocks (level 5.1's MaxFS).
     public static let maximumMacroblocks = 36_864
+    /// The longest width or height in pixels that ``validate()`` accepts.
     public static let maximumSide = 4096
 
     /// Throws when the settings cannot be encoded, saying which value is wrong.
@@ -120,7 +128,9 @@ public enum EncoderError: Error, CustomStringConvertible, Equatable {
 ///
 /// - Important: Not thread-safe: one pipeline stage owns it.
 public protocol VideoEncoder: AnyObject {
+    /// Which implementation this is.
     var backend: EncoderBackend { get }
+    /// The settings in use, bitrate and frame rate changes included.
     var settings: EncoderSettings { get }
     /// Encodes one frame into one access unit; `forceIDR` makes it an IDR or throws.
     func encode(_ frame: NV12Frame, presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit

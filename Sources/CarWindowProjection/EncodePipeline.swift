@@ -9,8 +9,11 @@ import CarWindowSystemSupport
 
 /// Timings of one run of ``EncodePipeline``.
 public struct PipelineReport: Sendable {
+    /// Frames encoded.
     public var frames = 0
+    /// Bytes of all access units together.
     public var bytes = 0
+    /// Access units that hold an IDR picture.
     public var keyframes = 0
     /// Wall time of the whole run.
     public var wallTime = Duration.zero
@@ -35,9 +38,12 @@ public struct PipelineReport: Sendable {
 /// encode thread:                                   encode N-1     |       encode N
 /// ```
 public struct EncodePipeline: Sendable {
+    /// Draws each frame and converts it to NV12.
     public let renderer: MapRenderer
+    /// Encodes the frames; its settings give the frame rate and sample range.
     public let encoder: EncoderStage
 
+    /// Makes a pipeline from a renderer and an encoder stage set up for the renderer's size.
     public init(renderer: MapRenderer, encoder: EncoderStage) {
         self.renderer = renderer
         self.encoder = encoder

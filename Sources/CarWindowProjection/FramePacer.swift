@@ -18,6 +18,7 @@ import CarWindowSystemSupport
 /// Time is given by the caller in seconds on any monotonic clock, so the pacer is a plain value
 /// that tests drive deterministically.
 public struct FramePacer: Sendable, Equatable {
+    /// How often a ``FramePacer`` draws, refines and sends keep-alives.
     public struct Configuration: Sendable, Equatable {
         /// Frames per second while the map moves: the negotiated rate, in 1...60
         /// (``EncoderSettings/maximumStreamingFramesPerSecond``). Sessions negotiate at least 15
@@ -29,6 +30,9 @@ public struct FramePacer: Sendable, Equatable {
         /// Seconds between keep-alives when idle; below the head unit's ~1 s timeout.
         public var keepAliveInterval: Double
 
+        /// Makes a configuration, bringing values into range: the frame rate into
+        /// 1...``EncoderSettings/maximumStreamingFramesPerSecond`` (15 if not finite or not positive),
+        /// refinement frames to at least 0, the keep-alive interval into 0.05...0.9 seconds (0.5 if not finite).
         public init(framesPerSecond: Double = 15, refinementFrames: Int = 3, keepAliveInterval: Double = 0.5) {
             self.framesPerSecond = framesPerSecond.isFinite && framesPerSecond > 0
                 ? min(max(framesPerSecond, 1), EncoderSettings.maximumStreamingFramesPerSecond) : 15
@@ -52,12 +56,14 @@ public struct FramePacer: Sendable, Equatable {
         case wait(until: Double)
     }
 
+    /// The rates the pacer works to.
     public var configuration: Configuration
     private var changedSinceRender = true
     private var lastRender: Double?
     private var lastSend: Double?
     private var refinementsLeft = 0
 
+    /// Makes a pacer with a change pending, so its first frame slot draws.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }

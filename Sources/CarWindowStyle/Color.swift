@@ -5,9 +5,13 @@ import CarWindowSystemSupport
 /// Styles write colours as CSS strings; the renderer wants premultiplied components, so both
 /// forms are available and the stored one is the one people read in the style.
 public struct Color: Sendable, Hashable, CustomStringConvertible {
+    /// Red, 0...1.
     public var r: Float
+    /// Green, 0...1.
     public var g: Float
+    /// Blue, 0...1.
     public var b: Float
+    /// Alpha, 0...1: 0 is fully transparent, 1 opaque.
     public var a: Float
 
     /// Clamps each component into 0...1 so a colour can never carry out-of-range values to GL.
@@ -18,8 +22,11 @@ public struct Color: Sendable, Hashable, CustomStringConvertible {
         self.a = Self.unit(a)
     }
 
+    /// Opaque black.
     public static let black = Color(r: 0, g: 0, b: 0)
+    /// Opaque white.
     public static let white = Color(r: 1, g: 1, b: 1)
+    /// Fully transparent black.
     public static let transparent = Color(r: 0, g: 0, b: 0, a: 0)
 
     /// The components multiplied by alpha, as blending with `GL_ONE, GL_ONE_MINUS_SRC_ALPHA` wants.

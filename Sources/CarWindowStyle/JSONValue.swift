@@ -45,9 +45,12 @@ public enum JSONValue: Sendable, Hashable {
 public struct JSONObject: Sendable, Hashable, Sequence {
     /// One `"key": value` pair of an object.
     public struct Member: Sendable, Hashable {
+        /// The member's name.
         public var key: String
+        /// The member's value.
         public var value: JSONValue
 
+        /// Makes the member `"key": value`.
         public init(key: String, value: JSONValue) {
             self.key = key
             self.value = value
@@ -57,6 +60,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// The members in document order, duplicates included.
     public var members: [Member]
 
+    /// Makes an object of `members`, kept in the order given.
     public init(_ members: [Member] = []) {
         self.members = members
     }

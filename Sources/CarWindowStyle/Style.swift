@@ -12,8 +12,11 @@ public struct Style: Sendable {
     /// Styles are kilobytes; anything larger is almost certainly the wrong file.
     public static let maximumSize = 32 << 20
 
+    /// The style specification version; always 8 for a loaded style.
     public var version: Int
+    /// The style's `name`, if it has one.
     public var name: String?
+    /// The sources by id, as layers' `source` names them.
     public var sources: [String: StyleSource]
     /// Layers in drawing order, bottom first; unsupported kinds are already left out.
     public var layers: [StyleLayer]
@@ -80,15 +83,20 @@ public enum SourceType: String, Sendable, CaseIterable {
 
 /// A data source a style's layers draw from.
 public struct StyleSource: Sendable {
+    /// The kind of data the source provides (`type`).
     public var type: SourceType
     /// A TileJSON or `pmtiles://` URL, if the source names one.
     public var url: String?
     /// Tile URL templates such as `https://host/{z}/{x}/{y}.pbf`.
     public var tiles: [String]
+    /// The lowest zoom level the source has tiles for (`minzoom`); 0 by default.
     public var minZoom: Double
+    /// The highest zoom level the source has tiles for (`maxzoom`); 22 by default.
     public var maxZoom: Double
+    /// The credit the source asks to be shown (`attribution`), if any.
     public var attribution: String?
 
+    /// Makes a source; the zoom range defaults to MapLibre's 0...22.
     public init(type: SourceType, url: String? = nil, tiles: [String] = [], minZoom: Double = 0,
                 maxZoom: Double = 22, attribution: String? = nil) {
         self.type = type

@@ -71,6 +71,7 @@ public struct StyleWarning: Sendable, Hashable, CustomStringConvertible {
     /// What was ignored and what was used instead.
     public var message: String
 
+    /// Makes a warning about the value at `path`.
     public init(path: String, message: String) {
         self.path = path
         self.message = message

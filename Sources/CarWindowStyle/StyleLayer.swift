@@ -48,7 +48,9 @@ public enum TextTransform: String, Sendable, CaseIterable, StyleEnumeration {
 
 /// One layer of a style: which features to draw and how.
 public struct StyleLayer: Sendable {
+    /// The layer's `id`, unique within a loaded style (later duplicates are skipped).
     public var id: String
+    /// The kind of layer, which decides its paint and layout properties.
     public var type: LayerType
     /// The source id; nil only for background layers.
     public var source: String?
@@ -58,12 +60,17 @@ public struct StyleLayer: Sendable {
     public var minZoom: Double
     /// The layer is hidden from this zoom on (exclusive).
     public var maxZoom: Double
+    /// Whether the layer is drawn at all (`visibility`).
     public var visibility: Visibility
     /// Only features for which this evaluates to `true` are drawn; nil draws every feature.
     public var filter: Expression?
+    /// Paint properties of the layer's kind.
     public var paint: LayerPaint
+    /// Layout properties of the layer's kind; ``LayerLayout/none`` for kinds without any.
     public var layout: LayerLayout
 
+    /// Makes a layer; paint and layout left nil take MapLibre's defaults for `type`, and the
+    /// zoom range defaults to 0..<24.
     public init(id: String, type: LayerType, source: String? = nil, sourceLayer: String? = nil,
                 minZoom: Double = 0, maxZoom: Double = 24, visibility: Visibility = .visible,
                 filter: Expression? = nil, paint: LayerPaint? = nil, layout: LayerLayout? = nil) {
@@ -109,10 +116,15 @@ public enum LayerPaint: Sendable {
         }
     }
 
+    /// The background paint, if this is a background layer's.
     public var background: BackgroundPaint? { if case .background(let p) = self { p } else { nil } }
+    /// The fill paint, if this is a fill layer's.
     public var fill: FillPaint? { if case .fill(let p) = self { p } else { nil } }
+    /// The line paint, if this is a line layer's.
     public var line: LinePaint? { if case .line(let p) = self { p } else { nil } }
+    /// The extrusion paint, if this is a fill-extrusion layer's.
     public var fillExtrusion: FillExtrusionPaint? { if case .fillExtrusion(let p) = self { p } else { nil } }
+    /// The text paint, if this is a symbol layer's.
     public var symbol: SymbolPaint? { if case .symbol(let p) = self { p } else { nil } }
 }
 
@@ -132,65 +144,101 @@ public enum LayerLayout: Sendable {
         }
     }
 
+    /// The line layout, if this is a line layer's.
     public var line: LineLayout? { if case .line(let l) = self { l } else { nil } }
+    /// The symbol layout, if this is a symbol layer's.
     public var symbol: SymbolLayout? { if case .symbol(let l) = self { l } else { nil } }
 }
 
 /// `background-*` paint properties.
 public struct BackgroundPaint: Sendable {
+    /// The colour under everything else (`background-color`); black by default.
     public var backgroundColor: StyleProperty<Color> = .constant(.black)
+    /// Opacity of the background, 0...1 (`background-opacity`).
     public var backgroundOpacity: StyleProperty<Double> = .constant(1)
+    /// MapLibre's defaults: opaque black.
     public init() {}
 }
 
 /// `fill-*` paint properties.
 public struct FillPaint: Sendable {
+    /// Colour of the polygons' interiors (`fill-color`); black by default.
     public var fillColor: StyleProperty<Color> = .constant(.black)
+    /// Opacity of the fill, 0...1 (`fill-opacity`).
     public var fillOpacity: StyleProperty<Double> = .constant(1)
     /// Nil means the outline takes `fill-color`, as MapLibre does.
     public var fillOutlineColor: StyleProperty<Color>?
+    /// Whether polygon edges get an outline that smooths them (`fill-antialias`).
     public var fillAntialias: StyleProperty<Bool> = .constant(true)
+    /// MapLibre's defaults: opaque black, antialiased.
     public init() {}
 }
 
 /// `line-*` paint properties.
 public struct LinePaint: Sendable {
+    /// Colour of the line (`line-color`); black by default.
     public var lineColor: StyleProperty<Color> = .constant(.black)
+    /// Width of the line in pixels (`line-width`); 1 by default.
     public var lineWidth: StyleProperty<Double> = .constant(1)
+    /// Opacity of the line, 0...1 (`line-opacity`).
     public var lineOpacity: StyleProperty<Double> = .constant(1)
     /// Dash and gap lengths in line widths; nil draws a solid line.
     public var lineDasharray: StyleProperty<[Double]>?
+    /// How far the line's edges fade out, in pixels (`line-blur`).
     public var lineBlur: StyleProperty<Double> = .constant(0)
+    /// Gap in pixels inside a line drawn as two parallel lines (`line-gap-width`); read, but not drawn yet.
     public var lineGapWidth: StyleProperty<Double> = .constant(0)
+    /// Sideways shift of the line in pixels, positive to the right of its direction
+    /// (`line-offset`); read, but not drawn yet.
     public var lineOffset: StyleProperty<Double> = .constant(0)
+    /// MapLibre's defaults: a solid, opaque, one-pixel black line.
     public init() {}
 }
 
 /// `line-*` layout properties.
 public struct LineLayout: Sendable {
+    /// How line ends are drawn (`line-cap`); butt by default.
     public var lineCap: StyleProperty<LineCap> = .constant(.butt)
+    /// How segments meet (`line-join`); miter by default.
     public var lineJoin: StyleProperty<LineJoin> = .constant(.miter)
+    /// Miter joins that would reach further than this many half widths from the centre line
+    /// become bevels (`line-miter-limit`).
     public var lineMiterLimit: StyleProperty<Double> = .constant(2)
+    /// Round joins whose miter would reach at most this many half widths are drawn as miters
+    /// (`line-round-limit`).
     public var lineRoundLimit: StyleProperty<Double> = .constant(1.05)
+    /// MapLibre's defaults: butt caps and miter joins.
     public init() {}
 }
 
 /// `fill-extrusion-*` paint properties.
 public struct FillExtrusionPaint: Sendable {
+    /// Colour of the extruded walls and roofs (`fill-extrusion-color`); black by default.
     public var fillExtrusionColor: StyleProperty<Color> = .constant(.black)
+    /// Height of the top above the ground, in metres (`fill-extrusion-height`).
     public var fillExtrusionHeight: StyleProperty<Double> = .constant(0)
+    /// Height of the bottom above the ground, in metres (`fill-extrusion-base`); a top
+    /// below it is raised to it.
     public var fillExtrusionBase: StyleProperty<Double> = .constant(0)
+    /// Opacity of the whole layer, 0...1 (`fill-extrusion-opacity`).
     public var fillExtrusionOpacity: StyleProperty<Double> = .constant(1)
+    /// MapLibre's defaults: flat, opaque black.
     public init() {}
 }
 
 /// `text-*` paint properties of symbol layers.
 public struct SymbolPaint: Sendable {
+    /// Colour of the glyphs (`text-color`); black by default.
     public var textColor: StyleProperty<Color> = .constant(.black)
+    /// Colour of the outline around the glyphs (`text-halo-color`); transparent by default.
     public var textHaloColor: StyleProperty<Color> = .constant(.transparent)
+    /// Width of the halo in pixels (`text-halo-width`).
     public var textHaloWidth: StyleProperty<Double> = .constant(0)
+    /// How far the halo fades out, in pixels (`text-halo-blur`); read, but not drawn yet.
     public var textHaloBlur: StyleProperty<Double> = .constant(0)
+    /// Opacity of the label, 0...1 (`text-opacity`).
     public var textOpacity: StyleProperty<Double> = .constant(1)
+    /// MapLibre's defaults: black text without a halo.
     public init() {}
 }
 
@@ -198,24 +246,44 @@ public struct SymbolPaint: Sendable {
 public struct SymbolLayout: Sendable {
     /// The label text; legacy `{token}` strings are already compiled to lookups.
     public var textField: StyleProperty<String> = .constant("")
+    /// Font names, first choice first; the first loaded one is used (`text-font`).
     public var textFont: StyleProperty<[String]> = .constant(["Open Sans Regular", "Arial Unicode MS Regular"])
+    /// Glyph size in pixels (`text-size`); 16 by default.
     public var textSize: StyleProperty<Double> = .constant(16)
+    /// Largest turn in degrees between neighbouring glyphs of a label along a line
+    /// (`text-max-angle`); sharper bends leave the label out there.
     public var textMaxAngle: StyleProperty<Double> = .constant(45)
+    /// Width in ems beyond which point labels wrap (`text-max-width`).
     public var textMaxWidth: StyleProperty<Double> = .constant(10)
+    /// Extra space between glyphs in ems (`text-letter-spacing`).
     public var textLetterSpacing: StyleProperty<Double> = .constant(0)
+    /// Distance between the baselines of wrapped lines, in ems (`text-line-height`).
     public var textLineHeight: StyleProperty<Double> = .constant(1.2)
+    /// Extra room around a label's box when checking for collisions, in pixels (`text-padding`).
     public var textPadding: StyleProperty<Double> = .constant(2)
+    /// Shift of the label from its anchor in ems, x right and y down (`text-offset`); read, but not drawn yet.
     public var textOffset: StyleProperty<[Double]> = .constant([0, 0])
+    /// Which part of a point label sits on its anchor (`text-anchor`); line labels are centred.
     public var textAnchor: StyleProperty<TextAnchor> = .constant(.center)
+    /// Case conversion of the text (`text-transform`).
     public var textTransform: StyleProperty<TextTransform> = .constant(.none)
+    /// Whether the label is drawn even where it collides with others (`text-allow-overlap`).
     public var textAllowOverlap: StyleProperty<Bool> = .constant(false)
+    /// Whether other labels may be drawn over this one (`text-ignore-placement`);
+    /// read, but not used in placement yet.
     public var textIgnorePlacement: StyleProperty<Bool> = .constant(false)
+    /// Whether the text may be left out while its icon is drawn (`text-optional`); read, but
+    /// unused, as labels have no icons.
     public var textOptional: StyleProperty<Bool> = .constant(false)
+    /// Whether labels sit on points or follow lines (`symbol-placement`).
     public var symbolPlacement: StyleProperty<SymbolPlacement> = .constant(.point)
+    /// Distance between repeated labels along a line, in pixels (`symbol-spacing`).
     public var symbolSpacing: StyleProperty<Double> = .constant(250)
     /// Nil keeps the source order for placement priority.
     public var symbolSortKey: StyleProperty<Double>?
+    /// Whether labels keep clear of tile edges (`symbol-avoid-edges`); read, but not used yet.
     public var symbolAvoidEdges: StyleProperty<Bool> = .constant(false)
+    /// MapLibre's defaults: 16-pixel centred point labels.
     public init() {}
 }
 

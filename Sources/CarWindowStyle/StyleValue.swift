@@ -82,9 +82,12 @@ public enum StyleValue: Sendable, Hashable, CustomStringConvertible {
 /// What an expression may look at: the camera zoom and, for data-driven properties and filters,
 /// the feature being drawn.
 public struct EvaluationContext: Sendable {
+    /// The zoom level being drawn; fractional.
     public var zoom: Double
+    /// The feature being drawn; nil where there is none, as for zoom-only properties.
     public var feature: VectorTileFeature?
 
+    /// Makes a context for `zoom` and, optionally, one feature.
     public init(zoom: Double, feature: VectorTileFeature? = nil) {
         self.zoom = zoom
         self.feature = feature

@@ -1,6 +1,7 @@
 import CarWindowSystemSupport
 /// One encoded picture: Annex-B NAL units (start codes included), SPS and PPS in front of every IDR.
 public struct AccessUnit: Sendable {
+    /// The Annex-B bytes of the picture.
     public var data: [UInt8]
     /// Whether it holds an IDR picture (decoding can start here).
     public var isKeyframe: Bool
@@ -9,6 +10,7 @@ public struct AccessUnit: Sendable {
     /// Counts pictures given to the encoder, from 0.
     public var frameNumber: Int
 
+    /// Makes an access unit from encoded bytes and what is known about them.
     public init(data: [UInt8], isKeyframe: Bool, presentationTime: Duration, frameNumber: Int) {
         self.data = data
         self.isKeyframe = isKeyframe

@@ -5,12 +5,15 @@ import CarWindowSystemSupport
 public struct DMABufPlane: Sendable, Equatable {
     /// DRM fourcc of the plane: `R8` for luma, `GR88` for interleaved chroma.
     public var drmFourCC: UInt32
-    /// Size of the plane in its own samples (chroma is half the luma size).
+    /// Width of the plane in its own samples (chroma is half the luma size).
     public var width: Int
+    /// Height of the plane in its own rows.
     public var height: Int
     /// The DMA-BUF file descriptor (possibly shared with the other plane).
     public var fileDescriptor: Int32
+    /// Bytes from the start of the buffer to the plane's first row.
     public var offset: Int
+    /// Bytes from the start of one row to the start of the next.
     public var pitch: Int
     /// DRM format modifier (tiling); `DRMFormat.invalidModifier` when the layout is implicit.
     public var modifier: UInt64

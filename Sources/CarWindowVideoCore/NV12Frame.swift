@@ -9,11 +9,13 @@ import CarWindowSystemSupport
 /// The arrays keep their storage when a pipeline refills a frame, so steady-state encoding
 /// allocates nothing.
 public struct NV12Frame: Sendable {
-    /// Visible width and height in pixels (even).
+    /// Visible width in pixels (even).
     public let width: Int
+    /// Visible height in pixels (even).
     public let height: Int
-    /// Coded width and height: the visible size rounded up to multiples of 16.
+    /// Coded width: the visible width rounded up to a multiple of 16.
     public let codedWidth: Int
+    /// Coded height: the visible height rounded up to a multiple of 16.
     public let codedHeight: Int
     /// `codedWidth * codedHeight` luma samples, top row first.
     public var luma: [UInt8]

@@ -44,6 +44,8 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
         thread.start()
     }
 
+    /// Queues `job` to run on the thread after the jobs already queued; if the thread has ended
+    /// after ``stop()``, a new one starts to run it.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()

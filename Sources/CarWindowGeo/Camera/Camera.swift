@@ -22,6 +22,8 @@ public struct Camera: Sendable, Hashable, CustomStringConvertible {
     /// Web Mercator's latitude limit.
     public static let maximumLatitude = 85.051128779806604
 
+    /// Makes a camera over `center` at `zoom`, turned by `bearing` and tilted by `pitch` degrees.
+    /// Values are stored as given; ``clamped`` brings them into range.
     public init(center: GeoCoordinate, zoom: Double, bearing: Double = 0, pitch: Double = 0) {
         self.center = center
         self.zoom = zoom

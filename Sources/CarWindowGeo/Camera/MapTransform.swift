@@ -8,8 +8,11 @@ import CarWindowSystemSupport
 /// pixels. The projection follows MapLibre's conventions (field of view, near and far planes) so
 /// that the same camera frames the same area in both renderers.
 public struct MapTransform: Sendable {
+    /// The camera, clamped into range.
     public let camera: Camera
+    /// Viewport width in pixels, at least 1.
     public let width: Int
+    /// Viewport height in pixels, at least 1.
     public let height: Int
 
     /// MapLibre's vertical field of view, about 36.87 degrees.

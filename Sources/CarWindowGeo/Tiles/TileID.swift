@@ -2,10 +2,14 @@ import CarWindowSystemSupport
 /// A tile of the Web Mercator pyramid: zoom `z`, column `x` from the west, row `y` from the north
 /// (the XYZ scheme; MBTiles' TMS rows are flipped when read).
 public struct TileID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// Zoom level; 0...30 for a valid tile.
     public var z: Int
+    /// Column, counted from the west edge of the world: 0..<2^z.
     public var x: Int
+    /// Row, counted from the north edge of the world: 0..<2^z.
     public var y: Int
 
+    /// Makes the tile at zoom `z`, column `x` and row `y`, unchecked; see ``isValid``.
     public init(z: Int, x: Int, y: Int) {
         self.z = z
         self.x = x

@@ -47,14 +47,17 @@ public struct TileReductions: Sendable, Equatable, CustomStringConvertible {
     public package(set) var droppedParts = 0
     /// Holes left out of polygons whose triangulation would otherwise cost too much.
     public package(set) var droppedHoles = 0
-    /// Parts thinned to fewer vertices, with their vertices before and after.
+    /// Parts thinned to fewer vertices.
     public package(set) var thinnedParts = 0
+    /// Vertices the thinned parts had before thinning, all parts together.
     public package(set) var verticesBeforeThinning = 0
+    /// Vertices the thinned parts kept.
     public package(set) var verticesAfterThinning = 0
     /// Labels left out, or cut short along their line, because the tile reached its label caps.
     public package(set) var droppedLabels = 0
 
-    public init() {}
+    /// Nothing cut.
+    package init() {}
 
     /// Whether nothing was cut.
     public var isEmpty: Bool { self == TileReductions() }

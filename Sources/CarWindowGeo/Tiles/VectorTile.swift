@@ -1,10 +1,12 @@
 import CarWindowSystemSupport
 /// A decoded Mapbox Vector Tile (specification 2.1): named layers of features.
 public struct VectorTile: Sendable {
+    /// The tile's layers in the order the tile encodes them.
     public var layers: [VectorTileLayer]
     /// What decoding left out or thinned to keep the tile within its limits; empty for real tiles.
     public var reductions = TileReductions()
 
+    /// Makes a tile of `layers`, with nothing reported as cut.
     public init(layers: [VectorTileLayer]) {
         self.layers = layers
     }
@@ -33,11 +35,16 @@ public struct VectorTile: Sendable {
 /// One layer of a vector tile. Coordinates of its features are in `0..<extent` tile units
 /// (they may stray outside that range into the tile's buffer).
 public struct VectorTileLayer: Sendable {
+    /// The layer's name, which styles refer to as `source-layer`.
     public var name: String
+    /// The vector tile specification version the layer declares (1 or 2).
     public var version: Int
+    /// Tile units across the tile, in both directions; usually 4096.
     public var extent: Int
+    /// The layer's features in encoded order.
     public var features: [VectorTileFeature]
 
+    /// Makes a layer; version and extent default to specification 2's usual 2 and 4096.
     public init(name: String, version: Int = 2, extent: Int = 4096, features: [VectorTileFeature]) {
         self.name = name
         self.version = version
@@ -78,9 +85,12 @@ public enum FeatureValue: Sendable, Hashable {
 
 /// A point in tile units; y grows southwards.
 public struct TilePoint: Hashable, Sendable {
+    /// Tile units east of the tile's west edge.
     public var x: Int32
+    /// Tile units south of the tile's north edge.
     public var y: Int32
 
+    /// Makes the point (`x`, `y`) in tile units.
     public init(x: Int32, y: Int32) {
         self.x = x
         self.y = y
@@ -93,11 +103,16 @@ public struct TilePoint: Hashable, Sendable {
 /// for lines, one part per line string; for polygons, one part per ring, each ring closed
 /// implicitly (the first point is not repeated). ``polygons`` groups rings into polygons.
 public struct VectorTileFeature: Sendable {
+    /// The feature's id, when the tile gives one.
     public var id: UInt64?
+    /// Point, line string or polygon: how to read `geometry`.
     public var type: GeometryType
+    /// The feature's attributes by key, as filters and data-driven properties read them.
     public var properties: [String: FeatureValue]
+    /// The parts in tile units, as described above.
     public var geometry: [[TilePoint]]
 
+    /// Makes a feature from its type, attributes and parts.
     public init(id: UInt64? = nil, type: GeometryType, properties: [String: FeatureValue],
                 geometry: [[TilePoint]]) {
         self.id = id

@@ -20,7 +20,9 @@ import CarWindowSystemSupport
 ///
 /// - Important: Not thread-safe: one pipeline stage owns it.
 public final class VAAPIEncoder: VideoEncoder {
+    /// Always ``EncoderBackend/vaapi``.
     public let backend = EncoderBackend.vaapi
+    /// The settings in use, bitrate and frame rate changes included.
     public private(set) var settings: EncoderSettings
     /// What the device offered when the encoder was set up.
     public let capabilities: VAAPICapabilities

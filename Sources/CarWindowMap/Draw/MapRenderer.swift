@@ -50,6 +50,7 @@ public struct FrameReport: Sendable {
 ///
 /// - Important: Thread-safe: it is an actor.
 public actor MapRenderer {
+    /// The GL context and render thread the renderer draws with.
     public nonisolated let context: RenderContext
     public nonisolated var unownedExecutor: UnownedSerialExecutor { context.thread.asUnownedSerialExecutor() }
 
@@ -57,8 +58,11 @@ public actor MapRenderer {
     public var camera: Camera
     /// The overlays the next frame draws.
     public var overlays = MapOverlays()
+    /// Width of the offscreen target in pixels; see ``resize(width:height:)``.
     public private(set) var width: Int
+    /// Height of the offscreen target in pixels.
     public private(set) var height: Int
+    /// The style being drawn; see ``setStyle(_:)``.
     public private(set) var style: Style
 
     let fonts: FontLibrary

@@ -11,6 +11,7 @@ public struct MapOverlays: Sendable, Equatable {
     /// Whether the zoom and recenter buttons are drawn.
     public var showsControls: Bool
 
+    /// Makes the overlays; by default no route, no vehicle, and the controls shown.
     public init(route: [GeoCoordinate] = [], vehicle: VehicleMarker? = nil, showsControls: Bool = true) {
         self.route = route
         self.vehicle = vehicle
@@ -20,10 +21,12 @@ public struct MapOverlays: Sendable, Equatable {
 
 /// Where the vehicle is and which way it points.
 public struct VehicleMarker: Sendable, Equatable {
+    /// Where the vehicle is.
     public var coordinate: GeoCoordinate
     /// Degrees clockwise from north.
     public var heading: Double
 
+    /// Makes a marker at `coordinate` pointing `heading` degrees clockwise from north.
     public init(coordinate: GeoCoordinate, heading: Double) {
         self.coordinate = coordinate
         self.heading = heading
@@ -32,11 +35,16 @@ public struct VehicleMarker: Sendable, Equatable {
 
 /// A rectangle in screen pixels, origin top-left.
 public struct ScreenRect: Sendable, Hashable, CustomStringConvertible {
+    /// Left edge, in pixels from the screen's left.
     public var x: Double
+    /// Top edge, in pixels from the screen's top.
     public var y: Double
+    /// Width in pixels.
     public var width: Double
+    /// Height in pixels.
     public var height: Double
 
+    /// Makes the rectangle with its top-left corner at (`x`, `y`), in pixels.
     public init(x: Double, y: Double, width: Double, height: Double) {
         self.x = x
         self.y = y
@@ -44,6 +52,7 @@ public struct ScreenRect: Sendable, Hashable, CustomStringConvertible {
         self.height = height
     }
 
+    /// The centre point, in pixels.
     public var center: SIMD2<Double> { SIMD2(x + width / 2, y + height / 2) }
 
     /// Whether `point` lies inside, edges included.
@@ -66,7 +75,9 @@ public struct MapControl: Sendable, Hashable {
 
     /// Stable across frames and sizes: the kind's raw value.
     public var id: Int { kind.rawValue }
+    /// Which control this is.
     public var kind: Kind
+    /// Where the control is drawn, in screen pixels.
     public var rect: ScreenRect
 }
 

@@ -84,18 +84,24 @@ public enum GLSetupError: Error, CustomStringConvertible, Equatable {
 
 /// One try of the platform chain and the reason it failed.
 public struct PlatformAttempt: Sendable, Equatable, CustomStringConvertible {
+    /// The platform that was tried.
     public var platform: EGLPlatform
+    /// Why it could not be used.
     public var failure: String
     public var description: String { "\(platform): \(failure)" }
 }
 
 /// What the chosen platform turned out to be.
 public struct GLInfo: Sendable, Equatable, CustomStringConvertible {
+    /// The platform in use.
     public var platform: EGLPlatform
     /// The DRM node or EGL device that was used, when there was one.
     public var device: String?
+    /// The driver's `GL_VENDOR` string.
     public var vendor: String
+    /// The driver's `GL_RENDERER` string: the GPU or software rasteriser.
     public var renderer: String
+    /// The driver's `GL_VERSION` string: the OpenGL ES version and driver release.
     public var version: String
 
     /// Whether the renderer is a CPU rasteriser (llvmpipe, softpipe, SwiftShader).

@@ -8,11 +8,14 @@ import CarWindowSystemSupport
 /// An 8-bit RGBA picture, rows top to bottom, premultiplied as the renderer draws it (opaque
 /// map frames are the same either way).
 public struct RGBAImage: Sendable, Equatable {
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
     /// `width * height * 4` bytes.
     public var pixels: [UInt8]
 
+    /// Wraps `pixels`, which must hold `width * height * 4` bytes (a precondition).
     public init(width: Int, height: Int, pixels: [UInt8]) {
         precondition(pixels.count == width * height * 4, "pixel count does not match \(width)x\(height)")
         self.width = width
