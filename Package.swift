@@ -47,6 +47,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // `swift package generate-documentation` (scripts/docs.sh); a command plugin, linked into nothing.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         system("CEGL", pkgConfig: "egl", apt: ["libegl-dev"]),

@@ -17,7 +17,7 @@ extension EncoderSettings {
     /// lower, because a head unit's limits are what its decoder and link can take.
     ///
     /// Non-positive or non-finite values, from either side, are ignored; the frame rate is capped
-    /// at ``maximumStreamingFramesPerSecond`` and the bitrate at what ``validate()`` accepts.
+    /// at ``maximumStreamingFramesPerSecond`` and the bitrate at what `validate()` accepts.
     public init(stream: StreamResolution, customFramesPerSecond: Double? = nil, customBitrate: Int? = nil,
                 rateControl: RateControl = .cbr, idrInterval: Int? = nil) {
         var framesPerSecond = Self.defaultFramesPerSecond
@@ -38,9 +38,9 @@ extension EncoderSettings {
                   framesPerSecond: framesPerSecond, bitrate: bitrate, rateControl: rateControl, idrInterval: idrInterval)
     }
 
-    /// The highest bitrate ``validate()`` accepts.
+    /// The highest bitrate `validate()` accepts.
     public static let maximumBitrate = 200_000_000
-    /// The highest frame rate ``validate()`` accepts.
+    /// The highest frame rate `validate()` accepts.
     public static let maximumFramesPerSecond: Double = 240
     /// The highest frame rate a stream to a head unit runs at, whatever the head unit asks:
     /// drawing, NV12 conversion and encoding take several milliseconds a picture, and head

@@ -21,7 +21,7 @@ public struct FramePacer: Sendable, Equatable {
     /// How often a ``FramePacer`` draws, refines and sends keep-alives.
     public struct Configuration: Sendable, Equatable {
         /// Frames per second while the map moves: the negotiated rate, in 1...60
-        /// (``EncoderSettings/maximumStreamingFramesPerSecond``). Sessions negotiate at least 15
+        /// (`EncoderSettings.maximumStreamingFramesPerSecond`). Sessions negotiate at least 15
         /// (SmartDeviceLink's default) unless the head unit itself asks for less, and a head
         /// unit's limit is never exceeded.
         public var framesPerSecond: Double

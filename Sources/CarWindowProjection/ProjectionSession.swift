@@ -28,11 +28,11 @@ import CarWindowSystemSupport
 ///
 /// The outputs are the configuration's sink (made by its ``VideoSinkFactory`` at each stream
 /// start) and a head unit that a link (`SDLProjectionLink`) added; with both, they fail
-/// independently, as in a ``TeeSink``. The session owns the sinks it makes and closes them when
+/// independently, as in a `TeeSink`. The session owns the sinks it makes and closes them when
 /// the stream ends (``stop()``, ``close()``, or the stream failing for good).
 ///
 /// Several sessions (a centre console and an instrument cluster) can share one
-/// ``RenderContext`` (one render thread, one GL context) and one ``SharedTileCache``; each has
+/// `RenderContext` (one render thread, one GL context) and one `SharedTileCache`; each has
 /// its own size, camera, style, encoder and outputs.
 ///
 /// - Important: Thread-safe: it is an actor; call it from any task.

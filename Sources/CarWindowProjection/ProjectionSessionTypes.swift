@@ -38,7 +38,7 @@ public typealias VideoSinkFactory = @Sendable (StreamResolution) throws(SinkErro
 /// `SDLProjectionLink`, which adds the head unit as an output. With both, every picture goes
 /// to the head unit and to the factory's sink (a recording, say), which fail independently.
 public struct ProjectionSessionConfiguration: Sendable {
-    /// The vector tiles. Give several sessions the same ``SharedTileCache`` to read and decode
+    /// The vector tiles. Give several sessions the same `SharedTileCache` to read and decode
     /// each tile once for all of them.
     public var tiles: any TileSource
     /// The style by day.
@@ -47,7 +47,7 @@ public struct ProjectionSessionConfiguration: Sendable {
     public var fonts: FontLibrary
     /// The first camera: what the map shows until the engine sets another.
     public var camera: Camera
-    /// Makes the session's own output (a file, an RTP receiver, a ``TeeSink`` of several) at each
+    /// Makes the session's own output (a file, an RTP receiver, a `TeeSink` of several) at each
     /// stream start; nil when a head-unit link is the only output. See ``VideoSinkFactory`` for
     /// who closes the sink.
     public var makeSink: VideoSinkFactory?
@@ -67,7 +67,7 @@ public struct ProjectionSessionConfiguration: Sendable {
     /// The app's own bitrate in bit/s; it applies only where lower than the head unit's. The
     /// default, nil, streams at the head unit's limit (600 kbit/s unless it says otherwise).
     public var customBitrate: Int?
-    /// How the encoder spends its bits; the default is ``RateControl/cbr``.
+    /// How the encoder spends its bits; the default is `RateControl.cbr`.
     public var rateControl = RateControl.cbr
     /// Which H.264 encoder to use; the default is VA-API where a GPU offers it, else OpenH264.
     public var encoder = EncoderChoice.automatic
@@ -93,8 +93,13 @@ public struct ProjectionSessionConfiguration: Sendable {
     /// first camera: 15 fps and 600 kbit/s unless the head unit asks otherwise, 3 refinement
     /// frames, a skip-picture keep-alive every 0.5 s, every stream size the head unit offers.
     ///
-    /// - Parameter makeSink: the session's own output, made at each stream start; nil when an
-    ///   `SDLProjectionLink` bound to the session is the only output.
+    /// - Parameters:
+    ///   - tiles: the vector tiles (see ``tiles``).
+    ///   - dayStyle: the style by day, and by night too unless ``nightStyle`` is set.
+    ///   - fonts: fonts for labels.
+    ///   - camera: where the map looks until the engine sets another camera.
+    ///   - makeSink: the session's own output, made at each stream start; nil when an
+    ///     `SDLProjectionLink` bound to the session is the only output.
     public init(tiles: any TileSource, dayStyle: Style, fonts: FontLibrary, camera: Camera,
                 makeSink: VideoSinkFactory? = nil) {
         self.tiles = tiles

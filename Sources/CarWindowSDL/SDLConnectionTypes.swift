@@ -72,7 +72,7 @@ public enum SDLConnectionEvent: Sendable, Equatable {
     /// already filled in from the previous capability).
     case capabilityChanged(VideoStreamingCapability)
     /// A touch, read from OnTouchEvent and checked (``SDLTouchEvent/decode(json:)``), in head-unit
-    /// pixels (divide by the scale with ``TouchEvent/inRenderedPixels(scale:)``).
+    /// pixels (divide by the scale with `TouchEvent.inRenderedPixels(scale:)`).
     case touch(TouchEvent)
     /// A video service opened with these (authoritative) parameters: encode at this size, and
     /// start with an IDR.

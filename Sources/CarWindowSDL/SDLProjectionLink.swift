@@ -42,13 +42,13 @@ public final class SDLVideoSink: VideoSink {
     public func close() {}
 }
 
-/// Projects a ``ProjectionSession`` into a SmartDeviceLink head unit: the head unit's capability
+/// Projects a `ProjectionSession` into a SmartDeviceLink head unit: the head unit's capability
 /// chooses the stream size, its HMI level starts, suspends and resumes the video, its touches
 /// move the map, and the session's haptic regions go back as SendHapticData.
 ///
 /// Binding a session to a head unit is one call; the link makes its ``SDLConnection`` and adds
 /// the head unit to the session's outputs, beside the session's own sink if it has one (a
-/// recording, say), and the outputs fail independently as in a ``TeeSink``:
+/// recording, say), and the outputs fail independently as in a `TeeSink`:
 ///
 /// ```swift
 /// let session = ProjectionSession(configuration: ProjectionSessionConfiguration(
@@ -129,7 +129,7 @@ public actor SDLProjectionLink {
     /// up); then stops the session and takes the head unit out of its outputs. Throws when the
     /// first connection fails (``run()`` may then be called again).
     ///
-    /// The session's events are not consumed: the engine iterates ``ProjectionSession/events``
+    /// The session's events are not consumed: the engine iterates `ProjectionSession.events`
     /// itself, and sees every event the link sees.
     public func run() async throws(SDLConnectionError) {
         // Both streams are taken before anything can happen, so no event is missed.
@@ -152,7 +152,7 @@ public actor SDLProjectionLink {
 
     /// Ends the video service, unregisters the app, closes the connection and stops the session,
     /// which closes its outputs (an MP4 recording gets its index) before this returns;
-    /// ``run()`` then returns. Call ``ProjectionSession/close()`` afterwards to end the session's
+    /// ``run()`` then returns. Call `ProjectionSession.close()` afterwards to end the session's
     /// events too. Final: the connection cannot be started again.
     public func stop() async {
         await connection.stop()

@@ -9,7 +9,7 @@ import CarWindowSystemSupport
 /// players read directly (`ffmpeg -f h264 -i file.h264`).
 ///
 /// The folder must exist: a sink that created folders would hide a mistyped path. The file is
-/// locked while the sink has it open (see ``SinkError/fileLocked(path:)``). A write that fails
+/// locked while the sink has it open (see `SinkError.fileLocked(path:)`). A write that fails
 /// (a full disk, `ulimit -f`) is cut back so the file ends on the last whole access unit, and
 /// the sink closes: what it wrote before decodes without error. A process under a file size
 /// limit must ignore `SIGXFSZ` to get the error instead of being killed.
@@ -26,7 +26,7 @@ public final class AnnexBFileSink: VideoSink {
 
     /// Opens and locks `url` for writing; `appending` keeps what is there (to continue a stream),
     /// otherwise the file starts empty. A file another writer holds throws
-    /// ``SinkError/fileLocked(path:)`` and is left as it was.
+    /// `SinkError.fileLocked(path:)` and is left as it was.
     public init(url: URL, appending: Bool = false) throws(SinkError) {
         self.url = url
         let file: FileDescriptor

@@ -32,12 +32,12 @@ import CarWindowSystemSupport
 /// A recording that runs out of room still plays: the sink keeps disk space allocated past the
 /// samples for its index, and when it cannot grow that room (a full disk, `ulimit -f`) or a
 /// write fails, it drops the picture that did not fit, writes `moov` for the samples it has and
-/// closes, throwing ``SinkError/writeFailed(path:_:)`` (or ``SinkError/finishFailed(path:_:)``
+/// closes, throwing `SinkError.writeFailed(path:_:)` (or `SinkError.finishFailed(path:_:)`
 /// when even the index could not be written). A process under a file size limit must ignore
 /// `SIGXFSZ` to get the error instead of being killed.
 ///
 /// The folder must exist: a sink that created folders would hide a mistyped path. The file is
-/// locked while the sink has it open (see ``SinkError/fileLocked(path:)``).
+/// locked while the sink has it open (see `SinkError.fileLocked(path:)`).
 public final class MP4FileSink: VideoSink {
     /// The file being written.
     public let url: URL

@@ -4,14 +4,14 @@ import CarWindowSystemSupport
 /// Hands every access unit to several outputs: the head unit, a recording, a live RTP receiver.
 ///
 /// The outputs fail independently, so a full disk never stops the stream to the car:
-/// - An output whose error ends it (``SinkError/endsOutput``: a failed write, a closed file) is
+/// - An output whose error ends it (`SinkError.endsOutput`: a failed write, a closed file) is
 ///   closed, reported once (``takeOutputErrors()`` and the `outputFailed` handler) and left
 ///   out of later writes; the rest go on.
-/// - An output that refuses one unit (``SinkError/invalidAccessUnit(frameNumber:reason:)``, a
+/// - An output that refuses one unit (`SinkError.invalidAccessUnit(frameNumber:reason:)`, a
 ///   dropped datagram) is reported the same way and gets an IDR next (``needsKeyframe``); one
 ///   that refuses ``refusalLimit`` units in a row, IDRs included, counts as failed.
 /// - ``write(_:)`` throws only when no output took the unit: the refusal when some output still
-///   works, ``SinkError/allOutputsFailed(count:)`` (which ends the stream) when none does.
+///   works, `SinkError.allOutputsFailed(count:)` (which ends the stream) when none does.
 ///
 /// - Important: Not thread-safe, like every sink: the session that owns it calls it.
 public final class TeeSink: VideoSink {
@@ -79,7 +79,7 @@ public final class TeeSink: VideoSink {
         sinks.indices.contains { working[$0] && (awaitingKeyframe[$0] || sinks[$0].needsKeyframe) }
     }
 
-    /// ``SinkError/allOutputsFailed(count:)`` once every output has failed; nil before.
+    /// `SinkError.allOutputsFailed(count:)` once every output has failed; nil before.
     public var failure: SinkError? {
         hasWorkingOutput || sinks.isEmpty ? nil : .allOutputsFailed(count: sinks.count)
     }
@@ -111,7 +111,7 @@ public final class TeeSink: VideoSink {
         for index in sinks.indices where working[index] { sinks[index].streamDidStop() }
     }
 
-    /// Closes every output; one that could not finish its file (``VideoSink/failure``) is
+    /// Closes every output; one that could not finish its file (`VideoSink.failure`) is
     /// reported to `outputFailed`.
     public func close() {
         guard !isClosed else { return }

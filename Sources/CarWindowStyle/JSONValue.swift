@@ -33,8 +33,8 @@ public enum JSONValue: Sendable, Hashable {
 
     /// Parses UTF-8 JSON text (RFC 8259, with an optional byte order mark).
     ///
-    /// Nesting deeper than ``JSONParser/maximumDepth`` is refused so hostile input cannot
-    /// exhaust the stack.
+    /// Nesting deeper than 512 levels (`JSONParser.maximumDepth`) is refused so hostile input
+    /// cannot exhaust the stack.
     public init<Bytes: Collection>(parsing bytes: Bytes) throws(StyleError) where Bytes.Element == UInt8 {
         var parser = JSONParser(bytes: Array(bytes))
         self = try parser.parseDocument()

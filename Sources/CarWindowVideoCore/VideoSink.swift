@@ -4,14 +4,14 @@ import CarWindowSystemSupport
 
 /// Where encoded pictures go: a file, a UDP receiver, a head unit's video service.
 ///
-/// Whoever streams (a ``ProjectionSession``) hands every access unit to its sink, in decoding
+/// Whoever streams (a `ProjectionSession`) hands every access unit to its sink, in decoding
 /// order. A sink never reorders; files and RTP never drop or buffer beyond one access unit, so
 /// what the encoder's rate control decided reaches the wire unchanged, and a head unit's sink
 /// that must drop under back-pressure drops whole units and asks for an IDR
 /// (``needsKeyframe``).
 ///
 /// The sink belongs to whoever streams into it, which closes it when the stream ends: a
-/// session closes the sinks its ``VideoSinkFactory`` makes.
+/// session closes the sinks its `VideoSinkFactory` makes.
 ///
 /// - Important: Not thread-safe: only its owner calls it, one call at a time.
 public protocol VideoSink: AnyObject {
@@ -39,7 +39,7 @@ public protocol VideoSink: AnyObject {
     /// is nil.
     var failure: SinkError? { get }
     /// Errors of single outputs that did not make ``write(_:)`` throw because another output of
-    /// this sink took the unit (a ``TeeSink``'s failing member), since the last call; each is
+    /// this sink took the unit (a `TeeSink`'s failing member), since the last call; each is
     /// handed out once. A projection session reports them as error events. The default is none.
     func takeOutputErrors() -> [SinkError]
 }
@@ -65,14 +65,14 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
     /// The last step of a file could not be written (an MP4's index, or cutting a failed
     /// write back): the pictures are on disk but the file is damaged.
     case finishFailed(path: String, Errno)
-    /// Every output of a ``TeeSink`` has failed (each was reported on its own); nothing takes
+    /// Every output of a `TeeSink` has failed (each was reported on its own); nothing takes
     /// the stream any more.
     case allOutputsFailed(count: Int)
     /// The host name did not resolve to any IPv4 or IPv6 address.
     case unresolvableHost(host: String, port: Int, reason: String)
     /// A socket call failed; `operation` names it (`socket`, `connect`, `send`).
     case socketFailed(operation: String, destination: String, Errno)
-    /// The byte writer given to ``RTPStreamSink`` threw `underlying` (kept whole: cast it back to
+    /// The byte writer given to `RTPStreamSink` threw `underlying` (kept whole: cast it back to
     /// the writer's own error type). Two are equal when their errors are of the same type and
     /// read the same.
     case transportFailed(underlying: any Error)

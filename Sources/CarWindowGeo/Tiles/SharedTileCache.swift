@@ -5,7 +5,7 @@ import CarWindowSystemSupport
 /// same data (a centre console and an instrument cluster, each with its own size and style)
 /// read and decode every tile once.
 ///
-/// Give the same instance to every ``MapRenderer`` or ``ProjectionSession`` that should share it.
+/// Give the same instance to every `MapRenderer` or `ProjectionSession` that should share it.
 /// Each map still lays tiles out for its own style; what is shared is the archive reads, the
 /// inflating and the decoding.
 ///

@@ -10,8 +10,8 @@ import CarWindowProjection
 /// The parameters of one SmartDeviceLink `OnTouchEvent` notification, as they travel:
 /// `{"type":"BEGIN","event":[{"id":0,"ts":[49],"c":[{"x":100,"y":200}]}]}`.
 ///
-/// The session takes a ``TouchEvent`` (``touchEvent``); ``decode(json:)`` reads and checks the
-/// JSON in one step, as ``SDLConnection`` does. A head unit (``HeadUnitSimulator``) sends this.
+/// The session takes a `TouchEvent` (``touchEvent``); ``decode(json:)`` reads and checks the
+/// JSON in one step, as ``SDLConnection`` does. A head unit (`HeadUnitSimulator`) sends this.
 public struct SDLTouchEvent: Sendable, Equatable, Codable {
     /// The RPC's `TouchType`.
     public enum TouchType: String, Sendable, Equatable, Codable {
@@ -96,7 +96,7 @@ public struct SDLTouchEvent: Sendable, Equatable, Codable {
         })
     }
 
-    /// This event as the session takes it; not yet checked (``TouchEvent/validate()``).
+    /// This event as the session takes it; not yet checked (`TouchEvent.validate()`).
     public var touchEvent: TouchEvent {
         let kind: TouchEvent.Kind = switch type {
         case .begin: .begin
@@ -110,7 +110,7 @@ public struct SDLTouchEvent: Sendable, Equatable, Codable {
     }
 
     /// Decodes the JSON parameters of an `OnTouchEvent` notification and checks them
-    /// (``TouchEvent/validate()``): JSON that does not decode is ``TouchEventRejection/malformed(_:)``.
+    /// (`TouchEvent.validate()`): JSON that does not decode is `TouchEventRejection.malformed(_:)`.
     ///
     /// JSON cannot carry NaN or infinities, but some bridges write them as the strings "NaN",
     /// "Infinity" and "-Infinity"; those decode and are then refused by the check, so the

@@ -9,7 +9,7 @@ import CarWindowSystemSupport
 import CarWindowProjection
 
 /// A size in pixels as SmartDeviceLink sends it (the RPC struct `ImageResolution`); the session
-/// speaks ``VideoSize`` (``videoSize``, ``init(_:)``).
+/// speaks `VideoSize` (``videoSize``, ``init(_:)``).
 public struct ImageResolution: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Pixels across (`resolutionWidth`).
     public var width: Int
@@ -117,7 +117,7 @@ public struct VideoStreamingCapability: Sendable, Equatable, Codable {
     /// The screen's pixel density.
     public var pixelPerInch: Double?
     /// Display pixels per video pixel, as sent; the session clamps it
-    /// (``HeadUnitDisplay/effectiveScale``).
+    /// (`HeadUnitDisplay.effectiveScale`).
     public var scale: Double?
     /// The frame rate the head unit wants; our frame rate follows it unless the app asks for less.
     public var preferredFPS: Int?
@@ -165,7 +165,7 @@ public struct VideoStreamingCapability: Sendable, Equatable, Codable {
 
     /// This capability and all its nested ones, depth-first in the head unit's order, each
     /// without nested capabilities: the same order and inheritance as
-    /// ``HeadUnitDisplay/allModes``, so that the `n`th of each describes the same mode.
+    /// `HeadUnitDisplay.allModes`, so that the `n`th of each describes the same mode.
     ///
     /// A nested mode is another layout of the same screen and link, so it inherits the
     /// stream-wide fields it leaves out (bitrate, formats, frame rate, haptics, diagonal); its

@@ -37,6 +37,8 @@ public final class SDLTCPTransport: SDLTransport {
     /// A transport that will connect to `host:port` (a name, an IPv4 or IPv6 address).
     ///
     /// - Parameters:
+    ///   - host: the head unit's host name, IPv4 or IPv6 address.
+    ///   - port: its TCP port (SDL Core listens on 12345 by default).
     ///   - connectTimeout: how long ``connect()`` waits for the head unit.
     ///   - writeTimeout: how long one write may wait for a peer that takes nothing; nil waits
     ///     for ever (back-pressure is then bounded by the caller's queue).
