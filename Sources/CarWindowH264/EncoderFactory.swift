@@ -44,20 +44,20 @@ public func makeVideoEncoder(_ settings: EncoderSettings, choice: EncoderChoice 
 /// render thread.
 ///
 /// - Important: Thread-safe: it is an actor; the encoder it owns never leaves its thread.
-public actor EncoderStage {
+package actor EncoderStage {
     private let thread: RenderThread
     private let encoder: any VideoEncoder
     /// The backend the stage's encoder runs.
-    public nonisolated let backend: EncoderBackend
+    package nonisolated let backend: EncoderBackend
     /// The settings the encoder was made with; later bitrate and frame rate changes do
     /// not show here.
-    public nonisolated let settings: EncoderSettings
+    package nonisolated let settings: EncoderSettings
     private var exported: DMABufPlanes?
 
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
 
     /// Makes the encoder on the stage's own thread.
-    public init(settings: EncoderSettings, choice: EncoderChoice = .automatic) async throws(EncoderError) {
+    package init(settings: EncoderSettings, choice: EncoderChoice = .automatic) async throws(EncoderError) {
         let thread = RenderThread(name: "carwindow.encode")
         let made: Result<any VideoEncoder, EncoderError> = await withCheckedContinuation { continuation in
             thread.enqueueTask {
@@ -83,14 +83,14 @@ public actor EncoderStage {
     }
 
     /// Encodes `frame`; returns the access unit and the frame, whose storage the caller reuses.
-    public func encode(_ frame: NV12Frame, presentationTime: Duration,
+    package func encode(_ frame: NV12Frame, presentationTime: Duration,
                        forceIDR: Bool) throws(EncoderError) -> (AccessUnit, NV12Frame) {
         (try encoder.encode(frame, presentationTime: presentationTime, forceIDR: forceIDR), frame)
     }
 
     /// The encoder's input surface as dma-buf planes, for drawing into it without copies; nil
     /// unless the backend is VA-API and the driver exports surfaces.
-    public func exportedSurface() -> DMABufPlanes? {
+    package func exportedSurface() -> DMABufPlanes? {
         if let exported { return exported }
         guard let vaapi = encoder as? VAAPIEncoder else { return nil }
         exported = try? vaapi.exportInputSurfaceForGL()
@@ -98,7 +98,7 @@ public actor EncoderStage {
     }
 
     /// Encodes what was drawn into ``exportedSurface()``.
-    public func encodeExportedSurface(presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
+    package func encodeExportedSurface(presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
         guard let vaapi = encoder as? VAAPIEncoder else {
             throw .backendUnavailable(encoder.backend, "only the VA-API backend encodes an exported surface")
         }
@@ -106,12 +106,12 @@ public actor EncoderStage {
     }
 
     /// Changes the target bitrate, in bits per second, from the next frame on.
-    public func setBitrate(_ bitsPerSecond: Int) throws(EncoderError) { try encoder.setBitrate(bitsPerSecond) }
+    package func setBitrate(_ bitsPerSecond: Int) throws(EncoderError) { try encoder.setBitrate(bitsPerSecond) }
     /// Changes the nominal frame rate, in frames per second, without a restart.
-    public func setFrameRate(_ framesPerSecond: Double) throws(EncoderError) { try encoder.setFrameRate(framesPerSecond) }
+    package func setFrameRate(_ framesPerSecond: Double) throws(EncoderError) { try encoder.setFrameRate(framesPerSecond) }
 
     /// Ends the stream and lets the thread finish.
-    public func finish() throws(EncoderError) -> [AccessUnit] {
+    package func finish() throws(EncoderError) -> [AccessUnit] {
         defer { thread.stop() }
         return try encoder.flush()
     }

@@ -8,26 +8,26 @@ import CarWindowSinks
 import CarWindowSystemSupport
 
 /// Timings of one run of ``EncodePipeline``.
-public struct PipelineReport: Sendable {
+package struct PipelineReport: Sendable {
     /// Frames encoded.
-    public var frames = 0
+    package var frames = 0
     /// Bytes of all access units together.
-    public var bytes = 0
+    package var bytes = 0
     /// Access units that hold an IDR picture.
-    public var keyframes = 0
+    package var keyframes = 0
     /// Wall time of the whole run.
-    public var wallTime = Duration.zero
+    package var wallTime = Duration.zero
     /// Per frame: time on the render thread to draw it, convert it and start its readback.
-    public var renderTimes: [Duration] = []
+    package var renderTimes: [Duration] = []
     /// Per frame: time in the encoder.
-    public var encodeTimes: [Duration] = []
+    package var encodeTimes: [Duration] = []
     /// Per frame: from setting its camera to its access unit being ready.
-    public var latencies: [Duration] = []
+    package var latencies: [Duration] = []
     /// Bytes of each access unit, in order.
-    public var accessUnitBytes: [Int] = []
+    package var accessUnitBytes: [Int] = []
 
     /// Frames per second over the whole run.
-    public var framesPerSecond: Double { wallTime > .zero ? Double(frames) / wallTime.inSeconds : 0 }
+    package var framesPerSecond: Double { wallTime > .zero ? Double(frames) / wallTime.inSeconds : 0 }
 }
 
 /// Render -> NV12 -> encode, pipelined: while the encoder thread encodes frame N, the render
@@ -37,14 +37,14 @@ public struct PipelineReport: Sendable {
 /// render thread:  draw N | convert N, read N -> PBO[N%2] | draw N+1 | ... | collect N from PBO
 /// encode thread:                                   encode N-1     |       encode N
 /// ```
-public struct EncodePipeline: Sendable {
+package struct EncodePipeline: Sendable {
     /// Draws each frame and converts it to NV12.
-    public let renderer: MapRenderer
+    package let renderer: MapRenderer
     /// Encodes the frames; its settings give the frame rate and sample range.
-    public let encoder: EncoderStage
+    package let encoder: EncoderStage
 
     /// Makes a pipeline from a renderer and an encoder stage set up for the renderer's size.
-    public init(renderer: MapRenderer, encoder: EncoderStage) {
+    package init(renderer: MapRenderer, encoder: EncoderStage) {
         self.renderer = renderer
         self.encoder = encoder
     }
@@ -52,7 +52,7 @@ public struct EncodePipeline: Sendable {
     /// Encodes one frame per camera at the encoder's frame rate (presentation times advance by
     /// 1/fps); `forceIDR` frames are asked to be IDR pictures. `output` gets each access unit in
     /// order. Tiles are loaded before the first frame so timings are steady-state ones.
-    public func run(cameras: [Camera], overlays: MapOverlays? = nil, forceIDR: Set<Int> = [],
+    package func run(cameras: [Camera], overlays: MapOverlays? = nil, forceIDR: Set<Int> = [],
                     output: @Sendable (AccessUnit) throws -> Void) async throws -> PipelineReport {
         var report = PipelineReport()
         guard let first = cameras.first else { return report }

@@ -17,23 +17,23 @@ import CarWindowSystemSupport
 ///
 /// Time is given by the caller in seconds on any monotonic clock, so the pacer is a plain value
 /// that tests drive deterministically.
-public struct FramePacer: Sendable, Equatable {
+package struct FramePacer: Sendable, Equatable {
     /// How often a ``FramePacer`` draws, refines and sends keep-alives.
-    public struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable {
         /// Frames per second while the map moves: the negotiated rate, in 1...60
         /// (`EncoderSettings.maximumStreamingFramesPerSecond`). Sessions negotiate at least 15
         /// (SmartDeviceLink's default) unless the head unit itself asks for less, and a head
         /// unit's limit is never exceeded.
-        public var framesPerSecond: Double
+        package var framesPerSecond: Double
         /// Re-encodes of the last picture after motion stops.
-        public var refinementFrames: Int
+        package var refinementFrames: Int
         /// Seconds between keep-alives when idle; below the head unit's ~1 s timeout.
-        public var keepAliveInterval: Double
+        package var keepAliveInterval: Double
 
         /// Makes a configuration, bringing values into range: the frame rate into
         /// 1...``EncoderSettings/maximumStreamingFramesPerSecond`` (15 if not finite or not positive),
         /// refinement frames to at least 0, the keep-alive interval into 0.05...0.9 seconds (0.5 if not finite).
-        public init(framesPerSecond: Double = 15, refinementFrames: Int = 3, keepAliveInterval: Double = 0.5) {
+        package init(framesPerSecond: Double = 15, refinementFrames: Int = 3, keepAliveInterval: Double = 0.5) {
             self.framesPerSecond = framesPerSecond.isFinite && framesPerSecond > 0
                 ? min(max(framesPerSecond, 1), EncoderSettings.maximumStreamingFramesPerSecond) : 15
             self.refinementFrames = max(refinementFrames, 0)
@@ -41,11 +41,11 @@ public struct FramePacer: Sendable, Equatable {
         }
 
         /// Seconds between frames while moving.
-        public var frameInterval: Double { 1 / framesPerSecond }
+        package var frameInterval: Double { 1 / framesPerSecond }
     }
 
     /// What to do now.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Draw and encode a new picture.
         case render
         /// Encode the last picture again to sharpen it after motion stopped.
@@ -57,28 +57,28 @@ public struct FramePacer: Sendable, Equatable {
     }
 
     /// The rates the pacer works to.
-    public var configuration: Configuration
+    package var configuration: Configuration
     private var changedSinceRender = true
     private var lastRender: Double?
     private var lastSend: Double?
     private var refinementsLeft = 0
 
     /// Makes a pacer with a change pending, so its first frame slot draws.
-    public init(configuration: Configuration = Configuration()) {
+    package init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
 
     /// Something visible changed: the next frame slot draws.
-    public mutating func markChanged() {
+    package mutating func markChanged() {
         changedSinceRender = true
     }
 
     /// Whether a change is waiting to be drawn.
-    public var hasPendingChange: Bool { changedSinceRender }
+    package var hasPendingChange: Bool { changedSinceRender }
 
     /// The action for `time`. Call it again after performing the action (or when woken by a
     /// change); a `.wait` says when to call next.
-    public mutating func nextAction(at time: Double) -> Action {
+    package mutating func nextAction(at time: Double) -> Action {
         let interval = configuration.frameInterval
         if changedSinceRender {
             // Even cadence: the next slot follows the last frame, not the moment of the change,
@@ -108,7 +108,7 @@ public struct FramePacer: Sendable, Equatable {
     }
 
     /// Starts over as after a (re)start of the stream: the next action draws (with an IDR).
-    public mutating func restart() {
+    package mutating func restart() {
         changedSinceRender = true
         lastRender = nil
         lastSend = nil

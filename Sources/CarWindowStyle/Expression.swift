@@ -28,7 +28,7 @@ public struct Expression: Sendable {
     /// - Throws: ``StyleError/unknownOperator(path:name:)`` for operators this library lacks and
     ///   ``StyleError/invalidValue(path:reason:)`` for malformed expressions; `path` prefixes the
     ///   paths in those errors.
-    public init(_ json: JSONValue, path: String = "") throws(StyleError) {
+    package init(_ json: JSONValue, path: String = "") throws(StyleError) {
         var compiler = ExpressionCompiler()
         let root = try compiler.compile(json, path: path, expected: .value)
         self.init(root: root, isZoomDependent: compiler.usesZoom, isFeatureDependent: compiler.usesFeature,
@@ -37,7 +37,7 @@ public struct Expression: Sendable {
 
     /// Compiles a layer filter, accepting both expression filters and the legacy filter syntax
     /// (`["==", "class", "primary"]`), told apart as MapLibre does.
-    public static func filter(_ json: JSONValue, path: String = "") throws(StyleError) -> Expression {
+    package static func filter(_ json: JSONValue, path: String = "") throws(StyleError) -> Expression {
         var compiler = ExpressionCompiler()
         let root = try compiler.compileFilter(json, path: path)
         return Expression(root: root, isZoomDependent: compiler.usesZoom,

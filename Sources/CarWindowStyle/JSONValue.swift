@@ -5,7 +5,7 @@ import CarWindowSystemSupport
 /// Objects keep their members in document order because MapLibre styles are edited by people,
 /// and warnings read better when they follow the file; lookups take the last duplicate, as
 /// JavaScript's `JSON.parse` does, so a style means here what it means in MapLibre.
-public enum JSONValue: Sendable, Hashable {
+package enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case number(Double)
@@ -14,13 +14,13 @@ public enum JSONValue: Sendable, Hashable {
     case object(JSONObject)
 
     /// The member called `key` when this is an object.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil
     }
 
     /// The JSON type name, as error messages show it.
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"
@@ -35,48 +35,48 @@ public enum JSONValue: Sendable, Hashable {
     ///
     /// Nesting deeper than 512 levels (`JSONParser.maximumDepth`) is refused so hostile input
     /// cannot exhaust the stack.
-    public init<Bytes: Collection>(parsing bytes: Bytes) throws(StyleError) where Bytes.Element == UInt8 {
+    package init<Bytes: Collection>(parsing bytes: Bytes) throws(StyleError) where Bytes.Element == UInt8 {
         var parser = JSONParser(bytes: Array(bytes))
         self = try parser.parseDocument()
     }
 }
 
 /// A JSON object whose members stay in document order.
-public struct JSONObject: Sendable, Hashable, Sequence {
+package struct JSONObject: Sendable, Hashable, Sequence {
     /// One `"key": value` pair of an object.
-    public struct Member: Sendable, Hashable {
+    package struct Member: Sendable, Hashable {
         /// The member's name.
-        public var key: String
+        package var key: String
         /// The member's value.
-        public var value: JSONValue
+        package var value: JSONValue
 
         /// Makes the member `"key": value`.
-        public init(key: String, value: JSONValue) {
+        package init(key: String, value: JSONValue) {
             self.key = key
             self.value = value
         }
     }
 
     /// The members in document order, duplicates included.
-    public var members: [Member]
+    package var members: [Member]
 
     /// Makes an object of `members`, kept in the order given.
-    public init(_ members: [Member] = []) {
+    package init(_ members: [Member] = []) {
         self.members = members
     }
 
     /// The value of the last member called `key`, matching JavaScript's treatment of duplicates.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         members.last { $0.key == key }?.value
     }
 
     /// The distinct keys in first-appearance order.
-    public var keys: [String] {
+    package var keys: [String] {
         var seen = Set<String>()
         return members.compactMap { seen.insert($0.key).inserted ? $0.key : nil }
     }
 
-    public func makeIterator() -> IndexingIterator<[Member]> {
+    package func makeIterator() -> IndexingIterator<[Member]> {
         members.makeIterator()
     }
 }

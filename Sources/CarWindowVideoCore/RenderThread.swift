@@ -14,7 +14,7 @@ import CarWindowSystemSupport
 /// forever; no GL context is current there any more.
 ///
 /// - Important: Thread-safe. `enqueue` may be called from any thread.
-public final class RenderThread: SerialExecutor, @unchecked Sendable {
+package final class RenderThread: SerialExecutor, @unchecked Sendable {
     // Guarded by `condition`.
     private let condition = NSCondition()
     private var pending: [UnownedJob] = []
@@ -26,7 +26,7 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
     private let name: String
 
     /// Starts the thread. It runs until ``stop()`` is called and its queue is empty.
-    public init(name: String = "carwindow.render") {
+    package init(name: String = "carwindow.render") {
         self.name = name
         condition.lock()
         startThread()
@@ -46,7 +46,7 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
 
     /// Queues `job` to run on the thread after the jobs already queued; if the thread has ended
     /// after ``stop()``, a new one starts to run it.
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         pending.append(job)
@@ -58,16 +58,16 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
-    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+    package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
-    public func checkIsolated() {
+    package func checkIsolated() {
         precondition(isCurrent, "expected to run on the render thread")
     }
 
     /// Whether the calling code runs on this thread.
-    public var isCurrent: Bool {
+    package var isCurrent: Bool {
         condition.lock()
         defer { condition.unlock() }
         guard let threadID else { return false }
@@ -75,7 +75,7 @@ public final class RenderThread: SerialExecutor, @unchecked Sendable {
     }
 
     /// Lets the thread end once the jobs already queued have run.
-    public func stop() {
+    package func stop() {
         condition.lock()
         stopping = true
         condition.signal()

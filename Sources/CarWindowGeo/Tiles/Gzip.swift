@@ -26,18 +26,18 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Gzip and zlib inflation for tiles and archive directories, which are commonly stored compressed.
-public enum Gzip {
+package enum Gzip {
     /// The default ceiling on inflated sizes: far above any real vector tile (a few MiB at most),
     /// low enough that a crafted file cannot exhaust memory.
-    public static let defaultLimit = 64 << 20
+    package static let defaultLimit = 64 << 20
 
     /// Whether `data` starts with the gzip magic bytes 1f 8b.
-    public static func isCompressed(_ data: Data) -> Bool {
+    package static func isCompressed(_ data: Data) -> Bool {
         data.count >= 2 && data[data.startIndex] == 0x1F && data[data.startIndex + 1] == 0x8B
     }
 
     /// Inflates a gzip or zlib stream (detected from its header) into at most `limit` bytes.
-    public static func decompress(_ data: Data, limit: Int = defaultLimit) throws(GzipError) -> Data {
+    package static func decompress(_ data: Data, limit: Int = defaultLimit) throws(GzipError) -> Data {
         var stream = z_stream()
         // 15 window bits plus 32 asks zlib to detect a gzip or zlib header by itself.
         guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {

@@ -16,7 +16,7 @@ import CarWindowSystemSupport
 ///   destroyed on its own thread and the thread ends.
 public actor RenderContext {
     /// The thread every GL call runs on.
-    public nonisolated let thread: RenderThread
+    package nonisolated let thread: RenderThread
     /// What the platform chain chose.
     public nonisolated let info: GLInfo
     /// The EGL display, for importing an encoder's dma-bufs (zero copy).

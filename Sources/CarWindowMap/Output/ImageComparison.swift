@@ -3,18 +3,18 @@ import CarWindowStyle
 import CarWindowVideoCore
 import CarWindowSystemSupport
 /// How far two pictures of the same size are apart.
-public struct ImageDifference: Sendable, CustomStringConvertible {
+package struct ImageDifference: Sendable, CustomStringConvertible {
     /// Pixels where some channel differs by more than the tolerance.
-    public var differingPixels: Int
+    package var differingPixels: Int
     /// All pixels compared.
-    public var totalPixels: Int
+    package var totalPixels: Int
     /// The largest difference of any channel, 0...255.
-    public var maximumChannelDifference: Int
+    package var maximumChannelDifference: Int
 
     /// The share of differing pixels, 0...1.
-    public var differingFraction: Double { totalPixels == 0 ? 0 : Double(differingPixels) / Double(totalPixels) }
+    package var differingFraction: Double { totalPixels == 0 ? 0 : Double(differingPixels) / Double(totalPixels) }
 
-    public var description: String {
+    package var description: String {
         "\(differingPixels) of \(totalPixels) pixels differ (max channel difference \(maximumChannelDifference))"
     }
 }
@@ -22,7 +22,7 @@ public struct ImageDifference: Sendable, CustomStringConvertible {
 extension RGBAImage {
     /// Compares pixel by pixel; a pixel differs when any channel is more than `tolerance` apart.
     /// Nil when the sizes differ.
-    public func difference(from other: RGBAImage, tolerance: Int) -> ImageDifference? {
+    package func difference(from other: RGBAImage, tolerance: Int) -> ImageDifference? {
         guard width == other.width, height == other.height else { return nil }
         var differing = 0, maximum = 0
         pixels.withUnsafeBufferPointer { a in
@@ -42,7 +42,7 @@ extension RGBAImage {
 
     /// Mean structural similarity (SSIM) of the luma of both pictures over 8x8 windows with
     /// stride 4, in -1...1; nil when the sizes differ.
-    public func structuralSimilarity(to other: RGBAImage) -> Double? {
+    package func structuralSimilarity(to other: RGBAImage) -> Double? {
         guard width == other.width, height == other.height, width >= 8, height >= 8 else { return nil }
         let a = luma, b = other.luma
         let c1 = (0.01 * 255) * (0.01 * 255), c2 = (0.03 * 255) * (0.03 * 255)

@@ -10,7 +10,7 @@ import CarWindowProjection
 /// SDL Core writes and reads only these; anything else (binary, ObjectId, dates...) is refused
 /// as ``BSONError/unknownType(_:offset:)`` rather than skipped, because a control payload with a
 /// type we cannot interpret is not one we can act on safely.
-public enum BSONValue: Sendable, Equatable {
+package enum BSONValue: Sendable, Equatable {
     /// Type 0x01, a little-endian IEEE 754 double.
     case double(Double)
     /// Type 0x02, UTF-8 text.
@@ -44,7 +44,7 @@ public enum BSONValue: Sendable, Equatable {
 
     /// The value as an integer whichever integer width (or integral double) it was sent as:
     /// head units disagree on whether `mtu` is int32 or int64.
-    public var integerValue: Int? {
+    package var integerValue: Int? {
         switch self {
         case .int32(let value): Int(value)
         case .int64(let value): Int(exactly: value)
@@ -54,13 +54,13 @@ public enum BSONValue: Sendable, Equatable {
     }
 
     /// The text of a string value.
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
     /// The elements of an array value.
-    public var arrayValue: [BSONValue]? {
+    package var arrayValue: [BSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
@@ -68,36 +68,36 @@ public enum BSONValue: Sendable, Equatable {
 
 /// An ordered BSON document. Order is kept because the encoding is compared byte for byte with
 /// what head units send.
-public struct BSONDocument: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+package struct BSONDocument: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// One key and its value.
-    public struct Element: Sendable, Equatable {
+    package struct Element: Sendable, Equatable {
         /// The key, without its NUL terminator.
-        public var key: String
+        package var key: String
         /// The value.
-        public var value: BSONValue
+        package var value: BSONValue
 
         /// A key and value.
-        public init(key: String, value: BSONValue) {
+        package init(key: String, value: BSONValue) {
             self.key = key
             self.value = value
         }
     }
 
     /// The elements in document order.
-    public var elements: [Element]
+    package var elements: [Element]
 
     /// A document with these elements.
-    public init(_ elements: [Element] = []) {
+    package init(_ elements: [Element] = []) {
         self.elements = elements
     }
 
     /// A document from a literal, in the literal's order.
-    public init(dictionaryLiteral elements: (String, BSONValue)...) {
+    package init(dictionaryLiteral elements: (String, BSONValue)...) {
         self.elements = elements.map { Element(key: $0.0, value: $0.1) }
     }
 
     /// The first value stored under `key`; setting replaces it in place or appends it.
-    public subscript(key: String) -> BSONValue? {
+    package subscript(key: String) -> BSONValue? {
         get { elements.first { $0.key == key }?.value }
         set {
             if let index = elements.firstIndex(where: { $0.key == key }) {
@@ -109,19 +109,19 @@ public struct BSONDocument: Sendable, Equatable, ExpressibleByDictionaryLiteral 
     }
 
     /// The keys in document order.
-    public var keys: [String] { elements.map(\.key) }
+    package var keys: [String] { elements.map(\.key) }
 }
 
 /// Bounds on what the decoder accepts, so hostile input cannot make it recurse or allocate
 /// without end.
-public struct BSONLimits: Sendable, Equatable {
+package struct BSONLimits: Sendable, Equatable {
     /// The largest document, in bytes. SDL control payloads are a few hundred bytes.
-    public var maximumDocumentSize: Int
+    package var maximumDocumentSize: Int
     /// How deep documents and arrays may nest.
-    public var maximumDepth: Int
+    package var maximumDepth: Int
 
     /// Limits; the defaults (64 KiB, depth 16) are far above anything SDL Core sends.
-    public init(maximumDocumentSize: Int = 65_536, maximumDepth: Int = 16) {
+    package init(maximumDocumentSize: Int = 65_536, maximumDepth: Int = 16) {
         self.maximumDocumentSize = maximumDocumentSize
         self.maximumDepth = maximumDepth
     }
@@ -137,9 +137,9 @@ public enum BSONError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownType(UInt8, offset: Int)
     /// A document, key or string lacks its NUL terminator.
     case missingTerminator(offset: Int)
-    /// Documents nest deeper than ``BSONLimits/maximumDepth``.
+    /// Documents nest deeper than `BSONLimits.maximumDepth`.
     case nestingTooDeep(limit: Int)
-    /// The document is larger than ``BSONLimits/maximumDocumentSize``.
+    /// The document is larger than `BSONLimits.maximumDocumentSize`.
     case documentTooLarge(size: Int, limit: Int)
     /// A key or string is not valid UTF-8.
     case invalidUTF8(offset: Int)
@@ -166,7 +166,7 @@ public enum BSONError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension BSONDocument {
     /// The document's BSON bytes. Keys containing NUL cannot be represented and throw.
-    public func encoded() throws(BSONError) -> [UInt8] {
+    package func encoded() throws(BSONError) -> [UInt8] {
         var output: [UInt8] = []
         try Self.append(elements, to: &output)
         return output
@@ -215,7 +215,7 @@ extension BSONDocument {
     }
 
     /// Decodes one document that fills `bytes` exactly.
-    public init(decoding bytes: some Collection<UInt8>, limits: BSONLimits = BSONLimits()) throws(BSONError) {
+    package init(decoding bytes: some Collection<UInt8>, limits: BSONLimits = BSONLimits()) throws(BSONError) {
         let array = Array(bytes)
         guard array.count <= limits.maximumDocumentSize else {
             throw .documentTooLarge(size: array.count, limit: limits.maximumDocumentSize)

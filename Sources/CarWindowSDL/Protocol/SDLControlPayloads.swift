@@ -94,7 +94,7 @@ public struct SDLServiceRejection: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// Reads a NAK's BSON; an empty or unreadable payload gives an empty rejection.
-    package init(nak payload: [UInt8]) {
+    public init(nak payload: [UInt8]) {
         let document = (try? BSONDocument(decoding: payload)) ?? BSONDocument()
         rejectedParameters = document["rejectedParams"]?.arrayValue?.compactMap(\.stringValue) ?? []
         reason = document["reason"]?.stringValue

@@ -6,7 +6,7 @@ import CarWindowSinks
 import CarWindowSystemSupport
 import CarWindowProjection
 /// How a frame relates to the message it carries (protocol spec 5.4.1, section 3.1).
-public enum SDLFrameType: UInt8, Sendable, Equatable, CaseIterable {
+package enum SDLFrameType: UInt8, Sendable, Equatable, CaseIterable {
     /// A control frame: heartbeats, service start and end.
     case control = 0
     /// A whole message in one frame.
@@ -105,33 +105,33 @@ public struct SDLControlFrameInfo: RawRepresentable, Sendable, Hashable, CustomS
 
 /// The header in front of every frame: 8 bytes in version 1, 12 bytes (with a message id) from
 /// version 2 on.
-public struct SDLFrameHeader: Sendable, Equatable {
+package struct SDLFrameHeader: Sendable, Equatable {
     /// Protocol versions this library reads and writes.
-    public static let supportedVersions: ClosedRange<UInt8> = 1...5
+    package static let supportedVersions: ClosedRange<UInt8> = 1...5
     /// Size of a version 1 header.
-    public static let version1Size = 8
+    package static let version1Size = 8
     /// Size of a version 2 and later header.
-    public static let size = 12
+    package static let size = 12
 
     /// Protocol version, 1...5.
-    public var version: UInt8
+    package var version: UInt8
     /// Whether the payload is encrypted (never set by this library; refused on receipt).
-    public var isEncrypted: Bool
+    package var isEncrypted: Bool
     /// What the frame is.
-    public var frameType: SDLFrameType
+    package var frameType: SDLFrameType
     /// Which service it belongs to.
-    public var serviceType: SDLServiceType
+    package var serviceType: SDLServiceType
     /// Control frame info, consecutive frame counter, or 0.
-    public var frameInfo: UInt8
+    package var frameInfo: UInt8
     /// The session the head unit assigned (0 before the RPC service starts).
-    public var sessionID: UInt8
+    package var sessionID: UInt8
     /// Payload bytes following the header.
-    public var dataSize: UInt32
+    package var dataSize: UInt32
     /// Message id (absent in version 1, read as 0).
-    public var messageID: UInt32
+    package var messageID: UInt32
 
     /// A header from its fields.
-    public init(version: UInt8, isEncrypted: Bool = false, frameType: SDLFrameType, serviceType: SDLServiceType,
+    package init(version: UInt8, isEncrypted: Bool = false, frameType: SDLFrameType, serviceType: SDLServiceType,
                 frameInfo: UInt8, sessionID: UInt8, dataSize: UInt32, messageID: UInt32) {
         self.version = version
         self.isEncrypted = isEncrypted
@@ -144,10 +144,10 @@ public struct SDLFrameHeader: Sendable, Equatable {
     }
 
     /// The header's size on the wire for its version.
-    public var encodedSize: Int { version == 1 ? Self.version1Size : Self.size }
+    package var encodedSize: Int { version == 1 ? Self.version1Size : Self.size }
 
     /// The header's bytes.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var bytes: [UInt8] = [
             (version << 4) | (isEncrypted ? 0x08 : 0) | frameType.rawValue,
             serviceType.rawValue, frameInfo, sessionID,
@@ -162,7 +162,7 @@ public struct SDLFrameHeader: Sendable, Equatable {
     }
 
     /// Decodes a header at the start of `bytes`; nil when more bytes are needed to tell.
-    public static func decode(_ bytes: some Collection<UInt8>) throws(SDLProtocolError) -> SDLFrameHeader? {
+    package static func decode(_ bytes: some Collection<UInt8>) throws(SDLProtocolError) -> SDLFrameHeader? {
         guard let first = bytes.first else { return nil }
         let version = first >> 4
         guard supportedVersions.contains(version) else { throw .unsupportedVersion(version) }
@@ -180,20 +180,20 @@ public struct SDLFrameHeader: Sendable, Equatable {
 }
 
 /// One frame: header and payload.
-public struct SDLFrame: Sendable, Equatable {
+package struct SDLFrame: Sendable, Equatable {
     /// The header; its ``SDLFrameHeader/dataSize`` equals `payload.count` in frames made here.
-    public var header: SDLFrameHeader
+    package var header: SDLFrameHeader
     /// The payload bytes.
-    public var payload: [UInt8]
+    package var payload: [UInt8]
 
     /// A frame from its header and payload.
-    public init(header: SDLFrameHeader, payload: [UInt8]) {
+    package init(header: SDLFrameHeader, payload: [UInt8]) {
         self.header = header
         self.payload = payload
     }
 
     /// Header and payload bytes.
-    public func encoded() -> [UInt8] { header.encoded() + payload }
+    package func encoded() -> [UInt8] { header.encoded() + payload }
 }
 
 /// Why bytes from the head unit are not a valid SDL frame stream. Each ends the connection:

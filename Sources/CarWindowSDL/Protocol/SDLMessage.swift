@@ -6,22 +6,22 @@ import CarWindowSinks
 import CarWindowSystemSupport
 import CarWindowProjection
 /// One whole protocol message: a control message or a service's data, reassembled from frames.
-public struct SDLMessage: Sendable, Equatable {
+package struct SDLMessage: Sendable, Equatable {
     /// Protocol version of its frames.
-    public var version: UInt8
+    package var version: UInt8
     /// The service it belongs to.
-    public var serviceType: SDLServiceType
+    package var serviceType: SDLServiceType
     /// The session id.
-    public var sessionID: UInt8
+    package var sessionID: UInt8
     /// The message id shared by all its frames.
-    public var messageID: UInt32
+    package var messageID: UInt32
     /// The control message kind, nil for service data.
-    public var controlInfo: SDLControlFrameInfo?
+    package var controlInfo: SDLControlFrameInfo?
     /// The payload (BSON for control messages, RPC or video bytes otherwise).
-    public var payload: [UInt8]
+    package var payload: [UInt8]
 
     /// A message from its fields.
-    public init(version: UInt8, serviceType: SDLServiceType, sessionID: UInt8, messageID: UInt32,
+    package init(version: UInt8, serviceType: SDLServiceType, sessionID: UInt8, messageID: UInt32,
                 controlInfo: SDLControlFrameInfo? = nil, payload: [UInt8]) {
         self.version = version
         self.serviceType = serviceType
@@ -36,7 +36,7 @@ public struct SDLMessage: Sendable, Equatable {
     /// Control messages and messages that fit go in one frame; longer ones become a first frame
     /// (total size and frame count) and consecutive frames counting 1...255, rolling over to 1,
     /// the last one with frame info 0, every frame carrying the same message id.
-    public func frames(maximumFramePayload: Int) -> [SDLFrame] {
+    package func frames(maximumFramePayload: Int) -> [SDLFrame] {
         let chunk = max(1, maximumFramePayload)
         func header(_ type: SDLFrameType, info: UInt8, size: Int) -> SDLFrameHeader {
             SDLFrameHeader(version: version, frameType: type, serviceType: serviceType, frameInfo: info,
@@ -72,7 +72,7 @@ public struct SDLMessage: Sendable, Equatable {
 
     /// All frames' bytes back to back, ready for one transport write (so no other message's
     /// frames can come between them).
-    public func encoded(maximumFramePayload: Int) -> [UInt8] {
+    package func encoded(maximumFramePayload: Int) -> [UInt8] {
         var bytes: [UInt8] = []
         for frame in frames(maximumFramePayload: maximumFramePayload) {
             bytes += frame.header.encoded()
@@ -84,22 +84,22 @@ public struct SDLMessage: Sendable, Equatable {
 
 /// Cuts a byte stream into frames, refusing any frame whose payload exceeds the limit before
 /// buffering it, so a hostile size field cannot make it allocate.
-public struct SDLFrameParser: Sendable {
+package struct SDLFrameParser: Sendable {
     /// The largest frame payload accepted; raise it to the negotiated MTU once known.
-    public var maximumFramePayload: Int
+    package var maximumFramePayload: Int
     private var buffer: [UInt8] = []
     private var readIndex = 0
 
     /// A parser accepting frame payloads up to `maximumFramePayload` bytes.
-    public init(maximumFramePayload: Int) {
+    package init(maximumFramePayload: Int) {
         self.maximumFramePayload = maximumFramePayload
     }
 
     /// Bytes received but not yet returned as frames.
-    public var bufferedByteCount: Int { buffer.count - readIndex }
+    package var bufferedByteCount: Int { buffer.count - readIndex }
 
     /// Adds bytes from the transport.
-    public mutating func append(_ bytes: some Collection<UInt8>) {
+    package mutating func append(_ bytes: some Collection<UInt8>) {
         if readIndex > 0 && readIndex >= buffer.count / 2 {
             buffer.removeFirst(readIndex)
             readIndex = 0
@@ -108,7 +108,7 @@ public struct SDLFrameParser: Sendable {
     }
 
     /// The next whole frame, or nil when more bytes are needed.
-    public mutating func nextFrame() throws(SDLProtocolError) -> SDLFrame? {
+    package mutating func nextFrame() throws(SDLProtocolError) -> SDLFrame? {
         let available = buffer[readIndex...]
         guard let header = try SDLFrameHeader.decode(available) else { return nil }
         let size = Int(header.dataSize)
@@ -122,13 +122,13 @@ public struct SDLFrameParser: Sendable {
 }
 
 /// Reassembles frames into messages with bounded memory.
-public struct SDLMessageAssembler: Sendable {
+package struct SDLMessageAssembler: Sendable {
     /// The largest message a first frame may announce.
-    public var maximumMessageSize: Int
+    package var maximumMessageSize: Int
     /// The largest payload of a consecutive frame (the negotiated MTU).
-    public var maximumFramePayload: Int
+    package var maximumFramePayload: Int
     /// How many multi-frame messages may be in progress at once.
-    public var maximumPendingMessages: Int
+    package var maximumPendingMessages: Int
 
     private struct Key: Hashable {
         var sessionID: UInt8
@@ -148,14 +148,14 @@ public struct SDLMessageAssembler: Sendable {
     private var pending: [Key: Pending] = [:]
 
     /// An assembler with the given bounds.
-    public init(maximumMessageSize: Int, maximumFramePayload: Int, maximumPendingMessages: Int = 8) {
+    package init(maximumMessageSize: Int, maximumFramePayload: Int, maximumPendingMessages: Int = 8) {
         self.maximumMessageSize = maximumMessageSize
         self.maximumFramePayload = maximumFramePayload
         self.maximumPendingMessages = maximumPendingMessages
     }
 
     /// Takes one frame; returns the message it completes, if any.
-    public mutating func add(_ frame: SDLFrame) throws(SDLProtocolError) -> SDLMessage? {
+    package mutating func add(_ frame: SDLFrame) throws(SDLProtocolError) -> SDLMessage? {
         let header = frame.header
         guard !header.isEncrypted else { throw .encryptedFrame }
         guard frame.payload.count <= maximumFramePayload else {

@@ -8,7 +8,7 @@ import CarWindowSystemSupport
 import CarWindowProjection
 
 /// Whether an RPC asks, answers or tells.
-public enum SDLRPCType: UInt8, Sendable, Equatable {
+package enum SDLRPCType: UInt8, Sendable, Equatable {
     /// A request; the peer answers with the same correlation id.
     case request = 0
     /// The answer to a request.
@@ -64,25 +64,25 @@ public struct SDLFunctionID: RawRepresentable, Sendable, Hashable, CustomStringC
 
 /// One RPC as carried on the RPC service from protocol version 2 on: a 12-byte binary header,
 /// the JSON parameters and optional bulk data.
-public struct SDLRPCMessage: Sendable, Equatable {
+package struct SDLRPCMessage: Sendable, Equatable {
     /// The correlation id notifications carry.
-    public static let notificationCorrelationID: UInt32 = 0xFFFF_FFFF
+    package static let notificationCorrelationID: UInt32 = 0xFFFF_FFFF
     /// Size of the binary header.
-    public static let headerSize = 12
+    package static let headerSize = 12
 
     /// Request, response or notification.
-    public var type: SDLRPCType
+    package var type: SDLRPCType
     /// Which function.
-    public var functionID: SDLFunctionID
+    package var functionID: SDLFunctionID
     /// Pairs a response with its request.
-    public var correlationID: UInt32
+    package var correlationID: UInt32
     /// The JSON parameters object, as bytes.
-    public var json: [UInt8]
+    package var json: [UInt8]
     /// Bytes after the JSON (images, files); empty for the RPCs used here.
-    public var bulkData: [UInt8]
+    package var bulkData: [UInt8]
 
     /// An RPC from its fields.
-    public init(type: SDLRPCType, functionID: SDLFunctionID, correlationID: UInt32, json: [UInt8], bulkData: [UInt8] = []) {
+    package init(type: SDLRPCType, functionID: SDLFunctionID, correlationID: UInt32, json: [UInt8], bulkData: [UInt8] = []) {
         self.type = type
         self.functionID = functionID
         self.correlationID = correlationID
@@ -91,7 +91,7 @@ public struct SDLRPCMessage: Sendable, Equatable {
     }
 
     /// The payload bytes: header, JSON, bulk data.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         let first = UInt32(type.rawValue) << 28 | (functionID.rawValue & 0x0FFF_FFFF)
         let size = UInt32(truncatingIfNeeded: json.count)
         var bytes: [UInt8] = []
@@ -104,7 +104,7 @@ public struct SDLRPCMessage: Sendable, Equatable {
     }
 
     /// Decodes an RPC service payload.
-    public init(decoding payload: [UInt8]) throws(SDLRPCError) {
+    package init(decoding payload: [UInt8]) throws(SDLRPCError) {
         guard payload.count >= Self.headerSize else { throw .truncated(size: payload.count) }
         func word(_ at: Int) -> UInt32 {
             UInt32(payload[at]) << 24 | UInt32(payload[at + 1]) << 16 | UInt32(payload[at + 2]) << 8 | UInt32(payload[at + 3])
@@ -123,7 +123,7 @@ public struct SDLRPCMessage: Sendable, Equatable {
     }
 
     /// An RPC whose JSON is `parameters` encoded.
-    public init<Parameters: Encodable>(type: SDLRPCType, functionID: SDLFunctionID, correlationID: UInt32,
+    package init<Parameters: Encodable>(type: SDLRPCType, functionID: SDLFunctionID, correlationID: UInt32,
                                        parameters: Parameters) throws(SDLRPCError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -136,7 +136,7 @@ public struct SDLRPCMessage: Sendable, Equatable {
     }
 
     /// The JSON parameters decoded as `Parameters`.
-    public func decodeParameters<Parameters: Decodable>(_ type: Parameters.Type) throws(SDLRPCError) -> Parameters {
+    package func decodeParameters<Parameters: Decodable>(_ type: Parameters.Type) throws(SDLRPCError) -> Parameters {
         do {
             return try JSONDecoder().decode(Parameters.self, from: Data(json))
         } catch {

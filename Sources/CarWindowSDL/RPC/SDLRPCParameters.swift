@@ -76,16 +76,16 @@ public struct SDLResponseStatus: Sendable, Equatable, Codable {
 }
 
 /// The RPC spec version a request speaks (`syncMsgVersion`).
-public struct SDLMessageVersion: Sendable, Equatable, Codable {
+package struct SDLMessageVersion: Sendable, Equatable, Codable {
     /// Major version.
-    public var majorVersion: Int
+    package var majorVersion: Int
     /// Minor version.
-    public var minorVersion: Int
+    package var minorVersion: Int
     /// Patch version.
-    public var patchVersion: Int?
+    package var patchVersion: Int?
 
     /// A version from its parts.
-    public init(majorVersion: Int, minorVersion: Int, patchVersion: Int?) {
+    package init(majorVersion: Int, minorVersion: Int, patchVersion: Int?) {
         self.majorVersion = majorVersion
         self.minorVersion = minorVersion
         self.patchVersion = patchVersion
@@ -93,26 +93,26 @@ public struct SDLMessageVersion: Sendable, Equatable, Codable {
 }
 
 /// `RegisterAppInterface` request parameters.
-public struct SDLRegisterAppInterfaceRequest: Sendable, Equatable, Codable {
+package struct SDLRegisterAppInterfaceRequest: Sendable, Equatable, Codable {
     /// The RPC spec version spoken: 8.0.0.
-    public var syncMsgVersion = SDLMessageVersion(majorVersion: 8, minorVersion: 0, patchVersion: 0)
+    package var syncMsgVersion = SDLMessageVersion(majorVersion: 8, minorVersion: 0, patchVersion: 0)
     /// Name shown on the head unit.
-    public var appName: String
+    package var appName: String
     /// False: a navigation app is not a media app.
-    public var isMediaApplication = false
+    package var isMediaApplication = false
     /// Language of the app's voice prompts.
-    public var languageDesired = "EN-US"
+    package var languageDesired = "EN-US"
     /// Language of the app's text.
-    public var hmiDisplayLanguageDesired = "EN-US"
+    package var hmiDisplayLanguageDesired = "EN-US"
     /// ["NAVIGATION"]: the type that may stream video.
-    public var appHMIType = ["NAVIGATION"]
+    package var appHMIType = ["NAVIGATION"]
     /// The policy id of the app.
-    public var appID: String
+    package var appID: String
     /// The full app id (policy tables from SDL 5 use it).
-    public var fullAppID: String?
+    package var fullAppID: String?
 
     /// A navigation app's registration.
-    public init(appName: String, appID: String, fullAppID: String? = nil) {
+    package init(appName: String, appID: String, fullAppID: String? = nil) {
         self.appName = appName
         self.appID = appID
         self.fullAppID = fullAppID
@@ -120,14 +120,14 @@ public struct SDLRegisterAppInterfaceRequest: Sendable, Equatable, Codable {
 }
 
 /// `GetSystemCapability` request parameters.
-public struct SDLGetSystemCapabilityRequest: Sendable, Equatable, Codable {
+package struct SDLGetSystemCapabilityRequest: Sendable, Equatable, Codable {
     /// VIDEO_STREAMING here.
-    public var systemCapabilityType: String
+    package var systemCapabilityType: String
     /// True: also send `OnSystemCapabilityUpdated` on changes (resizes).
-    public var subscribe: Bool?
+    package var subscribe: Bool?
 
     /// A request for a capability.
-    public init(systemCapabilityType: String, subscribe: Bool?) {
+    package init(systemCapabilityType: String, subscribe: Bool?) {
         self.systemCapabilityType = systemCapabilityType
         self.subscribe = subscribe
     }
@@ -135,14 +135,14 @@ public struct SDLGetSystemCapabilityRequest: Sendable, Equatable, Codable {
 
 /// A `SystemCapability` holding a video streaming capability, as in GetSystemCapability
 /// responses and OnSystemCapabilityUpdated.
-public struct SDLSystemCapability: Sendable, Equatable, Codable {
+package struct SDLSystemCapability: Sendable, Equatable, Codable {
     /// The capability's kind (VIDEO_STREAMING, DISPLAYS...).
-    public var systemCapabilityType: String
+    package var systemCapabilityType: String
     /// Present for VIDEO_STREAMING.
-    public var videoStreamingCapability: VideoStreamingCapability?
+    package var videoStreamingCapability: VideoStreamingCapability?
 
     /// A video streaming system capability.
-    public init(videoStreamingCapability: VideoStreamingCapability) {
+    package init(videoStreamingCapability: VideoStreamingCapability) {
         self.systemCapabilityType = "VIDEO_STREAMING"
         self.videoStreamingCapability = videoStreamingCapability
     }

@@ -253,15 +253,15 @@ public final class SDLTCPTransport: SDLTransport {
 }
 
 /// A listening TCP socket that hands out connected ``SDLTCPTransport``s: the head-unit side.
-public final class SDLTCPListener: Sendable {
+package final class SDLTCPListener: Sendable {
     private let descriptor = LockedState<Int32?>(nil)
     private let queue = DispatchQueue(label: "carwindow.sdl.tcp.accept")
     /// The port listened on (the kernel's choice when 0 was asked for).
-    public let port: Int
+    package let port: Int
 
     /// Listens on `host` (an IPv4 address, 127.0.0.1 by default) and `port` (0: any free one).
     /// `receiveBufferSize` sets SO_RCVBUF, which accepted sockets inherit.
-    public init(host: String = "127.0.0.1", port: Int = 0, receiveBufferSize: Int? = nil) throws(SDLTransportError) {
+    package init(host: String = "127.0.0.1", port: Int = 0, receiveBufferSize: Int? = nil) throws(SDLTransportError) {
         let socketDescriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard socketDescriptor >= 0 else { throw .systemCallFailed(operation: "socket", .ofLastCall) }
         var enable: Int32 = 1
@@ -296,7 +296,7 @@ public final class SDLTCPListener: Sendable {
     deinit { close() }
 
     /// Waits up to `timeout` for a connection.
-    public func accept(timeout: Duration) async throws(SDLTransportError) -> SDLTCPTransport {
+    package func accept(timeout: Duration) async throws(SDLTransportError) -> SDLTCPTransport {
         let result: Result<SDLTCPTransport, SDLTransportError> = await withCheckedContinuation { continuation in
             queue.async {
                 continuation.resume(returning: self.blockingAccept(timeout: timeout))
@@ -330,7 +330,7 @@ public final class SDLTCPListener: Sendable {
     }
 
     /// Stops listening; a pending accept fails with ``SDLTransportError/closed`` within one poll slice.
-    public func close() {
+    package func close() {
         guard let listening = descriptor.withLock({ state -> Int32? in
             defer { state = nil }
             return state
