@@ -29,7 +29,7 @@ final class RecordingSink: VideoSink, Sendable {
 
     func write(_ unit: AccessUnit) throws(SinkError) {
         let closed = state.withLock { state in
-            if !state.closed { state.received.append(Received(time: SessionClock.now, unit: unit)) }
+            if !state.closed { state.received.append(Received(time: SessionClock.monotonicNow, unit: unit)) }
             return state.closed
         }
         if closed { throw .closed("recording sink") }
@@ -96,8 +96,8 @@ final class EventLog: Sendable {
 
     /// Waits until `condition` holds or `timeout` seconds pass.
     static func eventually(_ timeout: Double = 10, _ condition: () async -> Bool) async -> Bool {
-        let end = SessionClock.now + timeout
-        while SessionClock.now < end {
+        let end = SessionClock.monotonicNow + timeout
+        while SessionClock.monotonicNow < end {
             if await condition() { return true }
             try? await Task.sleep(for: .milliseconds(20))
         }
@@ -106,9 +106,9 @@ final class EventLog: Sendable {
 
     /// Moves the camera a little every `step` seconds for `seconds`.
     static func drive(_ session: ProjectionSession, seconds: Double, step: Double = 0.01) async {
-        let end = SessionClock.now + seconds
+        let end = SessionClock.monotonicNow + seconds
         var camera = await session.camera
-        while SessionClock.now < end {
+        while SessionClock.monotonicNow < end {
             camera.center.longitude += 0.00002
             camera.bearing += 0.3
             await session.setCamera(camera)
@@ -223,9 +223,9 @@ final class EventLog: Sendable {
         let (session, _) = try await Self.streaming(sink, context: context)
         // Let the first tiles arrive and the picture settle.
         await Self.drive(session, seconds: 1)
-        let start = SessionClock.now
+        let start = SessionClock.monotonicNow
         await Self.drive(session, seconds: 2)
-        let end = SessionClock.now
+        let end = SessionClock.monotonicNow
         let statistics = await session.statistics
         await session.stop()
         let moving = sink.received.filter { $0.time > start + 0.1 && $0.time <= end }
@@ -245,7 +245,7 @@ final class EventLog: Sendable {
         let (session, _) = try await Self.streaming(sink, context: context)
         // A short movement, then stillness.
         await Self.drive(session, seconds: 0.5)
-        let stoppedMoving = SessionClock.now
+        let stoppedMoving = SessionClock.monotonicNow
         let before = await session.statistics
         try await Task.sleep(for: .seconds(3))
         let after = await session.statistics
@@ -296,13 +296,13 @@ final class EventLog: Sendable {
         let (session, _) = try await Self.streaming(sink, context: context)
         #expect(await Self.eventually { sink.received.count >= 2 })
         await session.suspend()
-        let suspendedAt = SessionClock.now
+        let suspendedAt = SessionClock.monotonicNow
         try await Task.sleep(for: .milliseconds(1200))
         #expect(sink.received(after: suspendedAt + 0.2).isEmpty, "nothing is sent while suspended")
         try await session.resume()
         #expect(await Self.eventually { !sink.received(after: suspendedAt).isEmpty })
         #expect(sink.received(after: suspendedAt).first?.unit.isKeyframe == true)
-        let requested = SessionClock.now
+        let requested = SessionClock.monotonicNow
         await session.requestIDR()
         #expect(await Self.eventually { !sink.received(after: requested).isEmpty })
         #expect(sink.received(after: requested).first?.unit.isKeyframe == true)
@@ -317,7 +317,7 @@ final class EventLog: Sendable {
         #expect(await Self.eventually { sink.received.count >= 2 })
         // The head unit's screen changes (a split screen): only the resolution is sent.
         try await session.updateDisplay(HeadUnitDisplay(size: VideoSize(width: 480, height: 320)))
-        let resizedAt = SessionClock.now
+        let resizedAt = SessionClock.monotonicNow
         #expect(await session.stream?.encodedSize == VideoSize(width: 240, height: 160), "scale 2 is kept")
         #expect(await Self.eventually { sink.received(after: resizedAt).count >= 2 })
         await session.stop()
@@ -452,7 +452,7 @@ final class EventLog: Sendable {
         #expect(await session.state == .streaming)
         #expect(await session.camera == camera)
         #expect(await session.stream?.encodedSize == VideoSize(width: 320, height: 192))
-        let now = SessionClock.now
+        let now = SessionClock.monotonicNow
         #expect(await Self.eventually(2) { !sink.received(after: now).isEmpty }, "still streaming")
         await session.close()
         await context.shutdown()
@@ -486,7 +486,7 @@ final class EventLog: Sendable {
         try await Task.sleep(for: .milliseconds(500))
         let day = try #require(await session.snapshot())
         await session.setAppearance(.night)
-        let switched = SessionClock.now
+        let switched = SessionClock.monotonicNow
         #expect(await Self.eventually { !sink.received(after: switched).isEmpty })
         try await Task.sleep(for: .milliseconds(300))
         let night = try #require(await session.snapshot())
