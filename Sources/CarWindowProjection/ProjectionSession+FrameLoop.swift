@@ -28,11 +28,11 @@ extension ProjectionSession {
                 continue
             }
             if tilesArrived.take() {
-                if pendingChangeSince == nil { pendingChangeSince = SessionClock.now }
+                if pendingChangeSince == nil { pendingChangeSince = clock.now }
                 pacer.markChanged()
             }
             if configuration.drawsEveryFrame { pacer.markChanged() }
-            let now = SessionClock.now
+            let now = clock.now
             let action = pacer.nextAction(at: now)
             switch action {
             case .render:
@@ -54,7 +54,7 @@ extension ProjectionSession {
                     deadline = min(deadline, now + configuration.gestures.doubleTapMaximumInterval.inSeconds + 0.01)
                 }
                 await wake.wait(until: deadline)
-                if recognizer.hasPendingTap { tickGestures(at: SessionClock.now) }
+                if recognizer.hasPendingTap { tickGestures(at: clock.now) }
             }
             if consecutiveFailures >= Self.failureLimit {
                 emit(.warning(.streamGivenUp(failuresInARow: Self.failureLimit)))
@@ -103,11 +103,13 @@ extension ProjectionSession {
         pendingChangeSince = nil
         let target = takeSpareFrame(width: stream.encodedSize.width, height: stream.encodedSize.height,
                                     fullRange: settings.fullRange)
-        let start = SessionClock.now
+        // Render and encode times measure the machine, so they are read off the monotonic clock
+        // whatever clock the session runs on (a manual one would make them zero).
+        let start = SessionClock.monotonicNow
         let drawn = await renderer.drawStreamFrame(camera: cameraOnScreen, overlays: overlays,
                                                    fullRange: settings.fullRange, into: target,
                                                    tileArrived: tileArrivedHandler)
-        record(&recorded.renderTimes, .seconds(SessionClock.now - start))
+        record(&recorded.renderTimes, .seconds(SessionClock.monotonicNow - start))
         let frame: NV12Frame
         switch drawn.frame {
         case .success(let filled):
@@ -144,7 +146,8 @@ extension ProjectionSession {
         }
         let forceIDR = needsIDR || sink?.needsKeyframe == true
         let run = pictureRun
-        let start = SessionClock.now
+        let start = clock.now
+        let encodeStart = SessionClock.monotonicNow
         let unit: AccessUnit
         do {
             let (encoded, returned) = try await encoder.encode(frame, presentationTime: .seconds(start - origin), forceIDR: forceIDR)
@@ -159,7 +162,7 @@ extension ProjectionSession {
             emit(.error(.encoder(error)))
             return
         }
-        record(&recorded.encodeTimes, .seconds(SessionClock.now - start))
+        record(&recorded.encodeTimes, .seconds(SessionClock.monotonicNow - encodeStart))
         // A suspend, resume, resize or stop that came while encoding wins: the unit is not sent.
         guard state == .streaming, run == pictureRun, let sink, !Task.isCancelled, deliver(unit, to: sink) else { return }
         if forceIDR { needsIDR = false }
@@ -197,7 +200,7 @@ extension ProjectionSession {
         guard configuration.keepAlive == .skipPicture, !needsIDR, sink?.needsKeyframe != true,
               let origin = statisticsOrigin, let sink else { return false }
         skipPictureCount += 1
-        guard let unit = skipPictures.skipPicture(presentationTime: .seconds(SessionClock.now - origin),
+        guard let unit = skipPictures.skipPicture(presentationTime: .seconds(clock.now - origin),
                                                   frameNumber: skipPictureCount) else { return false }
         // A refused skip picture still counts as handled: the IDR that follows resets the numbering.
         if deliver(unit, to: sink) { record(sent: unit, as: .keepAlive, changeSince: nil) }
@@ -207,7 +210,7 @@ extension ProjectionSession {
     /// Counts a unit the sink took.
     func record(sent unit: AccessUnit, as kind: PictureKind, changeSince: Double?) {
         guard let origin = statisticsOrigin else { return }
-        let sent = SessionClock.now
+        let sent = clock.now
         switch kind {
         case .rendered:
             recorded.framesRendered += 1

@@ -32,7 +32,7 @@ extension ProjectionSession {
                 cameraOnScreen = camera.clamped
                 break
             }
-            animation = CameraAnimation(from: cameraOnScreen, to: camera.clamped, start: SessionClock.now,
+            animation = CameraAnimation(from: cameraOnScreen, to: camera.clamped, start: clock.now,
                                         duration: min(duration, CameraTransition.longestAnimation).inSeconds)
         }
         changed()

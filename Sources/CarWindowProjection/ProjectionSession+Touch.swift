@@ -18,7 +18,7 @@ extension ProjectionSession {
         let scale = stream?.scale ?? 1
         let rejectedBefore = recognizer.rejectedEventCount
         let gestures = recognizer.handle(event.inRenderedPixels(scale: scale))
-        lastGestureTick = SessionClock.now
+        lastGestureTick = clock.now
         if recognizer.rejectedEventCount != rejectedBefore, let rejection = recognizer.lastRejection {
             emit(.warning(.touchIgnored(rejection)))
         }

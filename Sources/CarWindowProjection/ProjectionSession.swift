@@ -57,6 +57,8 @@ public actor ProjectionSession {
     public nonisolated let context: RenderContext
     /// The configuration it was made with.
     public nonisolated let configuration: ProjectionSessionConfiguration
+    /// The time the session runs on (the configuration's clock).
+    nonisolated var clock: SessionClock { configuration.clock }
 
     /// Where the session is in its life.
     public private(set) var state: ProjectionSessionState = .disconnected
@@ -70,7 +72,7 @@ public actor ProjectionSession {
     /// Counters and timings since streaming first started.
     public var statistics: ProjectionSessionStatistics {
         var current = recorded
-        if let streamingSince { current.streamingTime += .seconds(SessionClock.now - streamingSince) }
+        if let streamingSince { current.streamingTime += .seconds(clock.now - streamingSince) }
         return current
     }
     var recorded = ProjectionSessionStatistics()
@@ -138,7 +140,7 @@ public actor ProjectionSession {
         var logger = Logger(label: "carwindow.session")
         logger[metadataKey: "screen"] = "\(configuration.name)"
         self.logger = logger
-        let wake = WakeSignal(label: "carwindow.session.\(configuration.name)")
+        let wake = WakeSignal(clock: configuration.clock, label: "carwindow.session.\(configuration.name)")
         let tilesArrived = ArrivalFlag()
         self.wake = wake
         self.tilesArrived = tilesArrived
@@ -232,7 +234,7 @@ public actor ProjectionSession {
                 throw fail(.sink(error))
             }
             restartPictures()
-            streamingSince = SessionClock.now
+            streamingSince = clock.now
             transition(to: .streaming)
             wake.signal()
         }
@@ -443,7 +445,7 @@ public actor ProjectionSession {
                                                 keepAliveInterval: configuration.keepAliveInterval.inSeconds))
         restartPictures()
         haptics.resend()
-        let now = SessionClock.now
+        let now = clock.now
         // Streaming time counts from now unless the stream restarted while suspended (a resize
         // then), in which case it counts from the resume.
         if state != .suspended, streamingSince == nil { streamingSince = now }
@@ -456,7 +458,7 @@ public actor ProjectionSession {
         pictureRun &+= 1
         pacer.restart()
         needsIDR = true
-        pendingChangeSince = SessionClock.now
+        pendingChangeSince = clock.now
     }
 
     /// A new bitrate or frame rate for the same size, applied without a restart.
@@ -482,8 +484,11 @@ public actor ProjectionSession {
     /// Starts the frame loop task; it counts as running from here until its last step.
     func startFrameLoop() {
         runningFrameLoops += 1
+        // Busy from here until it first waits, so a test's manual clock waits for its first frame.
+        wake.attach()
         loop = Task {
             await self.runFrameLoop()
+            self.wake.detach()
             self.runningFrameLoops -= 1
         }
     }
@@ -566,7 +571,7 @@ public actor ProjectionSession {
 
     func noteStreamingTime() {
         if let since = streamingSince {
-            recorded.streamingTime += .seconds(SessionClock.now - since)
+            recorded.streamingTime += .seconds(clock.now - since)
             streamingSince = nil
         }
     }
@@ -577,7 +582,7 @@ public actor ProjectionSession {
 
     /// Something visible changed: draw at the next frame slot.
     func changed() {
-        if pendingChangeSince == nil { pendingChangeSince = SessionClock.now }
+        if pendingChangeSince == nil { pendingChangeSince = clock.now }
         pacer.markChanged()
         wake.signal()
     }

@@ -88,6 +88,11 @@ public struct ProjectionSessionConfiguration: Sendable {
     /// Draws every frame slot whether or not anything changed, as the reference capturers do.
     /// Only for measuring what drawing on change saves; off by default.
     public var drawsEveryFrame = false
+    /// The time the session runs on: frame pacing, refinements, keep-alives, camera animations,
+    /// the double-tap window and the statistics' times (render and encode times excepted: they
+    /// measure the machine). The system's monotonic clock unless a test drives the session in
+    /// its own time.
+    public var clock: SessionClock = .monotonic
 
     /// A configuration with SmartDeviceLink's defaults for everything but the map's data and
     /// first camera: 15 fps and 600 kbit/s unless the head unit asks otherwise, 3 refinement

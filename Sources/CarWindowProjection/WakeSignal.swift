@@ -14,30 +14,61 @@ import CarWindowSystemSupport
 /// last look and its next wait is never lost. Wake-ups may be spurious (a timer firing after a
 /// signal already woke the loop); the loop simply asks the pacer again.
 ///
+/// Deadlines are seconds on the ``SessionClock`` the signal was made for. On the monotonic
+/// clock one dispatch timer is re-armed for every wait; on a manual clock the clock itself
+/// wakes the waiter when a test advances it to the deadline, and a loop that ``attach()``ed
+/// counts as busy for ``ManualSessionClock/settle()`` from each wake-up until its next wait.
+///
 /// - Important: Thread-safe.
-final class WakeSignal: Sendable {
+package final class WakeSignal: Sendable {
     private struct State {
         var waiter: CheckedContinuation<Void, Never>?
         var pending = false
     }
     private let state = LockedState(State())
-    // Dispatch sources are thread-safe; the one timer is re-armed for every wait.
-    private nonisolated(unsafe) let timer: any DispatchSourceTimer
+    // Dispatch sources are thread-safe; the one timer is re-armed for every wait. Nil on a
+    // manual clock.
+    private nonisolated(unsafe) let timer: (any DispatchSourceTimer)?
+    private let manual: (clock: ManualSessionClock, id: Int)?
 
-    init(label: String) {
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: label))
-        timer.setEventHandler { [weak self] in self?.signal() }
-        timer.schedule(deadline: .distantFuture)
-        timer.activate()
+    package init(clock: SessionClock, label: String) {
+        switch clock.kind {
+        case .monotonic:
+            let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: label))
+            self.timer = timer
+            manual = nil
+            timer.setEventHandler { [weak self] in self?.signal() }
+            timer.schedule(deadline: .distantFuture)
+            timer.activate()
+        case .manual(let clock):
+            timer = nil
+            manual = (clock, clock.addSleeper())
+        }
     }
 
     deinit {
-        timer.cancel()
+        if let manual { manual.clock.removeSleeper(manual.id) }
+        timer?.cancel()
         state.withLock { $0.waiter?.resume(); $0.waiter = nil }
     }
 
+    /// A loop starts that will wait on this signal: a manual clock waits for it to sleep before
+    /// it moves on. Call ``detach()`` when the loop ends. Does nothing on the monotonic clock.
+    package func attach() {
+        if let manual { manual.clock.setAttached(manual.id, true) }
+    }
+
+    /// The loop that ``attach()``ed has ended.
+    package func detach() {
+        if let manual { manual.clock.setAttached(manual.id, false) }
+    }
+
     /// Wakes the waiter, or the next one to wait.
-    func signal() {
+    package func signal() {
+        if let manual {
+            manual.clock.signal(manual.id)
+            return
+        }
         let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
             guard let waiter = state.waiter else {
                 state.pending = true
@@ -49,9 +80,13 @@ final class WakeSignal: Sendable {
         waiter?.resume()
     }
 
-    /// Returns at `deadline` (seconds on ``SessionClock``), at the next signal, or at once when
-    /// a signal is pending. No deadline waits for a signal only.
-    func wait(until deadline: Double?) async {
+    /// Returns at `deadline` (seconds on the signal's clock), at the next signal, or at once
+    /// when a signal is pending. No deadline waits for a signal only.
+    package func wait(until deadline: Double?) async {
+        if let manual {
+            await manual.clock.wait(manual.id, until: deadline)
+            return
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow: Bool = state.withLock { state in
                 if state.pending {
@@ -65,6 +100,7 @@ final class WakeSignal: Sendable {
                 continuation.resume()
                 return
             }
+            guard let timer else { return }
             if let deadline {
                 let nanoseconds = deadline.isFinite ? UInt64(max(deadline, 0) * 1e9) : UInt64.max / 2
                 timer.schedule(deadline: DispatchTime(uptimeNanoseconds: max(nanoseconds, 1)))
@@ -73,9 +109,4 @@ final class WakeSignal: Sendable {
             }
         }
     }
-}
-
-/// The monotonic clock of sessions, in seconds; the same base as `DispatchTime`.
-package enum SessionClock {
-    package static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 }

@@ -226,6 +226,10 @@ public actor MapRenderer {
                            labels: labels, drawCalls: drawCalls)
     }
 
+    /// Tile loads this renderer started that have not finished calling back yet; zero means no
+    /// `tileArrived` call is still to come. Tests in manual time wait for it.
+    package var tileLoadsInFlight: Int { tiles.loadsInFlight }
+
     /// Whether this renderer's methods run on its context's render thread (they always should).
     func isOnRenderThread() -> Bool { context.thread.isCurrent }
 

@@ -100,6 +100,12 @@ final class TileLayoutStore: Sendable {
     var pendingLoads: (queued: Int, running: Int) {
         loader.pendingLoads
     }
+
+    /// Loads queued or running, and finished loads whose callbacks have not all returned: zero
+    /// means no `loaded` callback is still to come. Tests in manual time wait for it.
+    var loadsInFlight: Int {
+        loader.loadsInFlight
+    }
 }
 
 /// The queue, the cache and the workers of a ``TileLayoutStore``. Workers hold the loader, not
@@ -121,6 +127,8 @@ final class TileLoader: @unchecked Sendable {
     private var idleWorkers = 0
     private var wakeUps = 0
     private var running = 0
+    /// Finished loads whose waiters and callbacks are being called.
+    private var delivering = 0
     private var isShutDown = false
 
     private let source: any TileSource
@@ -185,6 +193,12 @@ final class TileLoader: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return layouts[tile] != nil
+    }
+
+    var loadsInFlight: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs.count + delivering
     }
 
     var pendingLoads: (queued: Int, running: Int) {
@@ -293,6 +307,7 @@ final class TileLoader: @unchecked Sendable {
 
             condition.lock()
             running -= 1
+            delivering += 1
             let job = jobs.removeValue(forKey: tile)
             let layout: TileLayout
             switch outcome {
@@ -308,6 +323,7 @@ final class TileLoader: @unchecked Sendable {
             for waiter in job?.waiters ?? [] { waiter.resume(returning: layout) }
             for loaded in job?.loaded ?? [] { loaded() }
             condition.lock()
+            delivering -= 1
         }
         workersStarted -= 1
         condition.unlock()

@@ -18,9 +18,9 @@ import CarWindowSystemSupport
 package actor SimulatedDrive {
     /// How the drive runs.
     package struct Options: Sendable {
-        /// Simulated seconds per wall-clock second (1 = real time).
+        /// Simulated seconds per second of the session's clock (1 = real time).
         package var speedup: Double
-        /// Engine ticks per wall-clock second: how often it updates vehicle and camera.
+        /// Engine ticks per second of the session's clock: how often it updates vehicle and camera.
         package var tickRate: Double
         /// Zoom when driving slowly; it eases out as speed rises.
         package var zoom: Double
@@ -28,7 +28,7 @@ package actor SimulatedDrive {
         package var pitch: Double
         /// Simulated taps, as (fraction of the drive's duration, control).
         package var taps: [(at: Double, control: MapControl.Kind)]
-        /// Wall-clock seconds after which the drive ends even if the car has not arrived.
+        /// Seconds of the session's clock after which the drive ends even if the car has not arrived.
         package var maximumSeconds: Double?
 
         /// A drive at twice real time, 30 ticks a second, zoom 17 and pitch 45 degrees, with a
@@ -87,15 +87,22 @@ package actor SimulatedDrive {
 
     /// Drives until the car arrives (or the time limit); `progress` is called about twice a
     /// second. Returns the simulated seconds driven.
+    ///
+    /// The drive keeps the time of the session's ``ProjectionSessionConfiguration/clock``, so a
+    /// session on a manual clock drives only as fast as its test advances that clock.
     @discardableResult
     package func run(progress: (@Sendable (Progress) -> Void)? = nil) async -> Double {
-        let start = SessionClock.now
+        let clock = session.configuration.clock
+        let ticker = WakeSignal(clock: clock, label: "carwindow.drive")
+        ticker.attach()
+        defer { ticker.detach() }
+        let start = clock.now
         let interval = 1 / options.tickRate
         var nextTap = 0
         var lastReport = -Double.infinity
         var lastRoute: (distance: Double, count: Int)?
         while !Task.isCancelled {
-            let wall = SessionClock.now - start
+            let wall = clock.now - start
             let time = wall * options.speedup
             let state = plan.state(at: time)
             // Ease zoom-button changes in over about 0.3 s, as a map app would.
@@ -111,7 +118,7 @@ package actor SimulatedDrive {
             }
             while nextTap < options.taps.count, time >= options.taps[nextTap].at * plan.duration {
                 // Head units stamp touches in milliseconds of their own clock.
-                await tap(options.taps[nextTap].control, timestamp: Int(SessionClock.now * 1000))
+                await tap(options.taps[nextTap].control, timestamp: Int(clock.now * 1000))
                 nextTap += 1
             }
             if let progress, wall - lastReport >= 0.5 {
@@ -122,9 +129,14 @@ package actor SimulatedDrive {
             }
             if state.isFinished { break }
             if let limit = options.maximumSeconds, wall >= limit { break }
-            try? await Task.sleep(for: .seconds(interval))
+            let wakeAt = clock.now + interval
+            await withTaskCancellationHandler {
+                await ticker.wait(until: wakeAt)
+            } onCancel: {
+                ticker.signal()
+            }
         }
-        return min((SessionClock.now - start) * options.speedup, plan.duration)
+        return min((clock.now - start) * options.speedup, plan.duration)
     }
 
     /// Heading up, the car in the lower part of the screen (more road ahead than behind),
