@@ -121,7 +121,7 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(
             name: "carwindow-fuzz",
-            dependencies: ["CarWindow", "CLibFuzzer", logging],
+            dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLTesting", "CLibFuzzer", logging],
             path: "Fuzz/carwindow-fuzz",
             swiftSettings: strict + fuzzInstrumented + (fuzzing ? [.define("CARWINDOW_FUZZING")] : []),
             linkerSettings: fuzzLinking
