@@ -1,17 +1,11 @@
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowProjection
-import CarWindowSystemSupport
 /// SplitMix64: small, fast and fully determined by its seed, so a drive (or a fuzz test) replays
-/// exactly from its seed.
-struct SplitMix64: RandomNumberGenerator {
+/// exactly from its seed. Package-wide: the simulation's drives and every layer's tests use it.
+package struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -20,7 +14,7 @@ struct SplitMix64: RandomNumberGenerator {
     }
 
     /// A number in 0..<1 with 53 random bits.
-    mutating func nextUnit() -> Double {
+    package mutating func nextUnit() -> Double {
         Double(next() >> 11) * 0x1.0p-53
     }
 }
