@@ -1,5 +1,4 @@
 import Foundation
-import Testing
 import CarWindowVideoCore
 import CarWindowH264
 import CarWindowSinks
@@ -44,17 +43,20 @@ enum MP4Checks {
 
     static func ffprobeJSON(_ arguments: [String], file: URL) throws -> [String: Any] {
         let result = try FFmpegTool.run("ffprobe", ["-v", "error", "-of", "json"] + arguments + [file.path])
-        try #require(result.status == 0, "ffprobe failed: \(result.stderr)")
-        return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        guard result.status == 0, let json = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any] else {
+            throw FFmpegFailure(message: "ffprobe: \(result.stderr)")
+        }
+        return json
     }
 
     /// Every decoded frame's time and size, as ffprobe reports them after decoding.
     static func probedFrames(_ file: URL) throws -> [(time: Double, width: Int, height: Int)] {
         let json = try ffprobeJSON(["-select_streams", "v:0", "-show_entries", "frame=pts_time,width,height"], file: file)
-        let frames = try #require(json["frames"] as? [[String: Any]])
+        guard let frames = json["frames"] as? [[String: Any]] else { throw FFmpegFailure(message: "ffprobe: no frames in \(json)") }
         return try frames.map { frame in
-            let time = try #require((frame["pts_time"] as? String).flatMap(Double.init))
-            return (time, try #require(frame["width"] as? Int), try #require(frame["height"] as? Int))
+            guard let time = (frame["pts_time"] as? String).flatMap(Double.init), let width = frame["width"] as? Int,
+                  let height = frame["height"] as? Int else { throw FFmpegFailure(message: "ffprobe: frame \(frame)") }
+            return (time, width, height)
         }
     }
 

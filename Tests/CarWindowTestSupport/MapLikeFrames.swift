@@ -1,5 +1,4 @@
 import Foundation
-import Testing
 import CarWindowVideoCore
 
 /// Deterministic pictures that look like a map to an encoder: a light background, dark road
@@ -85,7 +84,9 @@ final class TemporaryStream {
         // yuv420p keeps the coded samples; "gray" would expand limited range to full range.
         let bytes = [UInt8](try Data(contentsOf: output))
         let frameSize = width * height * 3 / 2
-        #expect(bytes.count % frameSize == 0, "decoded \(bytes.count) bytes, not whole \(width)x\(height) frames")
+        guard bytes.count % frameSize == 0 else {
+            throw FFmpegFailure(message: "decoded \(bytes.count) bytes, not whole \(width)x\(height) frames")
+        }
         return stride(from: 0, to: bytes.count - frameSize + 1, by: frameSize).map { bytes[$0..<($0 + width * height)] }
     }
 
@@ -105,7 +106,9 @@ final class TemporaryStream {
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(tool) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        guard process.terminationStatus == 0 else {
+            throw FFmpegFailure(message: "\(tool) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        }
         return data
     }
 }
