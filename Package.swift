@@ -24,6 +24,11 @@ let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let systemPackage = Target.Dependency.product(name: "SystemPackage", package: "swift-system")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 
+/// The test target of library target `name`: Tests/<name>Tests, with the shared test support.
+func tests(_ name: String, _ more: [Target.Dependency] = []) -> Target {
+    .testTarget(name: "\(name)Tests", dependencies: [.target(name: name), "CarWindowTestSupport"] + more, swiftSettings: strict)
+}
+
 // The data flow, each target depending only on those above it:
 //   Geo (tiles, camera) -> Style -> Map (geometry, text, GL, drawing, NV12 conversion)
 //   VideoCore (frames, access units, sinks' protocol, render thread) -> Map, H264
@@ -128,11 +133,24 @@ let package = Package(
             swiftSettings: strict + fuzzInstrumented + (fuzzing ? [.define("CARWINDOW_FUZZING")] : []),
             linkerSettings: fuzzLinking
         ),
+        // Tests: one target per library target, each building against that target and what it
+        // depends on. Their shared helpers (paths of the bundled data and of Tests/Fixtures and
+        // Tests/Golden, which lie outside every target; ffmpeg as the independent decoder;
+        // recording sinks and session set-up) are a plain target, not a test target.
+        .target(name: "CarWindowTestSupport",
+                dependencies: ["CarWindowSystemSupport", "CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap",
+                               "CarWindowH264", "CarWindowSinks", "CarWindowProjection", logging],
+                path: "Tests/CarWindowTestSupport", swiftSettings: strict),
+        tests("CarWindowGeo"),
+        tests("CarWindowStyle", [logging]),
+        tests("CarWindowMap", ["CEGL", "CFreeType", "CZlib", logging]),
+        tests("CarWindowH264", ["CVA"]),
+        tests("CarWindowSinks", [systemPackage]),
+        tests("CarWindowProjection", [logging]),
+        tests("CarWindowSDL", ["CarWindowSDLTesting", systemPackage, logging]),
+        tests("CarWindowSimulation"),
         // The command-line tests run the built `carwindow` next to the test bundle.
-        .testTarget(name: "CarWindowTests",
-                    dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLTesting",
-                                   "carwindow", "CEGL", "CGLES", "CVA", "COpenH264", systemPackage],
-                    exclude: ["Fixtures", "Golden"],
+        .testTarget(name: "CarWindowCommandLineTests", dependencies: ["carwindow", "CarWindowSinks", "CarWindowTestSupport"],
                     swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -4,7 +4,7 @@
 usage: Fuzz/make-seeds.py CAPTURE.hex
 
 CAPTURE.hex is a real SDL Core session, one frame per line ("RX <hex>" from the head unit,
-"TX <hex>" to it). Tiles come from Tests/CarWindowTests/Fixtures, styles from assets/styles.
+"TX <hex>" to it). Tiles come from Tests/Fixtures, styles from assets/styles.
 Each seed is small (a few KB at most) so that every target starts from valid input of each kind.
 Crash inputs found by fuzzing are kept beside the seeds as regression-*; this script leaves them.
 """
@@ -272,6 +272,6 @@ if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     sdl_seeds(sys.argv[1])
-    tile_seeds(os.path.join(root, "Tests", "CarWindowTests", "Fixtures"))
+    tile_seeds(os.path.join(root, "Tests", "Fixtures"))
     style_seeds()
     touch_seeds()

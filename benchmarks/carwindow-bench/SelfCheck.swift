@@ -2,7 +2,7 @@ import Foundation
 
 /// `--self-check`: asserts the harness's pure helpers (percentiles, bitrate windows, PSNR, memory
 /// growth, tick choice, SVG output) and the sampler on known inputs. The bench target cannot be
-/// tested from Tests/CarWindowTests (an executable target), so CI runs this instead.
+/// tested from the test targets (it is an executable target), so CI runs this instead.
 enum SelfCheck {
     static func run() -> Bool {
         var failures: [String] = []

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+@testable import CarWindowSystemSupport
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowMap
+@testable import CarWindowTestSupport
+
+/// Frames drawn on llvmpipe against committed PNGs.
+///
+/// Tolerance: a pixel differs when a channel is more than 12/255 apart, and a view passes
+/// while at most 0.5% of its pixels differ. Repeated renders here are identical, so this leaves
+/// room for other LLVM and Mesa versions' rounding of anti-aliased edges, while a changed colour,
+/// a missing layer or a moved label breaks it (see `comparisonCatchesAChangedStyle`).
+/// Run with CARWINDOW_UPDATE_GOLDEN=1 to rewrite the PNGs after an intended change.
+@Suite(.serialized) struct RenderingTests {
+    static let channelTolerance = 12
+    static let allowedDifferingFraction = 0.005
+
+    struct View: Sendable, CustomStringConvertible {
+        var name: String
+        var style = "day"
+        var camera: Camera
+        var overlays = MapOverlays()
+        var description: String { name }
+    }
+
+    static let route = [
+        GeoCoordinate(latitude: 60.16860, longitude: 24.93800), GeoCoordinate(latitude: 60.16950, longitude: 24.94020),
+        GeoCoordinate(latitude: 60.17030, longitude: 24.94120), GeoCoordinate(latitude: 60.17120, longitude: 24.94330),
+    ]
+
+    static let views: [View] = [
+        View(name: "flat", camera: Camera(center: helsinki, zoom: 16)),
+        View(name: "pitched", camera: Camera(center: helsinki, zoom: 16, bearing: 30, pitch: 45)),
+        View(name: "rotated", camera: Camera(center: helsinki, zoom: 15.3, bearing: -40)),
+        View(name: "night", style: "night", camera: Camera(center: helsinki, zoom: 16.5, bearing: 20, pitch: 50)),
+        View(name: "route", camera: Camera(center: route[1], zoom: 16.5, bearing: 60, pitch: 40),
+             overlays: MapOverlays(route: route, vehicle: VehicleMarker(coordinate: route[1], heading: 60))),
+    ]
+
+    static func render(_ view: View, styleOverride: Style? = nil) async throws -> RGBAImage {
+        let (context, renderer) = try await makeRenderer(style: view.style, camera: view.camera)
+        if let styleOverride { await renderer.setStyle(styleOverride) }
+        await renderer.setOverlays(view.overlays)
+        _ = await renderer.renderWhenLoaded()
+        let image = await renderer.readPixels()
+        await context.shutdown()
+        return image
+    }
+
+    @Test(arguments: views)
+    func viewMatchesGolden(_ view: View) async throws {
+        let image = try await Self.render(view)
+        let file = TestPaths.golden.appendingPathComponent("\(view.name).png")
+        if ProcessInfo.processInfo.environment["CARWINDOW_UPDATE_GOLDEN"] == "1" {
+            try image.writePNG(to: file)
+            return
+        }
+        let golden = try RGBAImage(contentsOfPNG: file)
+        let difference = try #require(image.difference(from: golden, tolerance: Self.channelTolerance))
+        if difference.differingFraction > Self.allowedDifferingFraction {
+            let actual = FileManager.default.temporaryDirectory.appendingPathComponent("carwindow-\(view.name)-actual.png")
+            try? image.writePNG(to: actual)
+            Issue.record("\(view.name): \(difference); the frame drawn is at \(actual.path)")
+        }
+    }
+
+    /// The comparison must fail when something visible changes: the same view with primary
+    /// roads a little redder is over the tolerance.
+    @Test func comparisonCatchesAChangedStyle() async throws {
+        let view = Self.views[0]
+        var json = try String(contentsOf: TestPaths.style("day"), encoding: .utf8)
+        let primary = try #require(json.range(of: "#fbcf7e"))
+        json.replaceSubrange(primary, with: "#fbaf8e")
+        let changed = try Style(data: Data(json.utf8))
+        let image = try await Self.render(view, styleOverride: changed)
+        let golden = try RGBAImage(contentsOfPNG: TestPaths.golden.appendingPathComponent("flat.png"))
+        let difference = try #require(image.difference(from: golden, tolerance: Self.channelTolerance))
+        #expect(difference.differingFraction > Self.allowedDifferingFraction, "\(difference)")
+    }
+
+    @Test func framesHaveTheAttributionAndControls() async throws {
+        let (context, renderer) = try await makeRenderer(width: 640, height: 360)
+        let controls = await renderer.controls
+        #expect(controls.map(\.id) == [1, 2, 3])
+        #expect(controls.allSatisfy { $0.rect.x + $0.rect.width <= 640 && $0.rect.y + $0.rect.height <= 360 })
+        await renderer.setOverlays(MapOverlays(showsControls: false))
+        #expect(await renderer.controls.isEmpty)
+        await context.shutdown()
+    }
+
+    @Test(arguments: [(1, 1), (854, 480), (1920, 1080), (333, 777)])
+    func anySizeRenders(width: Int, height: Int) async throws {
+        let (context, renderer) = try await makeRenderer(width: width, height: height)
+        let report = await renderer.renderWhenLoaded()
+        let image = await renderer.readPixels()
+        #expect(image.width == width && image.height == height)
+        #expect(report.tilesDrawn > 0)
+        await context.shutdown()
+    }
+
+    @Test func impossibleSizesAreTypedErrors() async throws {
+        let context = try await RenderContext()
+        let source = try openTileSource(at: TestPaths.tiles)
+        let fonts = try FontLibrary(directory: TestPaths.fonts)
+        let style = try Style(contentsOf: TestPaths.style("day"))
+        for (width, height) in [(0, 480), (800, -1), (100_000, 10)] {
+            await #expect(throws: MapRenderError.self) {
+                _ = try await MapRenderer(context: context, width: width, height: height, style: style, tiles: source,
+                                          fonts: fonts, camera: Camera(center: helsinki, zoom: 16))
+            }
+        }
+        await context.shutdown()
+    }
+
+    @Test func glWorkRunsOnTheRenderThread() async throws {
+        let (context, renderer) = try await makeRenderer()
+        #expect(await renderer.isOnRenderThread())
+        #expect(!context.thread.isCurrent)
+        await context.shutdown()
+    }
+
+    @Test func theContextReportsItsPlatform() async throws {
+        let context = try await RenderContext()
+        #expect(!context.info.renderer.isEmpty)
+        #expect(context.info.version.contains("OpenGL ES 3"))
+        await context.shutdown()
+    }
+
+    @Test func forcingAMissingPlatformListsWhatWasTried() async throws {
+        // No machine CI runs on has a render node, so forcing GBM fails with the reason.
+        guard !FileManager.default.fileExists(atPath: "/dev/dri") else { return }
+        await #expect {
+            _ = try await RenderContext(platform: .gbm)
+        } throws: { error in
+            guard case GLSetupError.noUsablePlatform(let attempts) = error else { return false }
+            return attempts.map(\.platform) == [.gbm] && attempts[0].failure.contains("renderD")
+        }
+    }
+}
