@@ -82,7 +82,8 @@ public actor ProjectionSession {
 
     let eventBroadcast = EventBroadcast<ProjectionSessionEvent>(bufferLimit: 4096)
     let logger: Logger
-    var renderer: MapRenderer?
+    /// The map renderer while connected; tests on a manual clock read its tile loads.
+    package internal(set) var renderer: MapRenderer?
     var encoder: EncoderStage?
     var sink: (any VideoSink)?
     var pacer = FramePacer()

@@ -29,12 +29,10 @@ struct VAAPIEncoderTests {
         }
     }
 
-    @Test("Probing without /dev/dri fails quickly with a typed error naming the missing device")
+    @Test("Probing without /dev/dri fails with a typed error naming the missing device",
+          .enabled(if: !FileManager.default.fileExists(atPath: "/dev/dri"), "this machine has /dev/dri: the device tests cover it"))
     func probeWithoutDevice() throws {
-        try #require(!FileManager.default.fileExists(atPath: "/dev/dri"), "this machine has /dev/dri; covered by the device tests")
-        let start = Date()
         let result = VAAPIEncoder.probe()
-        #expect(Date().timeIntervalSince(start) < 1)
         guard case .failure(.backendUnavailable(.vaapi, let reason)) = result else {
             Issue.record("expected backendUnavailable, got \(result)")
             return

@@ -28,7 +28,7 @@ import Testing
     /// leave a moment later), then counts.
     static func settledCensus() async -> ProcessResourceCensus {
         // A released map's tile workers finish the load in hand before they end.
-        _ = await eventually(10) {
+        _ = await eventually {
             RenderThread.running(named: "carwindow.encode") == 0 && TileLoader.runningWorkers == 0
         }
         return ProcessResourceCensus.now()
@@ -110,7 +110,7 @@ import Testing
 
     @Test func aContextDroppedWithoutShutdownEndsItsThread() async throws {
         // Render threads of contexts shut down just before may still be on their way out.
-        _ = await eventually(2) { RenderThread.running(named: "carwindow.render") == 0 }
+        _ = await eventually { RenderThread.running(named: "carwindow.render") == 0 }
         let before = RenderThread.running(named: "carwindow.render")
         do {
             let (context, renderer) = try await makeRenderer(width: 64, height: 48)

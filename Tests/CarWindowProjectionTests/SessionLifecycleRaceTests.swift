@@ -288,7 +288,7 @@ final class FirstOutcome<T: Sendable>: Sendable {
             } catch {
                 return "the last stream did not start: \(error)"
             }
-            let pictured = await eventually(110) {
+            let pictured = await eventually(.seconds(110)) {
                 recorder.segments.contains { !$0.units.isEmpty }
             }
             return pictured ? nil : "the last stream sent no picture"

@@ -203,10 +203,9 @@ import SystemPackage
         try await session.connect(display: SessionFixtures.display)
         try await session.startStreaming()
         // Well past the ten failures in a row after which a session gives up.
-        let enough = await eventually(60) {
-            await SessionFixtures.drive(session, seconds: 0.2)
-            return live.received.count >= 3 * ProjectionSession.failureLimit
-        }
+        let enough = await SessionFixtures.drive(session, until: {
+            live.received.count >= 3 * ProjectionSession.failureLimit
+        })
         let state = await session.state
         await session.close()
         await context.shutdown()
@@ -233,10 +232,9 @@ import SystemPackage
         let session = ProjectionSession(configuration: configuration, context: context)
         try await session.connect(display: SessionFixtures.display)
         try await session.startStreaming()
-        _ = await eventually(30) {
-            await SessionFixtures.drive(session, seconds: 0.2)
-            return live.received.count >= 10
-        }
+        _ = await SessionFixtures.drive(session, until: {
+            live.received.count >= 10
+        })
         await session.close()
         let sent = live.received.count
         #expect(try MP4Checks.probedFrames(mp4).count == sent)
@@ -265,14 +263,13 @@ import SystemPackage
         let link = SDLProjectionLink(
             session: session,
             connection: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", reconnect: .never,
-                                                    requestTimeout: .seconds(3)),
-            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: .seconds(2)) })
+                                                    requestTimeout: hangGuard),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: hangGuard) })
         let running = Task { try await link.run() }
         // Well past the ten failures in a row after which a session gives up.
-        let enough = await eventually(60) {
-            await SessionFixtures.drive(session, seconds: 0.2)
-            return await simulator.snapshot().videoUnitCount >= 3 * ProjectionSession.failureLimit
-        }
+        let enough = await SessionFixtures.drive(session, until: {
+            await simulator.snapshot().videoUnitCount >= 3 * ProjectionSession.failureLimit
+        })
         let state = await session.state
         await link.stop()
         _ = await running.result
@@ -313,13 +310,12 @@ import SystemPackage
         let link = SDLProjectionLink(
             session: session,
             connection: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", reconnect: .never,
-                                                    requestTimeout: .seconds(3)),
-            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: .seconds(2)) })
+                                                    requestTimeout: hangGuard),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: hangGuard) })
         let running = Task { try await link.run() }
-        let streamed = await eventually(30) {
-            await SessionFixtures.drive(session, seconds: 0.2)
-            return await simulator.snapshot().videoUnitCount >= 10
-        }
+        let streamed = await SessionFixtures.drive(session, until: {
+            await simulator.snapshot().videoUnitCount >= 10
+        })
         #expect(streamed)
         await link.stop()
         // Nothing else has run since stop() returned: the file must be finished already.

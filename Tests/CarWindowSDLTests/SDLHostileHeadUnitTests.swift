@@ -26,7 +26,7 @@ struct ScriptedHeadUnit {
         let listener = try SDLTCPListener(receiveBufferSize: receiveBufferSize)
         self.listener = listener
         script = Task {
-            let connection = try await listener.accept(timeout: .seconds(10))
+            let connection = try await listener.accept(timeout: hangGuard)
             defer { connection.close() }
             var parser = SDLFrameParser(maximumFramePayload: 131_072)
             var startService: SDLFrame?
@@ -49,7 +49,7 @@ struct ScriptedHeadUnit {
     }
 
     /// A connection to this head unit that never reconnects, over TCP with its writes counted.
-    func connection(requestTimeout: Duration = .seconds(3), sendBufferSize: Int? = nil,
+    func connection(requestTimeout: Duration = hangGuard, sendBufferSize: Int? = nil,
                     writes: WriteGauge = WriteGauge()) -> SDLConnection {
         let port = self.port
         return SDLConnection(
@@ -178,12 +178,12 @@ struct SDLHostileHeadUnitTests {
         }
         defer { headUnit.close() }
         let writes = WriteGauge()
-        let connection = headUnit.connection(requestTimeout: .seconds(20), sendBufferSize: 4096, writes: writes)
+        let connection = headUnit.connection(requestTimeout: hangGuard, sendBufferSize: 4096, writes: writes)
         let residentBefore = residentBytes()
         let starting = Task { try await connection.start() }
         // The flood is on the app's side of the socket once the head unit's write returned;
         // then the app has read and handled it all when its answers stop growing.
-        #expect(await eventually(20) { flooded.count > 0 })
+        #expect(await eventually { flooded.count > 0 })
         var handled = -1
         while true {
             try await Task.sleep(for: .milliseconds(200))
@@ -214,7 +214,7 @@ extension SDLHostileHeadUnitTests {
         let simulator = HeadUnitSimulator(configuration: SDLLinkTests.simulatorConfiguration())
         let port = try await simulator.start()
         var connection: SDLConnection? = SDLConnection(
-            configuration: .init(appName: "x", appID: "x", videoCandidates: [], reconnect: .never, requestTimeout: .seconds(30)),
+            configuration: .init(appName: "x", appID: "x", videoCandidates: [], reconnect: .never, requestTimeout: hangGuard),
             transport: { SDLTCPTransport(host: "127.0.0.1", port: port) })
         weak let released = connection
         try await connection?.start()

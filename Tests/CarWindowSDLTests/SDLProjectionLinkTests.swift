@@ -47,8 +47,8 @@ struct SDLProjectionLinkTests {
         let link = SDLProjectionLink(
             session: session,
             connection: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", reconnect: reconnect,
-                                                    requestTimeout: .seconds(3)),
-            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: .seconds(2)) })
+                                                    requestTimeout: hangGuard),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: hangGuard) })
         let forwarded = EventLog(session)
         let running = Task { try await link.run() }
         return Rig(simulator: simulator, session: session, link: link, context: context, forwarded: forwarded, running: running)
@@ -67,9 +67,12 @@ struct SDLProjectionLinkTests {
         // Registered, capability taken, HMI FULL: the session streams at 640x384 / 2.
         #expect(await eventually { await rig.session.state == .streaming })
         #expect(await rig.session.stream?.encodedSize == VideoSize(width: 320, height: 192))
-        await SessionFixtures.drive(rig.session, seconds: 1.5)
-        let streamed = await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= 15 && !$0.hapticData.isEmpty }
-        let snapshot = try #require(streamed)
+        let streamed = await SessionFixtures.drive(rig.session, until: {
+            let received = await rig.simulator.snapshot()
+            return received.videoUnitCount >= 15 && !received.hapticData.isEmpty
+        })
+        try #require(streamed)
+        let snapshot = await rig.simulator.snapshot()
         #expect(snapshot.registeredAppName == "CarWindow")
         #expect(snapshot.appHMITypes == ["NAVIGATION"])
         #expect(snapshot.video?.resolution == ImageResolution(width: 320, height: 192))
@@ -84,8 +87,8 @@ struct SDLProjectionLinkTests {
         let point = sent.rect.center
         try await rig.simulator.sendTouch(SDLTouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 100, x: point.x, y: point.y)]))
         try await rig.simulator.sendTouch(SDLTouchEvent(type: .end, touches: [.init(id: 0, timestamp: 160, x: point.x, y: point.y)]))
-        #expect(await eventually(3) { rig.forwarded.all.contains(.controlTapped(.zoomIn)) })
-        #expect(await eventually(3) { await rig.session.camera.zoom > zoomBefore + 0.99 })
+        #expect(await eventually { rig.forwarded.all.contains(.controlTapped(.zoomIn)) })
+        #expect(await eventually { await rig.session.camera.zoom > zoomBefore + 0.99 })
 
         // Regions go out only when they change: a still map sends no more.
         try await Task.sleep(for: .milliseconds(800))
@@ -106,17 +109,17 @@ struct SDLProjectionLinkTests {
         let rig = try await Self.rig(capability: Self.capability, reconnect: SDLReconnectPolicy(
             initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200), maximumAttempts: 20))
         #expect(await eventually { await rig.session.state == .streaming })
-        await SessionFixtures.drive(rig.session, seconds: 0.5)
-        let before = try #require(await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= 5 })
+        try #require(await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= 5 }))
+        let before = await rig.simulator.snapshot()
         // The head unit goes away mid-stream (as under kill -9) and comes back on the same port.
         await rig.simulator.dropConnection()
         let unitsBefore = await rig.simulator.snapshot().videoUnitCount
         #expect(unitsBefore >= before.videoUnitCount)
-        let reconnected = await rig.simulator.wait(timeout: .seconds(10)) { $0.connections == 2 && $0.video != nil }
+        let reconnected = await rig.simulator.wait(timeout: hangGuard) { $0.connections == 2 && $0.video != nil }
         #expect(reconnected != nil, "the link reconnected and started the video service again")
-        await SessionFixtures.drive(rig.session, seconds: 0.5)
-        let after = try #require(await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= unitsBefore + 5 },
-                                 "video flows again after the reconnect")
+        try #require(await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= unitsBefore + 5 }),
+                     "video flows again after the reconnect")
+        let after = await rig.simulator.snapshot()
         #expect(await rig.session.state == .streaming)
         // Both halves decode on their own, and the new video service starts with an IDR.
         let units = after.videoUnits
@@ -129,17 +132,17 @@ struct SDLProjectionLinkTests {
     @Test func losingTheHMILevelSuspendsAndRegainingItResumesWithAnIDR() async throws {
         let rig = try await Self.rig(capability: Self.capability)
         #expect(await eventually { await rig.session.state == .streaming })
-        _ = await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= 2 }
+        _ = await rig.simulator.wait(timeout: hangGuard) { $0.videoUnitCount >= 2 }
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .background, videoStreamingState: .notStreamable))
         #expect(await eventually { await rig.session.state == .suspended })
-        let ended = await rig.simulator.wait(timeout: .seconds(3)) { $0.videoEndCount >= 1 }
+        let ended = await rig.simulator.wait(timeout: hangGuard) { $0.videoEndCount >= 1 }
         #expect(ended != nil, "the video service was ended")
         let unitsBefore = await rig.simulator.snapshot().videoUnitCount
         try await Task.sleep(for: .seconds(1))
         #expect(await rig.simulator.snapshot().videoWhileNotAllowed == 0, "no video while not allowed")
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
         #expect(await eventually { await rig.session.state == .streaming })
-        let resumed = await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount > unitsBefore }
+        let resumed = await rig.simulator.wait(timeout: hangGuard) { $0.videoUnitCount > unitsBefore }
         let units = try #require(resumed).videoUnits
         // The first picture of the new video service decodes on its own: an IDR.
         #expect(H264StreamRewriter.containsIDR(units[unitsBefore]))
@@ -159,7 +162,7 @@ struct SDLProjectionLinkTests {
             additionalVideoStreamingCapabilities: [VideoStreamingCapability(
                 preferredResolution: ImageResolution(width: 640, height: 384), supportedFormats: nestedFormats, scale: 2)])
         let rig = try await Self.rig(capability: capability)
-        let started = try #require(await rig.simulator.wait(timeout: .seconds(10)) { $0.video != nil })
+        let started = try #require(await rig.simulator.wait(timeout: hangGuard) { $0.video != nil })
         #expect(started.video?.format == expected)
         #expect(started.video?.resolution == ImageResolution(width: 320, height: 192))
         #expect(!started.videoRequests.isEmpty && started.videoRequests.allSatisfy { $0.candidate.format == expected },
@@ -170,16 +173,17 @@ struct SDLProjectionLinkTests {
     @Test func aResizeRestartsTheVideoServiceAtTheNewSize() async throws {
         let rig = try await Self.rig(capability: Self.capability)
         #expect(await eventually { await rig.session.state == .streaming })
-        _ = await rig.simulator.wait(timeout: .seconds(5)) { $0.videoUnitCount >= 2 }
+        _ = await rig.simulator.wait(timeout: hangGuard) { $0.videoUnitCount >= 2 }
         try await rig.simulator.sendCapabilityUpdate(VideoStreamingCapability(
             preferredResolution: ImageResolution(width: 480, height: 320)))
-        let restarted = await rig.simulator.wait(timeout: .seconds(5)) {
+        let restarted = await rig.simulator.wait(timeout: hangGuard) {
             $0.video?.resolution == ImageResolution(width: 240, height: 160) && $0.videoEndCount >= 1
         }
         #expect(restarted != nil)
         #expect(await rig.session.stream?.encodedSize == VideoSize(width: 240, height: 160))
         #expect(rig.forwarded.all.contains { if case .resized = $0 { true } else { false } })
-        await SessionFixtures.drive(rig.session, seconds: 0.5)
+        let unitsAtRestart = await rig.simulator.snapshot().videoUnitCount
+        #expect(await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= unitsAtRestart + 3 }))
         let after = await rig.simulator.snapshot().videoUnits
         let sizes = try Self.decodedSizes(after)
         #expect(sizes.count == after.count)

@@ -357,7 +357,7 @@ import SystemPackage
     /// ffmpeg encodes a test pattern, the stream is cut into access units and sent through the
     /// UDP sink over loopback, and ffmpeg decodes it from the SDP; every picture must arrive and
     /// match what ffmpeg decodes from the file directly.
-    @Test(.timeLimit(.minutes(1))) func ffmpegDecodesEveryX264PictureSentOverUDP() throws {
+    @Test(.timeLimit(.minutes(2))) func ffmpegDecodesEveryX264PictureSentOverUDP() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("source.h264")
@@ -374,7 +374,7 @@ import SystemPackage
 
     /// The project's own encoder, access units as it makes them (IDRs with SPS and PPS at frames
     /// 0 and 15), straight into the UDP sink.
-    @Test(.timeLimit(.minutes(1))) func ffmpegDecodesEveryOpenH264PictureSentOverUDP() throws {
+    @Test(.timeLimit(.minutes(2))) func ffmpegDecodesEveryOpenH264PictureSentOverUDP() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let encoder = try OpenH264Encoder(settings: EncoderSettings(width: 320, height: 240))

@@ -88,6 +88,22 @@ enum SessionFixtures {
         return configuration
     }
 
+    /// Moves the camera a little every 10 ms until `condition` holds, and says whether it did
+    /// before the hang guard ran out. Tests wait for what they count this way: a loaded machine
+    /// takes longer to get there, never gets a different verdict.
+    static func drive(_ session: ProjectionSession, until condition: () async -> Bool) async -> Bool {
+        let end = SessionClock.monotonicNow + hangGuard.inSeconds
+        var camera = await session.camera
+        while SessionClock.monotonicNow < end {
+            if await condition() { return true }
+            camera.center.longitude += 0.00002
+            camera.bearing += 0.3
+            await session.setCamera(camera)
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return await condition()
+    }
+
     /// Moves the camera a little every `step` seconds for `seconds`.
     static func drive(_ session: ProjectionSession, seconds: Double, step: Double = 0.01) async {
         let end = SessionClock.monotonicNow + seconds
@@ -109,9 +125,15 @@ enum SessionFixtures {
     }
 }
 
-/// Waits until `condition` holds or `timeout` seconds pass.
-func eventually(_ timeout: Double = 10, _ condition: () async -> Bool) async -> Bool {
-    let end = SessionClock.monotonicNow + timeout
+/// The longest a test waits for something that must happen. It ends hangs and nothing else:
+/// on a working build every wait is over long before it, however loaded the machine is (the
+/// suite runs in parallel, sanitizers slow it tenfold), so no verdict depends on the machine's
+/// speed. A test that must see that something does *not* happen says so with its own, short wait.
+let hangGuard: Duration = .seconds(60)
+
+/// Waits until `condition` holds or `limit` passes; whether it held.
+func eventually(_ limit: Duration = hangGuard, _ condition: () async -> Bool) async -> Bool {
+    let end = SessionClock.monotonicNow + limit.inSeconds
     while SessionClock.monotonicNow < end {
         if await condition() { return true }
         try? await Task.sleep(for: .milliseconds(20))
