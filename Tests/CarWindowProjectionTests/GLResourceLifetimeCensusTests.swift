@@ -14,8 +14,8 @@ import Testing
 /// all day): each must leave no GL object, thread or file descriptor behind.
 ///
 /// The thread and descriptor counts are the process's own, so this suite needs the process to
-/// itself, as `swift test --no-parallel` (scripts/test.sh) gives it.
-@Suite(.serialized) struct GLResourceLifetimeTests {
+/// itself: `scripts/test.sh` runs the suites named `...CensusTests` alone, after the parallel run.
+@Suite(.serialized) struct GLResourceLifetimeCensusTests {
     static let display = HeadUnitDisplay(size: VideoSize(width: 320, height: 192), scale: 2,
                                          preferredFramesPerSecond: 30, maximumBitrate: 200_000)
 
