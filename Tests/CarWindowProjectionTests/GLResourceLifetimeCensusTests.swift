@@ -108,6 +108,19 @@ import Testing
         #expect(await context.strayGLReleases() == 0)
     }
 
+    /// A process may exit as soon as `shutdown()` returns (the CLI does). If the context were
+    /// destroyed later, when the last reference goes, the driver would unload (`dlclose`) on the
+    /// render thread while `exit` ran the same destructor list: a crash seen 1 run in 24 under load.
+    @Test func shutdownDestroysTheContextBeforeItReturns() async throws {
+        let context = try await RenderContext()
+        let display = context.display.raw
+        let users = EGLDisplayUse.users(of: display)
+        #expect(users >= 1)
+        await context.shutdown()
+        #expect(EGLDisplayUse.users(of: display) == users - 1, "the context is still alive after shutdown")
+        withExtendedLifetime(context) {}
+    }
+
     @Test func aContextDroppedWithoutShutdownEndsItsThread() async throws {
         // Render threads of contexts shut down just before may still be on their way out.
         _ = await eventually { RenderThread.running(named: "carwindow.render") == 0 }

@@ -122,8 +122,15 @@ enum GLObjectLedger {
         books.withLock { $0[context, default: Book()].hasEnded = true }
     }
 
-    /// `context` was destroyed with every name it held; a new context may reuse its handle.
+    /// `context` was just made: a book of its own, even where EGL reused the handle of a
+    /// context destroyed before.
+    static func contextBegan(_ context: GLContextID) {
+        books.withLock { $0[context] = Book() }
+    }
+
+    /// `context` was destroyed with every name it held. Its book stays, ended: maps that still
+    /// hold names release them later without a GL call, and the census shows them go.
     static func contextDestroyed(_ context: GLContextID) {
-        _ = books.withLock { $0.removeValue(forKey: context) }
+        contextEnded(context)
     }
 }

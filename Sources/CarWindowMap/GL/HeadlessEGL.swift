@@ -127,6 +127,7 @@ final class HeadlessEGL {
     let deviceName: String?
     private var gbmDevice: OpaquePointer?
     private var drmFileDescriptor: Int32 = -1
+    private var isClosed = false
 
     /// Opens the first platform of the chain that gives a context, or the one `forced` names.
     init(forced: EGLPlatform?) throws(GLSetupError) {
@@ -171,14 +172,25 @@ final class HeadlessEGL {
         eglReleaseThread()
     }
 
-    deinit {
-        // The render thread released the context at shutdown; destroying it here is then safe
-        // from any thread.
+    /// Destroys the context and gives up the display; the last context on a display terminates
+    /// it, which unloads the driver. The render thread calls this at shutdown, after releasing
+    /// the context, so that all of it is over when `RenderContext.shutdown()` returns: a driver
+    /// unloading later, on its own, would run its library destructors (`dlclose`) while the
+    /// process may be in `exit`, running the same destructor list, and crash it.
+    func destroy() {
+        guard !isClosed else { return }
+        isClosed = true
         eglDestroyContext(display, context)
         GLObjectLedger.contextDestroyed(GLContextID(raw: UInt(bitPattern: context)))
         EGLDisplayUse.end(display)
         if let gbmDevice { gbm_device_destroy(gbmDevice) }
         if drmFileDescriptor >= 0 { close(drmFileDescriptor) }
+    }
+
+    deinit {
+        // Only a context that was never shut down gets here still open; it was released from
+        // its thread, so destroying it is then safe from any thread.
+        destroy()
     }
 
     // MARK: - The chain
@@ -334,6 +346,11 @@ enum EGLDisplayUse {
             users[UInt(bitPattern: display), default: 0] += 1
             return true
         }
+    }
+
+    /// The render contexts using `display` now.
+    static func users(of display: EGLDisplay) -> Int {
+        users.withLock { $0[UInt(bitPattern: display)] ?? 0 }
     }
 
     /// Counts one user less; the last one terminates the display.

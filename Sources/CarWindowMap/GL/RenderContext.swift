@@ -67,6 +67,7 @@ public actor RenderContext {
         self.info = info
         display = EGLDisplayHandle(raw: egl.display)
         glContext = GLContextID(raw: UInt(bitPattern: egl.context))
+        GLObjectLedger.contextBegan(glContext)
     }
 
     /// A context dropped without ``shutdown()`` shuts down here, on its render thread, so the
@@ -79,14 +80,17 @@ public actor RenderContext {
     /// isolated deinits of renderers released just before, say.
     package func waitForQueuedWork() {}
 
-    /// Releases the context from the render thread and lets the thread end. GL objects that
-    /// maps still hold are freed with the context; maps released later delete nothing.
+    /// Releases and destroys the context on the render thread and lets the thread end; the
+    /// last context on the EGL display terminates it. When this returns, EGL is done with, so
+    /// the process may exit at once. GL objects that maps still hold are freed with the
+    /// context; maps released later delete nothing.
     public func shutdown() {
         guard !isShutDown else { return }
         isShutDown = true
         glFinish()
         egl.releaseCurrent()
         GLObjectLedger.contextEnded(glContext)
+        egl.destroy()
         thread.stop()
     }
 
