@@ -142,6 +142,7 @@ let package = Package(
                                "CarWindowH264", "CarWindowSinks", "CarWindowProjection", logging],
                 path: "Tests/CarWindowTestSupport", swiftSettings: strict),
         tests("CarWindowGeo"),
+        tests("CarWindowVideoCore"),
         tests("CarWindowStyle", [logging]),
         tests("CarWindowMap", ["CEGL", "CFreeType", "CZlib", logging]),
         tests("CarWindowH264", ["CVA"]),
@@ -149,6 +150,8 @@ let package = Package(
         tests("CarWindowProjection", [logging]),
         tests("CarWindowSDL", ["CarWindowSDLTesting", systemPackage, logging]),
         tests("CarWindowSimulation"),
+        // The umbrella: programs written against `import CarWindow` alone.
+        tests("CarWindow"),
         // The command-line tests run the built `carwindow` next to the test bundle.
         .testTarget(name: "CarWindowCommandLineTests", dependencies: ["carwindow", "CarWindowSinks", "CarWindowTestSupport"],
                     swiftSettings: strict),
