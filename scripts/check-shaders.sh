@@ -25,4 +25,5 @@ for path in shaders/*.vert shaders/*.frag; do
 done
 # Variants the library builds with defines.
 check line.frag DASHED
+check line.frag TRIMMED
 echo "shaders: $checked checked with glslangValidator"

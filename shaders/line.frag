@@ -4,6 +4,10 @@ uniform float u_blur;
 uniform int u_dash_count;
 uniform float u_dash_ends[8];
 #endif
+#ifdef TRIMMED
+// The route: what lies before this distance (v_distance's unit) is the part already driven.
+uniform float u_trim_before;
+#endif
 
 in vec2 v_edge;
 in float v_half_width;
@@ -30,6 +34,10 @@ void main() {
         start = i + 1 < u_dash_count ? u_dash_ends[i + 1] : period;
     }
     alpha *= coverage;
+#endif
+#ifdef TRIMMED
+    // A one-pixel soft cut, as at the line's sides.
+    alpha *= clamp((v_distance - u_trim_before) / v_pixel + 0.5, 0.0, 1.0);
 #endif
     fragColor = v_color * alpha;
 }

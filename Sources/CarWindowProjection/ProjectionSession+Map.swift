@@ -51,8 +51,10 @@ extension ProjectionSession {
         changed()
     }
 
-    /// Shows the route still to drive (first point first); empty hides it. Points that are not
-    /// finite or lie outside the globe are dropped with a warning.
+    /// Shows the route (first point first); empty hides it. Points that are not finite or lie
+    /// outside the globe are dropped with a warning. A new route starts with nothing driven:
+    /// move ``setRouteProgress(_:)`` along it as the car drives, instead of sending the
+    /// remaining route again, which costs the renderer a new mesh each time.
     public func setRoute(_ route: [GeoCoordinate]) {
         func isValid(_ point: GeoCoordinate) -> Bool {
             point.latitude.isFinite && point.longitude.isFinite && abs(point.latitude) <= 90 && abs(point.longitude) <= 180
@@ -68,6 +70,21 @@ extension ProjectionSession {
         }
         guard overlays.route != drawn else { return }
         overlays.route = drawn
+        overlays.routeProgress = 0
+        changed()
+    }
+
+    /// Hides the first `metres` of the route, measured along it from its first point: the part
+    /// already driven. The route is trimmed as it is drawn, so this costs no geometry work;
+    /// past the route's end hides all of it. Metres that are negative or not finite are ignored
+    /// with a warning.
+    public func setRouteProgress(_ metres: Double) {
+        guard metres.isFinite, metres >= 0 else {
+            emit(.warning(.routeProgressIgnored(metres: metres)))
+            return
+        }
+        guard overlays.routeProgress != metres else { return }
+        overlays.routeProgress = metres
         changed()
     }
 

@@ -191,6 +191,9 @@ public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertib
     case routePointsDropped(dropped: Int, of: Int)
     /// The route has fewer than two valid points (`validPoints`), so none is drawn.
     case routeHidden(validPoints: Int)
+    /// ``ProjectionSession/setRouteProgress(_:)`` got metres that are negative or not finite;
+    /// the progress on screen stays.
+    case routeProgressIgnored(metres: Double)
     /// A display update (``ProjectionSession/updateDisplay(_:)``) was refused (the error says
     /// why); the stream goes on at `kept`, the stream size in force (nil before the first stream).
     case displayUpdateIgnored(ProjectionSessionError, kept: StreamResolution?)
@@ -220,6 +223,8 @@ public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertib
             "route: \(dropped) of \(total) points dropped (not finite or off the globe); check the route's source"
         case .routeHidden(let valid):
             "route hidden: it needs at least two valid points and has \(valid)"
+        case .routeProgressIgnored(let metres):
+            "route progress ignored: it must be finite metres of 0 or more (got \(metres)); the route stays as drawn"
         case .displayUpdateIgnored(let error, let kept):
             "display update ignored, the stream goes on at \(kept.map { "\($0.encodedSize)" } ?? "its size"): \(error)"
         case .frameRateCapped(let asked, let streamed):

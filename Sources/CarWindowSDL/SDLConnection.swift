@@ -550,6 +550,9 @@ public actor SDLConnection {
     /// Writes one access unit as one message; false ends the sender.
     private func sendVideo(_ unit: AccessUnit, generation: Int) async -> Bool {
         guard generation == self.generation, let session, let transport, let video else { return false }
+        // The HMI status that forbids video closes the queue, but a unit the sender took just
+        // before may reach this point after it: the level, not the open service, decides.
+        guard videoAllowed else { return false }
         var payload = unit.data
         if video.format.protocol == .rtp, var packetizer = rtpPacketizer {
             var packets: [[UInt8]] = []

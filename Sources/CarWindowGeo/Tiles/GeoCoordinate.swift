@@ -1,3 +1,4 @@
+import Foundation
 import CarWindowSystemSupport
 /// A WGS 84 position in degrees.
 public struct GeoCoordinate: Hashable, Sendable, CustomStringConvertible {
@@ -13,6 +14,29 @@ public struct GeoCoordinate: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "(\(latitude), \(longitude))" }
+}
+
+extension GeoCoordinate {
+    /// The sphere radius Web Mercator uses, so distances agree with the map's own scale.
+    package static let earthRadius = 6_378_137.0
+    package static let metresPerDegree = earthRadius * .pi / 180
+
+    /// The vector from `self` to `other` in metres, x east and y north, in a local equirectangular
+    /// projection at the pair's mean latitude: for the few metres to few hundred metres between
+    /// route points it is accurate to well under 0.1 %, and far cheaper than great circles.
+    @inline(__always)
+    package func offset(to other: GeoCoordinate) -> SIMD2<Double> {
+        let meanLatitude = (latitude + other.latitude) / 2 * .pi / 180
+        return SIMD2((other.longitude - longitude) * Self.metresPerDegree * cos(meanLatitude),
+                     (other.latitude - latitude) * Self.metresPerDegree)
+    }
+
+    /// The distance to `other` in metres, as ``offset(to:)`` measures it.
+    @inline(__always)
+    package func metres(to other: GeoCoordinate) -> Double {
+        let vector = offset(to: other)
+        return (vector * vector).sum().squareRoot()
+    }
 }
 
 /// A latitude and longitude rectangle, as tile sources declare their coverage.

@@ -483,7 +483,8 @@ public actor MapRenderer {
         glDisable(GLenum(GL_DEPTH_TEST))
         glDisable(GLenum(GL_STENCIL_TEST))
 
-        route.draw(overlays.route, transform: transform, programs: programs, drawCalls: &drawCalls)
+        route.draw(overlays.route, progress: overlays.routeProgress, transform: transform, programs: programs,
+                   drawCalls: &drawCalls)
         let labels = drawLabels(transform, drawn, matrices)
         screen.drawVehicle(overlays.vehicle, transform: transform, programs: programs, drawCalls: &drawCalls)
         if overlays.showsControls {

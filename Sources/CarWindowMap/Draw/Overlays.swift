@@ -4,16 +4,23 @@ import CarWindowVideoCore
 import CarWindowSystemSupport
 /// What the navigation engine draws over the map: its route, its vehicle and on-screen controls.
 public struct MapOverlays: Sendable, Equatable {
-    /// The route still to drive, first point first; empty for none.
+    /// The route, first point first; empty for none.
     public var route: [GeoCoordinate]
+    /// Metres of ``route`` already driven, measured along it from its first point: that part
+    /// is not drawn. Moving it costs no geometry work (the route is trimmed as it is drawn), so
+    /// set the whole route once and move the progress as the car drives, rather than sending
+    /// the remaining route again. 0 draws all of it; past the end draws none.
+    public var routeProgress: Double
     /// The vehicle marker, if any.
     public var vehicle: VehicleMarker?
     /// Whether the zoom and recenter buttons are drawn.
     public var showsControls: Bool
 
     /// Makes the overlays; by default no route, no vehicle, and the controls shown.
-    public init(route: [GeoCoordinate] = [], vehicle: VehicleMarker? = nil, showsControls: Bool = true) {
+    public init(route: [GeoCoordinate] = [], routeProgress: Double = 0, vehicle: VehicleMarker? = nil,
+                showsControls: Bool = true) {
         self.route = route
+        self.routeProgress = routeProgress
         self.vehicle = vehicle
         self.showsControls = showsControls
     }

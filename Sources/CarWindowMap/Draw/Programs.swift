@@ -4,12 +4,14 @@ import CarWindowStyle
 import CarWindowVideoCore
 import CarWindowSystemSupport
 
-/// The four programs every map draws with, and the two quads they share.
+/// The programs every map draws with, and the two quads they share.
 final class Programs {
     let fill: GLProgram
     let fillOutline: GLProgram
     let line: GLProgram
     let dashedLine: GLProgram
+    /// The route's line program: it leaves out what lies before `u_trim_before`.
+    let trimmedLine: GLProgram
     let extrusion: GLProgram
     let text: GLProgram
     /// A tile's square, 0...4096, for stencil masks.
@@ -28,6 +30,8 @@ final class Programs {
         // Dashes cost a loop per fragment: only dashed layers pay for it.
         dashedLine = try GLProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
                                    defines: ["DASHED"])
+        trimmedLine = try GLProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
+                                    defines: ["TRIMMED"])
         extrusion = try GLProgram(vertex: "extrusion.vert", fragment: "extrusion.frag",
                                   attributes: ["a_pos", "a_normal", "a_top", "a_heights", "a_color"])
         text = try GLProgram(vertex: "text.vert", fragment: "text.frag",
@@ -46,6 +50,12 @@ final class Programs {
             matrix.write(into: base)
             glUniformMatrix4fv(location, 1, GLboolean(GL_FALSE), base)
         }
+    }
+
+    /// The route's line program, made current; the caller sets every uniform.
+    func useTrimmedLineProgram() -> GLProgram {
+        glUseProgram(trimmedLine.name)
+        return trimmedLine
     }
 
     /// The line program for `dashes` (in line widths, as the style gives them), made current with

@@ -246,39 +246,63 @@ final class ScreenOverlays {
     }
 }
 
-/// The route, tessellated once per route in a local frame so float precision holds at any zoom.
+/// The route, tessellated once per route in a local frame so float precision holds at any zoom,
+/// and trimmed as it is drawn: the driven part is cut off in the fragment shader, so a car
+/// moving along it costs a uniform, not a new mesh.
 final class RouteOverlay {
     /// Local units per world unit (the world is 0...1): about 0.6 m per unit.
     private static let unitsPerWorld = Double(1 << 26)
     private var route: [GeoCoordinate] = []
     private var origin = SIMD2<Double>.zero
     private var mesh: GPUMesh?
+    /// At each route point: metres from the first point, and the tessellation's distance there
+    /// (local units), to turn a progress in metres into the distance the shader compares.
+    private var metresAlong: [Double] = []
+    private var unitsAlong: [Double] = []
 
-    func draw(_ route: [GeoCoordinate], transform: MapTransform, programs: Programs, drawCalls: inout Int) {
+    func draw(_ route: [GeoCoordinate], progress: Double, transform: MapTransform, programs: Programs,
+              drawCalls: inout Int) {
         if route != self.route {
             self.route = route
             mesh = nil
+            metresAlong.removeAll(keepingCapacity: true)
+            unitsAlong.removeAll(keepingCapacity: true)
             if route.count >= 2 {
                 origin = WebMercator.project(route[0])
-                var tessellation = LineTessellation()
-                tessellation.addLine(route.map { coordinate in
+                let points = route.map { coordinate in
                     let local = (WebMercator.project(coordinate) - origin) * Self.unitsPerWorld
                     return SIMD2(Float(local.x), Float(local.y))
-                }, join: .round, cap: .round)
+                }
+                var metres = 0.0, units = 0.0
+                for index in points.indices {
+                    if index > 0 {
+                        metres += route[index - 1].metres(to: route[index])
+                        let delta = SIMD2<Double>(points[index] - points[index - 1])
+                        units += (delta * delta).sum().squareRoot()
+                    }
+                    metresAlong.append(metres)
+                    unitsAlong.append(units)
+                }
+                var tessellation = LineTessellation()
+                tessellation.addLine(points, join: .round, cap: .round)
                 mesh = .line(tessellation, colors: nil, widths: nil)
             }
         }
         guard let mesh else { return }
+        let trimUnits = units(atMetres: progress)
+        guard trimUnits < (unitsAlong.last ?? 0) else { return }
         let scale = transform.worldSize / Self.unitsPerWorld
         let matrix = transform.worldMatrix
             * Matrix4.translation(origin.x * transform.worldSize, origin.y * transform.worldSize, 0)
             * Matrix4.scale(scale, scale, 1)
-        let program = programs.useLineProgram(dashes: nil, lineWidth: 1)
+        let program = programs.useTrimmedLineProgram()
         programs.setMatrix(program.location("u_matrix"), matrix)
         glUniform1f(program.location("u_units_per_pixel"), Float(1 / scale))
         glUniform1f(program.location("u_centre_w"), Float(transform.cameraToCenterDistance))
         glUniform1f(program.location("u_opacity"), 1)
         glUniform1f(program.location("u_blur"), 0)
+        // In the shader's distance unit, pixels at the centre of the view (v_distance).
+        glUniform1f(program.location("u_trim_before"), trimUnits > 0 ? Float(trimUnits * scale) : -1e9)
         // A wider dark casing, then the bright route inside it.
         let widen = Float(min(max((transform.camera.zoom - 12) / 6, 0), 1))
         for (color, width) in [(Color(r: 0.05, g: 0.28, b: 0.62), 10 + 6 * widen), (Color(r: 0.25, g: 0.6, b: 1), 6 + 5 * widen)] {
@@ -288,5 +312,20 @@ final class RouteOverlay {
             mesh.draw()
             drawCalls += 1
         }
+    }
+
+    /// The tessellation's distance (local units) `metres` along the route; interpolated within
+    /// the segment it falls in, found by bisection (no allocation).
+    private func units(atMetres metres: Double) -> Double {
+        guard metres > 0, let total = metresAlong.last, total > 0 else { return 0 }
+        guard metres < total else { return unitsAlong[unitsAlong.count - 1] }
+        var low = 0, high = metresAlong.count - 1
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if metresAlong[middle] <= metres { low = middle } else { high = middle }
+        }
+        let span = metresAlong[high] - metresAlong[low]
+        let t = span > 0 ? (metres - metresAlong[low]) / span : 0
+        return unitsAlong[low] + t * (unitsAlong[high] - unitsAlong[low])
     }
 }

@@ -12,24 +12,16 @@ import CarWindowSystemSupport
 /// equirectangular projection at the pair's mean latitude is accurate to well under 0.1 % and far
 /// cheaper than great-circle formulas.
 enum GeoMath {
-    /// The sphere radius Web Mercator uses, so distances agree with the map's own scale.
-    static let earthRadius = 6_378_137.0
-    static let metresPerDegree = earthRadius * .pi / 180
+    static let earthRadius = GeoCoordinate.earthRadius
+    static let metresPerDegree = GeoCoordinate.metresPerDegree
 
     /// The vector from `a` to `b` in metres, x east and y north.
     @inline(__always)
-    static func offset(from a: GeoCoordinate, to b: GeoCoordinate) -> SIMD2<Double> {
-        let meanLatitude = (a.latitude + b.latitude) / 2 * .pi / 180
-        return SIMD2((b.longitude - a.longitude) * metresPerDegree * cos(meanLatitude),
-                     (b.latitude - a.latitude) * metresPerDegree)
-    }
+    static func offset(from a: GeoCoordinate, to b: GeoCoordinate) -> SIMD2<Double> { a.offset(to: b) }
 
-    /// The distance from `a` to `b` in metres.
+    /// The distance from `a` to `b` in metres: the one the map trims a driven route with.
     @inline(__always)
-    static func distance(_ a: GeoCoordinate, _ b: GeoCoordinate) -> Double {
-        let vector = offset(from: a, to: b)
-        return (vector * vector).sum().squareRoot()
-    }
+    static func distance(_ a: GeoCoordinate, _ b: GeoCoordinate) -> Double { a.metres(to: b) }
 
     /// The point a fraction `t` of the way from `a` to `b`.
     @inline(__always)

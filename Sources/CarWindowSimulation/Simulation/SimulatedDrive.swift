@@ -100,7 +100,7 @@ package actor SimulatedDrive {
         let interval = 1 / options.tickRate
         var nextTap = 0
         var lastReport = -Double.infinity
-        var lastRoute: (distance: Double, count: Int)?
+        var routeShown = false
         while !Task.isCancelled {
             let wall = clock.now - start
             let time = wall * options.speedup
@@ -110,11 +110,15 @@ package actor SimulatedDrive {
             if abs(targetZoomOffset - zoomOffset) < 0.01 { zoomOffset = targetZoomOffset }
             await session.setVehicle(VehicleMarker(coordinate: state.coordinate, heading: state.heading))
             await session.setCamera(camera(following: state, view: await session.stream?.encodedSize))
-            // The remaining route only changes when the car moves along it.
-            if lastRoute?.distance != state.distance {
-                let remaining = plan.remainingRoute(at: time)
-                await session.setRoute(remaining)
-                lastRoute = (state.distance, remaining.count)
+            // The whole route once; then only how far along it the car is (no new geometry).
+            if !routeShown {
+                await session.setRoute(plan.points)
+                routeShown = true
+            }
+            if state.isFinished {
+                await session.setRoute([])
+            } else {
+                await session.setRouteProgress(state.distance)
             }
             while nextTap < options.taps.count, time >= options.taps[nextTap].at * plan.duration {
                 // Head units stamp touches in milliseconds of their own clock.
