@@ -81,6 +81,33 @@ import Testing
         #expect(difference.differingFraction > Self.allowedDifferingFraction, "\(difference)")
     }
 
+    /// The driven part of a route is cut off as it is drawn: the whole route with the progress
+    /// at the car looks like the remaining route drawn from the car (what engines sent before),
+    /// within the golden tolerance; the progress hides something; past the end hides it all.
+    @Test func aRouteTrimmedAtTheCarLooksLikeTheRemainingRoute() async throws {
+        let car = VehicleMarker(coordinate: Self.route[1], heading: 60)
+        var view = Self.views[4]
+        let driven = Self.route[0].metres(to: Self.route[1])
+        view.overlays = MapOverlays(route: Self.route, routeProgress: driven, vehicle: car)
+        let trimmed = try await Self.render(view)
+        view.overlays = MapOverlays(route: Array(Self.route[1...]), vehicle: car)
+        let remaining = try await Self.render(view)
+        view.overlays = MapOverlays(route: Self.route, vehicle: car)
+        let whole = try await Self.render(view)
+        view.overlays = MapOverlays(route: Self.route, routeProgress: 1_000_000, vehicle: car)
+        let pastTheEnd = try await Self.render(view)
+        view.overlays = MapOverlays(vehicle: car)
+        let none = try await Self.render(view)
+
+        let likeRemaining = try #require(trimmed.difference(from: remaining, tolerance: Self.channelTolerance))
+        print("route trimmed at \(Int(driven)) m: against the remaining route \(likeRemaining); "
+              + "against the whole route \(String(describing: trimmed.difference(from: whole, tolerance: Self.channelTolerance)))")
+        #expect(likeRemaining.differingFraction <= Self.allowedDifferingFraction, "\(likeRemaining)")
+        let hidden = try #require(trimmed.difference(from: whole, tolerance: Self.channelTolerance))
+        #expect(hidden.differingFraction > Self.allowedDifferingFraction, "the driven \(Int(driven)) m still drawn: \(hidden)")
+        #expect(pastTheEnd.pixels == none.pixels, "a route driven to its end is not drawn")
+    }
+
     @Test func framesHaveTheAttributionAndControls() async throws {
         let (context, renderer) = try await makeRenderer(width: 640, height: 360)
         let controls = await renderer.controls

@@ -262,6 +262,32 @@ import Testing
         await context.shutdown()
     }
 
+    /// Route progress is one picture when it moves and none when it does not; a new route
+    /// starts with nothing driven.
+    @Test func routeProgressDrawsOnlyWhenItMoves() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let (session, log) = try await Self.streaming(sink, context: context, time: time)
+        let route = [helsinki, GeoCoordinate(latitude: 60.1710, longitude: 24.9440)]
+        await session.setRoute(route)
+        await time.advance(by: 1)
+        let withRoute = await session.statistics.framesRendered
+        await session.setRouteProgress(40)
+        await time.advance(by: 1)
+        let moved = await session.statistics.framesRendered
+        await session.setRouteProgress(40)
+        await time.advance(by: 1)
+        #expect(moved == withRoute + 1, "one picture for the progress")
+        #expect(await session.statistics.framesRendered == moved, "none for the same progress again")
+        #expect(await session.overlays.routeProgress == 40)
+        await session.setRoute(route.reversed())
+        #expect(await session.overlays.routeProgress == 0, "a new route starts with nothing driven")
+        #expect(log.warnings.isEmpty, "\(log.warnings)")
+        await session.close()
+        await context.shutdown()
+    }
+
     @Test func aResizeRestartsTheStreamAtTheNewSize() async throws {
         let context = try await RenderContext()
         let sink = RecordingSink()
@@ -382,17 +408,19 @@ import Testing
         await session.setCamera(Camera(center: GeoCoordinate(latitude: .nan, longitude: 24), zoom: 15))
         await session.setRoute([helsinki, GeoCoordinate(latitude: .infinity, longitude: 0)])
         await session.setVehicle(VehicleMarker(coordinate: helsinki, heading: .nan))
+        await session.setRouteProgress(-5)
         await #expect(throws: ProjectionSessionError.self) {
             try await session.updateDisplay(HeadUnitDisplay(size: VideoSize(width: 0, height: 0)))
         }
         await session.selectHapticRegion(id: 123_456)
-        #expect(await eventually { log.warnings.count >= 8 }, "\(log.warnings)")
+        #expect(await eventually { log.warnings.count >= 9 }, "\(log.warnings)")
         // Each warning says what was ignored, with the values that were wrong.
         let warnings = log.warnings
         #expect(warnings.filter { if case .touchIgnored = $0 { true } else { false } }.count == 2)
         #expect(warnings.contains { if case .cameraIgnored(let ignored) = $0 { ignored.center.latitude.isNaN } else { false } })
         #expect(warnings.contains(.routePointsDropped(dropped: 1, of: 2)))
         #expect(warnings.contains(.routeHidden(validPoints: 1)))
+        #expect(warnings.contains(.routeProgressIgnored(metres: -5)))
         #expect(warnings.contains { if case .vehicleIgnored(let vehicle) = $0 { vehicle.heading.isNaN } else { false } })
         #expect(warnings.contains {
             if case .displayUpdateIgnored(.noMatchingResolution, let kept) = $0 {
