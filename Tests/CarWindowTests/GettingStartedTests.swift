@@ -56,6 +56,7 @@ import CarWindow
         await session.setCamera(Camera(center: here, zoom: 17, pitch: 45), transition: .animated(duration: .seconds(0.5)))
         await session.setVehicle(VehicleMarker(coordinate: here, heading: 30))
         await session.setRoute([here, GeoCoordinate(latitude: 60.1710, longitude: 24.9440)])
+        await session.setRouteProgress(20)
         await session.setAppearance(.night)
         // The animation, the refinements of the still map after it, and keep-alives.
         #expect(await eventually { await session.statistics.framesSent >= 5 })
