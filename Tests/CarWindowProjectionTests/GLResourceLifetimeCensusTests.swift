@@ -121,6 +121,28 @@ import Testing
         withExtendedLifetime(context) {}
     }
 
+    /// The ledger forgets a context once it ended and its maps let go of their names, so an
+    /// app that makes a context per head-unit connection all day keeps no book per context.
+    @Test func endedContextsLeaveNoBooksOnceTheirMapsAreGone() async throws {
+        let before = GLObjectLedger.bookCount
+        for shutDownFirst in [true, false, true, false] {
+            var (context, renderer): (RenderContext, MapRenderer?) = try await makeRenderer(width: 64, height: 48)
+            _ = await renderer?.renderWhenLoaded()
+            if shutDownFirst {
+                await context.shutdown()
+                renderer = nil
+                // The renderer's deinit runs on the render thread before this returns.
+                await context.waitForQueuedWork()
+            } else {
+                renderer = nil
+                await context.waitForQueuedWork()
+                await context.shutdown()
+            }
+            #expect(renderer == nil)
+        }
+        #expect(GLObjectLedger.bookCount == before, "\(GLObjectLedger.bookCount - before) books left by 4 contexts")
+    }
+
     @Test func aContextDroppedWithoutShutdownEndsItsThread() async throws {
         // Render threads of contexts shut down just before may still be on their way out.
         _ = await eventually { RenderThread.running(named: "carwindow.render") == 0 }

@@ -77,6 +77,8 @@ enum GLObjectLedger {
         /// Shut down: released from its thread, never current again.
         var hasEnded = false
         var strayReleases = 0
+        /// Ended with nothing left to count or report: the book may go.
+        var isSettled: Bool { hasEnded && live == GLObjectCensus() && strayReleases == 0 }
     }
 
     private static let books = LockedState<[GLContextID: Book]>([:])
@@ -103,7 +105,7 @@ enum GLObjectLedger {
             } else {
                 book.strayReleases += count
             }
-            books[context] = book
+            books[context] = book.isSettled ? nil : book
         }
     }
 
@@ -111,6 +113,9 @@ enum GLObjectLedger {
     static func census(of context: GLContextID) -> GLObjectCensus {
         books.withLock { $0[context]?.live ?? GLObjectCensus() }
     }
+
+    /// Contexts with a book now: live ones, and ended ones with names still held or strays.
+    static var bookCount: Int { books.withLock { $0.count } }
 
     /// Releases of `context`'s names that came on a thread where it was not current.
     static func strayReleases(of context: GLContextID) -> Int {
@@ -128,9 +133,14 @@ enum GLObjectLedger {
         books.withLock { $0[context] = Book() }
     }
 
-    /// `context` was destroyed with every name it held. Its book stays, ended: maps that still
-    /// hold names release them later without a GL call, and the census shows them go.
+    /// `context` was destroyed with every name it held. Its book stays, ended, while maps still
+    /// hold names (they release them later without a GL call, and the census shows them go) or
+    /// strays are on record; then it goes, so the books do not grow with every context made.
     static func contextDestroyed(_ context: GLContextID) {
-        contextEnded(context)
+        books.withLock { books in
+            var book = books[context] ?? Book()
+            book.hasEnded = true
+            books[context] = book.isSettled ? nil : book
+        }
     }
 }

@@ -127,7 +127,7 @@ final class HeadlessEGL {
     let deviceName: String?
     private var gbmDevice: OpaquePointer?
     private var drmFileDescriptor: Int32 = -1
-    private var isClosed = false
+    private var isDestroyed = false
 
     /// Opens the first platform of the chain that gives a context, or the one `forced` names.
     init(forced: EGLPlatform?) throws(GLSetupError) {
@@ -178,8 +178,8 @@ final class HeadlessEGL {
     /// unloading later, on its own, would run its library destructors (`dlclose`) while the
     /// process may be in `exit`, running the same destructor list, and crash it.
     func destroy() {
-        guard !isClosed else { return }
-        isClosed = true
+        guard !isDestroyed else { return }
+        isDestroyed = true
         eglDestroyContext(display, context)
         GLObjectLedger.contextDestroyed(GLContextID(raw: UInt(bitPattern: context)))
         EGLDisplayUse.end(display)
