@@ -84,8 +84,14 @@ public actor HeadUnitSimulator {
         public var videoUnits: [[UInt8]] = []
         /// All video messages counted, including those beyond the memory bound.
         public var videoUnitCount = 0
-        /// Video messages that arrived while the HMI did not allow video (a protocol violation).
+        /// Video messages that arrived with no video service open: after the app ended it (as
+        /// it must when the HMI level forbids video) or before one was started. The app knew;
+        /// a protocol violation.
         public var videoWhileNotAllowed = 0
+        /// Video messages that arrived after the HMI level stopped allowing video but before the
+        /// app ended the service: written before the app read the new level, so no app can avoid
+        /// them (SDL Core logs them too). Few, and none once the service has ended.
+        public var videoInFlightWhenForbidden = 0
         /// Every SendHapticData's rectangles.
         public var hapticData: [[HapticRegion]] = []
         /// Every OnAppCapabilityUpdated's JSON.
@@ -269,6 +275,8 @@ public actor HeadUnitSimulator {
                 let bytes = try await connection.read(maximumCount: max(1, configuration.readChunkSize))
                 parser.append(bytes)
                 while let frame = try parser.nextFrame() {
+                    // What a dropped connection still had buffered is not the app's doing now.
+                    guard generation == connectionGeneration else { return }
                     if let message = try assembler.add(frame) { await handle(message) }
                 }
                 if let delay = configuration.readDelay { try? await Task.sleep(for: delay) }
@@ -399,8 +407,12 @@ public actor HeadUnitSimulator {
     }
 
     private func receiveVideo(_ payload: [UInt8]) {
-        guard let video = state.video else { return }
-        if state.hmiStatus?.allowsVideo != true { state.videoWhileNotAllowed += 1 }
+        guard let video = state.video else {
+            state.videoWhileNotAllowed += 1
+            changed()
+            return
+        }
+        if state.hmiStatus?.allowsVideo != true { state.videoInFlightWhenForbidden += 1 }
         let annexB = video.format.protocol == .rtp ? depacketizer.append(payload) : payload
         state.videoUnitCount += 1
         if videoBytesInMemory + annexB.count <= configuration.maximumVideoBytesInMemory {

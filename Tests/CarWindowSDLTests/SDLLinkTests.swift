@@ -129,6 +129,21 @@ struct SDLLinkTests {
         }
     }
 
+    /// The simulator tells video the app could not have held back (written before it read a
+    /// new HMI level) from video it sent knowing better: on no open service.
+    @Test func videoOnNoOpenServiceIsAViolation() async throws {
+        let simulator = HeadUnitSimulator(configuration: Self.simulatorConfiguration())
+        let port = try await simulator.start()
+        let app = SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: hangGuard)
+        try await app.connect()
+        let unit = SDLMessage(version: 5, serviceType: .video, sessionID: 1, messageID: 7, payload: [0, 0, 0, 1, 0x65, 0x88])
+        try await app.write(unit.encoded(maximumFramePayload: 1024))
+        let seen = await simulator.wait(timeout: hangGuard) { $0.videoWhileNotAllowed == 1 }
+        #expect(seen?.videoUnitCount == 0 && seen?.videoInFlightWhenForbidden == 0)
+        app.close()
+        await simulator.stop()
+    }
+
     @Test func heartbeatIsAnswered() async throws {
         try await withLink { simulator, _, _ in
             try await simulator.sendHeartbeat()

@@ -139,7 +139,10 @@ struct SDLProjectionLinkTests {
         #expect(ended != nil, "the video service was ended")
         let unitsBefore = await rig.simulator.snapshot().videoUnitCount
         try await Task.sleep(for: .seconds(1))
-        #expect(await rig.simulator.snapshot().videoWhileNotAllowed == 0, "no video while not allowed")
+        let suspended = await rig.simulator.snapshot()
+        #expect(suspended.videoWhileNotAllowed == 0, "no video once the service ended")
+        #expect(suspended.videoUnitCount == unitsBefore, "nothing after the service ended")
+        print("HMI level lost: \(suspended.videoInFlightWhenForbidden) units were on their way when it changed")
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
         #expect(await eventually { await rig.session.state == .streaming })
         let resumed = await rig.simulator.wait(timeout: hangGuard) { $0.videoUnitCount > unitsBefore }
