@@ -188,11 +188,12 @@ public final class OpenH264Encoder: VideoEncoder {
         }
 
         var data = collectNALUnits()
-        let types = NALUnit.types(in: data)
-        let isKeyframe = types.contains(5)
+        let types = NALUnit.typeMask(in: data)
+        func contains(_ type: NALUnitType) -> Bool { types & (1 << UInt32(type.rawValue)) != 0 }
+        let isKeyframe = contains(.idrSlice)
         if forceIDR, !isKeyframe { throw .idrNotProduced(frameNumber: frameNumber) }
         if isKeyframe {
-            guard types.contains(7), types.contains(8) else {
+            guard contains(.sequenceParameterSet), contains(.pictureParameterSet) else {
                 throw .encodeFailed(.openh264, "IDR frame \(frameNumber) came without SPS and PPS")
             }
             do {

@@ -287,6 +287,43 @@ struct H264BitstreamTests {
         #expect(NALUnitType(rawValue: 20) == .other(20) && NALUnitType.other(20).rawValue == 20)
     }
 
+    /// The allocation-free scanner splits any byte soup as a plain reading of Annex B does:
+    /// every 0 0 1 starts a unit, zero bytes before a start code or at the end are not the
+    /// unit's, empty units do not count.
+    @Test func theNALScannerAgreesWithAPlainSplitOnRandomStreams() {
+        func plainSplit(_ bytes: [UInt8]) -> [Range<Int>] {
+            var starts: [Int] = []
+            var index = 0
+            while index + 2 < bytes.count {
+                if bytes[index] == 0 && bytes[index + 1] == 0 && bytes[index + 2] == 1 {
+                    starts.append(index + 3)
+                    index += 3
+                } else {
+                    index += 1
+                }
+            }
+            var ranges: [Range<Int>] = []
+            for (number, start) in starts.enumerated() {
+                var end = number + 1 < starts.count ? starts[number + 1] - 3 : bytes.count
+                while end > start && bytes[end - 1] == 0 { end -= 1 }
+                if start < end { ranges.append(start..<end) }
+            }
+            return ranges
+        }
+        var generator = SplitMix64(seed: 0x4E41_4C55)
+        for _ in 0..<2000 {
+            // Mostly zeros and ones, so start codes, runs of zeros and near misses are common.
+            let stream = (0..<Int.random(in: 0...40, using: &generator)).map { _ -> UInt8 in
+                let roll = Int.random(in: 0..<10, using: &generator)
+                return roll < 5 ? 0 : roll < 8 ? 1 : UInt8.random(in: 2...255, using: &generator)
+            }
+            let scanned = Array(NALUnitRanges(stream))
+            #expect(scanned == plainSplit(stream), "\(stream)")
+            let mask = scanned.reduce(UInt32(0)) { $0 | 1 << UInt32(stream[$1.lowerBound] & 0x1F) }
+            #expect(NALUnit.typeMask(in: stream) == mask)
+        }
+    }
+
     @Test func standardSPSCodesWholeMacroblocksAndCrops() throws {
         let hd = SequenceParameterSet.forSize(width: 1920, height: 1080, fps: 30, fullRange: false)
         #expect(hd.picWidthInMBsMinus1 == 119 && hd.picHeightInMapUnitsMinus1 == 67)

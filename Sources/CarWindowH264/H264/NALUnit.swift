@@ -108,6 +108,12 @@ package enum NALUnit {
     static func removeEmulationPrevention<C: Collection<UInt8>>(_ payload: C) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(payload.count)
+        removeEmulationPrevention(payload, into: &output)
+        return output
+    }
+
+    /// Appends the unescaped `payload` to `output` (whose storage a caller may keep and reuse).
+    static func removeEmulationPrevention<C: Collection<UInt8>>(_ payload: C, into output: inout [UInt8]) {
         var zeros = 0
         for byte in payload {
             if zeros >= 2 && byte == 3 {
@@ -117,7 +123,6 @@ package enum NALUnit {
             output.append(byte)
             zeros = byte == 0 ? zeros + 1 : 0
         }
-        return output
     }
 
     /// A whole NAL unit (header byte + escaped payload, no start code) from an RBSP.
@@ -137,29 +142,20 @@ package enum NALUnit {
     /// before the next start code excluded. Bytes before the first start code are ignored;
     /// a stream with no start code yields no units.
     package static func ranges(in annexB: [UInt8]) -> [Range<Int>] {
-        var ranges: [Range<Int>] = []
-        var unitStart: Int?
-        var index = 0
-        let count = annexB.count
-        while index + 2 < count {
-            if annexB[index + 2] > 1 {
-                // No start code can end at index + 2, nor begin before it: skip ahead.
-                index += 3
-            } else if annexB[index] == 0 && annexB[index + 1] == 0 && annexB[index + 2] == 1 {
-                if let start = unitStart { ranges.append(start..<trimZeros(annexB, start, index)) }
-                index += 3
-                unitStart = index
-            } else {
-                index += 1
-            }
-        }
-        if let start = unitStart, start < count { ranges.append(start..<trimZeros(annexB, start, count)) }
-        return ranges.filter { !$0.isEmpty }
+        Array(NALUnitRanges(annexB))
     }
 
     /// The `nal_unit_type` of every NAL unit of an Annex-B stream, in order.
     static func types(in annexB: [UInt8]) -> [UInt8] {
-        ranges(in: annexB).map { annexB[$0.lowerBound] & 0x1F }
+        NALUnitRanges(annexB).map { annexB[$0.lowerBound] & 0x1F }
+    }
+
+    /// Bit `t` is set when a NAL unit of type `t` is in the stream: the per-picture checks
+    /// (IDR? SPS and PPS?) without an array.
+    static func typeMask(in annexB: [UInt8]) -> UInt32 {
+        var mask: UInt32 = 0
+        for range in NALUnitRanges(annexB) { mask |= 1 << UInt32(annexB[range.lowerBound] & 0x1F) }
+        return mask
     }
 
     /// Annex-B: a start code before every unit.
@@ -173,10 +169,62 @@ package enum NALUnit {
         return stream
     }
 
-    /// Zero bytes before a start code belong to the stream (leading/trailing_zero_8bits), not the unit.
-    private static func trimZeros(_ bytes: [UInt8], _ start: Int, _ end: Int) -> Int {
-        var end = end
-        while end > start && bytes[end - 1] == 0 { end -= 1 }
-        return end
+}
+
+/// The NAL units of an Annex-B stream as ranges of its bytes (no start codes, no trailing zero
+/// bytes, empty units left out), found as the loop asks for them: scanning a picture per frame
+/// allocates nothing.
+package struct NALUnitRanges: Sequence {
+    private let bytes: [UInt8]
+
+    package init(_ annexB: [UInt8]) { bytes = annexB }
+
+    package func makeIterator() -> Iterator { Iterator(bytes: bytes) }
+
+    package struct Iterator: IteratorProtocol {
+        fileprivate let bytes: [UInt8]
+        private var index = 0
+        private var unitStart: Int?
+        private var finished = false
+
+        fileprivate init(bytes: [UInt8]) { self.bytes = bytes }
+
+        package mutating func next() -> Range<Int>? {
+            let count = bytes.count
+            while !finished {
+                guard index + 2 < count else {
+                    finished = true
+                    if let start = unitStart, start < count {
+                        let range = start..<trimZeros(start, count)
+                        if !range.isEmpty { return range }
+                    }
+                    return nil
+                }
+                if bytes[index + 2] > 1 {
+                    // No start code can end at index + 2, nor begin before it: skip ahead.
+                    index += 3
+                } else if bytes[index] == 0 && bytes[index + 1] == 0 && bytes[index + 2] == 1 {
+                    let previous = unitStart
+                    let end = index
+                    index += 3
+                    unitStart = index
+                    if let previous {
+                        let range = previous..<trimZeros(previous, end)
+                        if !range.isEmpty { return range }
+                    }
+                } else {
+                    index += 1
+                }
+            }
+            return nil
+        }
+
+        /// Zero bytes before a start code belong to the stream (leading/trailing_zero_8bits),
+        /// not the unit.
+        private func trimZeros(_ start: Int, _ end: Int) -> Int {
+            var end = end
+            while end > start && bytes[end - 1] == 0 { end -= 1 }
+            return end
+        }
     }
 }

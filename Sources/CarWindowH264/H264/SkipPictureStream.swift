@@ -28,6 +28,8 @@ package struct SkipPictureStream: Sendable {
     /// How much the encoder's POC LSB grows per picture (2 for frames in most encoders).
     private var pictureOrderStep = 2
     private var usable = false
+    /// The unescaped start of the slice header being read (at most ``headerPrefixBytes``).
+    private var headerScratch: [UInt8] = []
 
     /// A rewriter that has seen no picture yet: it can skip once the first IDR has passed.
     package init() {}
@@ -41,7 +43,7 @@ package struct SkipPictureStream: Sendable {
         var data = unit.data
         var rewritten: [UInt8]?
         // Ranges refer to `unit.data`; rewritten slices are assembled into a new stream.
-        for range in NALUnit.ranges(in: unit.data) {
+        for range in NALUnitRanges(unit.data) {
             guard let header = unit.data[range].first else { continue }
             let type = header & 0x1F, referenceIDC = (header >> 5) & 3
             switch type {
@@ -123,7 +125,10 @@ package struct SkipPictureStream: Sendable {
         guard let sps else { return nil }
         // The numbering sits in the header's first few bytes; only a slice that is rewritten
         // is unescaped whole.
-        var reader = BitReader(NALUnit.removeEmulationPrevention(nal.dropFirst().prefix(Self.headerPrefixBytes)))
+        // Unescaped into a buffer kept between pictures: its storage is reused, not allocated.
+        headerScratch.removeAll(keepingCapacity: true)
+        NALUnit.removeEmulationPrevention(nal.dropFirst().prefix(Self.headerPrefixBytes), into: &headerScratch)
+        var reader = BitReader(headerScratch)
         let frameNumBits = sps.frameNumBits, lsbBits = sps.picOrderCountLSBBits
         let frameNumPosition: Int, frameNum: Int
         var lsbPosition: Int?, lsb: Int?
