@@ -22,7 +22,9 @@ import CarWindowSystemSupport
 /// - Important: Thread-safe.
 package final class WakeSignal: Sendable {
     private struct State {
-        var waiter: CheckedContinuation<Void, Never>?
+        // Unsafe: a checked continuation allocates per wait, and every wait here is resumed
+        // exactly once, by signal() or deinit, under the lock that hands it over.
+        var waiter: UnsafeContinuation<Void, Never>?
         var pending = false
     }
     private let state = LockedState(State())
@@ -69,7 +71,7 @@ package final class WakeSignal: Sendable {
             manual.clock.signal(manual.id)
             return
         }
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+        let waiter: UnsafeContinuation<Void, Never>? = state.withLock { state in
             guard let waiter = state.waiter else {
                 state.pending = true
                 return nil
@@ -87,7 +89,7 @@ package final class WakeSignal: Sendable {
             await manual.clock.wait(manual.id, until: deadline)
             return
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
             let resumeNow: Bool = state.withLock { state in
                 if state.pending {
                     state.pending = false
