@@ -15,8 +15,10 @@ extension ProjectionSession {
 
     /// Points the map at `camera`, at once or animated from the camera on screen.
     public func setCamera(_ camera: Camera, transition: CameraTransition = .immediate) {
-        let values = [camera.center.latitude, camera.center.longitude, camera.zoom, camera.bearing, camera.pitch]
-        guard values.allSatisfy(\.isFinite) else {
+        // Checked one by one: an engine calls this every tick, and an array of the values
+        // was an allocation per call.
+        guard camera.center.latitude.isFinite, camera.center.longitude.isFinite, camera.zoom.isFinite,
+              camera.bearing.isFinite, camera.pitch.isFinite else {
             emit(.warning(.cameraIgnored(camera)))
             return
         }
