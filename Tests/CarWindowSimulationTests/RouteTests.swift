@@ -35,7 +35,7 @@ private func headingDifference(_ a: Double, _ b: Double) -> Double {
 
 /// A coordinate `east` and `north` metres from Helsinki's centre.
 private func offset(east: Double, north: Double) -> GeoCoordinate {
-    let metresPerDegree = GeoMath.metresPerDegree
+    let metresPerDegree = GeoCoordinate.metresPerDegree
     return GeoCoordinate(latitude: helsinki.latitude + north / metresPerDegree,
                          longitude: helsinki.longitude + east / (metresPerDegree * cos(helsinki.latitude * .pi / 180)))
 }
@@ -135,8 +135,8 @@ private func offset(east: Double, north: Double) -> GeoCoordinate {
         #expect(route.segments.count == route.points.count - 1)
         #expect(ratio > 1 && ratio < 2)
         #expect(route.straightLineDistance > 1000)
-        #expect(GeoMath.distance(route.points[0], HelsinkiDrive.start) < 100)
-        #expect(GeoMath.distance(route.points[route.points.count - 1], HelsinkiDrive.end) < 100)
+        #expect(route.points[0].metres(to: HelsinkiDrive.start) < 100)
+        #expect(route.points[route.points.count - 1].metres(to: HelsinkiDrive.end) < 100)
         #expect(!route.majorIntersections.isEmpty)
         #expect(route.majorIntersections == route.majorIntersections.sorted())
         #expect(route.segments.allSatisfy { $0.roadClass != .unknown && $0.speedLimit == $0.roadClass.typicalSpeed })
@@ -302,7 +302,7 @@ private func offset(east: Double, north: Double) -> GeoCoordinate {
         let end = plan.state(at: plan.duration)
         let last = try #require(defaultDrive.route.points.last)
         #expect(end.isFinished && end.isStopped)
-        #expect(GeoMath.distance(end.coordinate, last) < 1e-6)
+        #expect(end.coordinate.metres(to: last) < 1e-6)
         #expect(abs(end.distance - defaultDrive.route.length) < 1e-6)
         #expect(!plan.state(at: plan.duration - 1).isFinished)
         #expect(plan.state(at: .infinity) == end)

@@ -185,7 +185,7 @@ package struct DrivePlan: Sendable {
         var kept: [GeoCoordinate] = [points[0]], keptDistances = [0.0], keptLimits: [Double] = []
         var keptIndex = [Int](repeating: 0, count: points.count)
         for index in points.indices.dropFirst() {
-            let step = GeoMath.distance(kept[kept.count - 1], points[index])
+            let step = kept[kept.count - 1].metres(to: points[index])
             if step >= 0.01 {
                 kept.append(points[index])
                 keptDistances.append(keptDistances[keptDistances.count - 1] + step)
@@ -327,10 +327,8 @@ package struct DrivePlan: Sendable {
                                   options: DriveOptions) -> Double {
         let here = distances[index], total = distances[distances.count - 1]
         let before = min(options.turnBaseline, here), after = min(options.turnBaseline, total - here)
-        let incoming = GeoMath.offset(from: position(atDistance: here - before, points: points, distances: distances),
-                                      to: points[index])
-        let outgoing = GeoMath.offset(from: points[index],
-                                      to: position(atDistance: here + after, points: points, distances: distances))
+        let incoming = position(atDistance: here - before, points: points, distances: distances).offset(to: points[index])
+        let outgoing = points[index].offset(to: position(atDistance: here + after, points: points, distances: distances))
         let lengths = (incoming * incoming).sum().squareRoot() * (outgoing * outgoing).sum().squareRoot()
         guard lengths > 0 else { return .infinity }
         let cosine = min(max((incoming * outgoing).sum() / lengths, -1), 1)
@@ -394,11 +392,11 @@ package struct DrivePlan: Sendable {
         let window = options.headingSmoothingDistance
         let behind = Self.position(atDistance: max(distance - window, 0), points: points, distances: distances)
         let ahead = Self.position(atDistance: min(distance + window, length), points: points, distances: distances)
-        var direction = GeoMath.offset(from: behind, to: ahead)
+        var direction = behind.offset(to: ahead)
         if (direction * direction).sum() < 1e-6 {
             // Only at a U-turn do the points behind and ahead meet; the segment's own direction stands in.
             let segment = Self.segmentIndex(atDistance: distance, distances: distances)
-            direction = GeoMath.offset(from: points[segment], to: points[segment + 1])
+            direction = points[segment].offset(to: points[segment + 1])
         }
         let finished = !(time < duration)
         return VehicleState(coordinate: Self.position(atDistance: distance, points: points, distances: distances),

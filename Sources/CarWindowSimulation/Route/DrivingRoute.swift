@@ -41,7 +41,7 @@ package struct DrivingRoute: Sendable, Equatable {
         self.majorIntersections = majorIntersections
         var length = 0.0
         for index in points.indices.dropFirst() {
-            length += GeoMath.distance(points[index - 1], points[index])
+            length += points[index - 1].metres(to: points[index])
         }
         self.length = length
     }
@@ -55,7 +55,7 @@ package struct DrivingRoute: Sendable, Equatable {
     /// The straight-line distance from the first point to the last, in metres (0 for fewer than two points).
     package var straightLineDistance: Double {
         guard let first = points.first, let last = points.last else { return 0 }
-        return GeoMath.distance(first, last)
+        return first.metres(to: last)
     }
 
     /// This route followed by `other`, for round trips and long benchmark drives. When `other`
@@ -68,7 +68,7 @@ package struct DrivingRoute: Sendable, Equatable {
         var points = self.points
         var segments = self.segments
         var intersections = majorIntersections
-        let shared = GeoMath.distance(last, first) < 0.01
+        let shared = last.metres(to: first) < 0.01
         if !shared {
             let joining = other.segments.first ?? segments.last ?? Segment(speedLimit: 40 / 3.6, roadClass: .unknown)
             segments.append(joining)

@@ -6,23 +6,10 @@ import CarWindowMap
 import CarWindowProjection
 import CarWindowSystemSupport
 
-/// Small-distance geometry on the WGS 84 sphere approximation the map uses.
-///
-/// Routes are polylines of points a few metres to a few hundred metres apart, so a local
-/// equirectangular projection at the pair's mean latitude is accurate to well under 0.1 % and far
-/// cheaper than great-circle formulas.
+/// Small-distance geometry for routes, beside ``GeoCoordinate/offset(to:)`` and
+/// ``GeoCoordinate/metres(to:)`` (the metric the map trims a driven route with): points a few
+/// metres to a few hundred metres apart, where straight lines in degrees are close enough.
 enum GeoMath {
-    static let earthRadius = GeoCoordinate.earthRadius
-    static let metresPerDegree = GeoCoordinate.metresPerDegree
-
-    /// The vector from `a` to `b` in metres, x east and y north.
-    @inline(__always)
-    static func offset(from a: GeoCoordinate, to b: GeoCoordinate) -> SIMD2<Double> { a.offset(to: b) }
-
-    /// The distance from `a` to `b` in metres: the one the map trims a driven route with.
-    @inline(__always)
-    static func distance(_ a: GeoCoordinate, _ b: GeoCoordinate) -> Double { a.metres(to: b) }
-
     /// The point a fraction `t` of the way from `a` to `b`.
     @inline(__always)
     static func interpolate(_ a: GeoCoordinate, _ b: GeoCoordinate, _ t: Double) -> GeoCoordinate {

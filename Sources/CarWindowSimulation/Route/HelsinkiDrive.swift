@@ -34,7 +34,7 @@ package enum HelsinkiDrive {
     /// The box the road graph is built over: the two ends with about 300 m to spare, so that
     /// routes may swing out around blocks.
     package static var graphBounds: GeoBounds {
-        let margin = 300 / GeoMath.metresPerDegree
+        let margin = 300 / GeoCoordinate.metresPerDegree
         let longitudeMargin = margin / cos(start.latitude * .pi / 180)
         return GeoBounds(
             southWest: GeoCoordinate(latitude: min(start.latitude, end.latitude) - margin,

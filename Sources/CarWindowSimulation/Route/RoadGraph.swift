@@ -339,7 +339,7 @@ extension RoadGraph {
         private var edgeKeys: Set<EdgeKey> = []
 
         init(referenceLatitude: Double) {
-            let metresPerWorld = 2 * Double.pi * GeoMath.earthRadius * max(cos(referenceLatitude * .pi / 180), 0.01)
+            let metresPerWorld = 2 * Double.pi * GeoCoordinate.earthRadius * max(cos(referenceLatitude * .pi / 180), 0.01)
             tolerance = RoadGraph.mergeTolerance / metresPerWorld
         }
 
@@ -387,7 +387,7 @@ extension RoadGraph {
 
         private mutating func addEdge(from: Int, to: Int, roadClass: RoadClass) {
             guard edgeKeys.insert(EdgeKey(from: from, to: to)).inserted else { return }
-            let length = GeoMath.distance(WebMercator.unproject(positions[from]), WebMercator.unproject(positions[to]))
+            let length = WebMercator.unproject(positions[from]).metres(to: WebMercator.unproject(positions[to]))
             edges.append(Edge(from: from, to: to, length: length, roadClass: roadClass))
         }
 

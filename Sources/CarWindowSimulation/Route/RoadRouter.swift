@@ -61,7 +61,7 @@ package struct RoadRouter: Sendable {
         guard graph.largestComponentSize > 0 else { throw .emptyGraph }
         var best: (node: Int, distance: Double)?
         for node in graph.nodes.indices where graph.isInLargestComponent(node) {
-            let distance = GeoMath.distance(coordinate, graph.nodes[node])
+            let distance = coordinate.metres(to: graph.nodes[node])
             if distance < best?.distance ?? .infinity { best = (node, distance) }
         }
         guard let best, best.distance <= maximumSnapDistance else {
@@ -91,7 +91,7 @@ package struct RoadRouter: Sendable {
         var settled = [Bool](repeating: false, count: nodeCount)
         var queue = MinimumHeap()
         cost[start] = 0
-        queue.push(priority: GeoMath.distance(graph.nodes[start], goalPosition) / fastest, node: start)
+        queue.push(priority: graph.nodes[start].metres(to: goalPosition) / fastest, node: start)
         while let (_, node) = queue.pop() {
             if settled[node] { continue }
             settled[node] = true
@@ -104,7 +104,7 @@ package struct RoadRouter: Sendable {
                     cost[edge.to] = candidate
                     previousEdge[edge.to] = edgeIndex
                     // The straight-line time at the fastest speed never overestimates, so A* stays exact.
-                    let estimate = GeoMath.distance(graph.nodes[edge.to], goalPosition) / fastest
+                    let estimate = graph.nodes[edge.to].metres(to: goalPosition) / fastest
                     queue.push(priority: candidate + estimate, node: edge.to)
                 }
             }
@@ -136,7 +136,7 @@ package struct RoadRouter: Sendable {
         var intersections: [Int] = []
         var distance = 0.0, lastKept = -Double.infinity
         for index in path.indices.dropFirst() {
-            distance += GeoMath.distance(points[index - 1], points[index])
+            distance += points[index - 1].metres(to: points[index])
             guard index < path.count - 1, graph.isMajorIntersection(path[index]) else { continue }
             if distance - lastKept >= minimumSpacing {
                 intersections.append(index)
