@@ -355,25 +355,29 @@ private func offset(east: Double, north: Double) -> GeoCoordinate {
         #expect(largest < 10)
     }
 
-    @Test func remainingRouteShrinksFromTheVehicleToTheEnd() throws {
+    /// The drive shows ``DrivePlan/points`` once and moves the route progress to the car's
+    /// distance: the map trims at metres measured along those points with
+    /// `GeoCoordinate.metres(to:)`, so the plan's distances must be that sum, and the car's
+    /// distance must be where its coordinate lies on them.
+    @Test func theCarsDistanceIsWhereTheMapTrimsTheRoute() throws {
         let plan = try DrivePlan(route: defaultDrive.route)
-        // At the start the whole route remains: every route point, plus a vertex at each stop that
-        // does not fall within half a metre of one.
-        let whole = plan.remainingRoute(at: 0)
         let routeCount = defaultDrive.route.points.count
-        #expect((routeCount...(routeCount + plan.stops.count)).contains(whole.count))
-        #expect(Set(defaultDrive.route.points).isSubset(of: Set(whole)))
-        #expect(whole.first == defaultDrive.route.points.first)
-        var previousCount = Int.max
-        for time in stride(from: 0.0, to: plan.duration, by: 5) {
-            let remaining = plan.remainingRoute(at: time)
-            let state = plan.state(at: time)
-            #expect(remaining.first == state.coordinate)
-            #expect(remaining.last == defaultDrive.route.points.last)
-            #expect(remaining.count <= previousCount)
-            previousCount = remaining.count
+        #expect((routeCount...(routeCount + plan.stops.count)).contains(plan.points.count))
+        var measured = 0.0
+        for index in plan.points.indices.dropFirst() {
+            measured += plan.points[index - 1].metres(to: plan.points[index])
+            #expect(abs(measured - plan.distances[index]) < 0.01, "point \(index)")
         }
-        #expect(plan.remainingRoute(at: plan.duration).isEmpty)
+        var previous = -1.0
+        for time in stride(from: 0.0, to: plan.duration, by: 5) {
+            let state = plan.state(at: time)
+            #expect(state.distance >= previous)
+            previous = state.distance
+            let segment = max(0, (plan.distances.lastIndex { $0 <= state.distance } ?? 0))
+            let along = plan.distances[segment] + plan.points[segment].metres(to: state.coordinate)
+            #expect(abs(along - state.distance) < 0.01, "at \(time) s")
+        }
+        #expect(plan.state(at: plan.duration).isFinished)
     }
 
     @Test func roundTripEndsWhereItStarts() throws {

@@ -403,25 +403,4 @@ package struct DrivePlan: Sendable {
                             heading: GeoMath.heading(of: direction), speed: speed, distance: distance,
                             isStopped: speed <= 1e-9, isFinished: finished && !time.isNaN)
     }
-
-    /// The car's position at `time` and the route's vertices still ahead of it, without copying:
-    /// the overlay route is `[position] + rest`. Empty `rest` and the last point once finished.
-    package func remainingVertices(at time: Double) -> (position: GeoCoordinate, rest: ArraySlice<GeoCoordinate>) {
-        let (distance, _) = motion(at: time)
-        if distance >= length { return (points[points.count - 1], points[points.count...]) }
-        let segment = Self.segmentIndex(atDistance: distance, distances: distances)
-        return (Self.position(atDistance: distance, points: points, distances: distances), points[(segment + 1)...])
-    }
-
-    /// The route still to drive at `time`, from the car to the end, for ``MapOverlays/route``;
-    /// empty once the car has arrived.
-    package func remainingRoute(at time: Double) -> [GeoCoordinate] {
-        let (position, rest) = remainingVertices(at: time)
-        guard !rest.isEmpty else { return [] }
-        var route: [GeoCoordinate] = []
-        route.reserveCapacity(rest.count + 1)
-        route.append(position)
-        route.append(contentsOf: rest)
-        return route
-    }
 }
