@@ -168,7 +168,6 @@ package enum NALUnit {
         }
         return stream
     }
-
 }
 
 /// The NAL units of an Annex-B stream as ranges of its bytes (no start codes, no trailing zero
