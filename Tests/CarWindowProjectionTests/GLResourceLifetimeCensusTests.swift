@@ -126,19 +126,17 @@ import Testing
     @Test func endedContextsLeaveNoBooksOnceTheirMapsAreGone() async throws {
         let before = GLObjectLedger.bookCount
         for shutDownFirst in [true, false, true, false] {
-            var (context, renderer): (RenderContext, MapRenderer?) = try await makeRenderer(width: 64, height: 48)
-            _ = await renderer?.renderWhenLoaded()
-            if shutDownFirst {
-                await context.shutdown()
-                renderer = nil
-                // The renderer's deinit runs on the render thread before this returns.
-                await context.waitForQueuedWork()
-            } else {
-                renderer = nil
-                await context.waitForQueuedWork()
-                await context.shutdown()
+            let context: RenderContext
+            do {
+                let (made, renderer) = try await makeRenderer(width: 64, height: 48)
+                context = made
+                _ = await renderer.renderWhenLoaded()
+                if shutDownFirst { await context.shutdown() }
             }
-            #expect(renderer == nil)
+            // The renderer went at the end of the block; its deinit runs on the render thread
+            // before this returns.
+            await context.waitForQueuedWork()
+            if !shutDownFirst { await context.shutdown() }
         }
         #expect(GLObjectLedger.bookCount == before, "\(GLObjectLedger.bookCount - before) books left by 4 contexts")
     }
