@@ -107,6 +107,15 @@ package struct FramePacer: Sendable, Equatable {
         return .keepAlive
     }
 
+    /// A picture was drawn at `time` outside the pacer's cadence (a camera script): refinements
+    /// and keep-alives follow from it as after a paced one.
+    package mutating func drew(at time: Double) {
+        changedSinceRender = false
+        lastRender = time
+        lastSend = time
+        refinementsLeft = configuration.refinementFrames
+    }
+
     /// Starts over as after a (re)start of the stream: the next action draws (with an IDR).
     package mutating func restart() {
         changedSinceRender = true

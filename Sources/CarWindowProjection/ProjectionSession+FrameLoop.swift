@@ -27,6 +27,11 @@ extension ProjectionSession {
                 await wake.wait(until: nil)
                 continue
             }
+            if script != nil {
+                await playNextScriptedPicture()
+                if givesUpAfterFailures() { return }
+                continue
+            }
             if tilesArrived.take() {
                 if pendingChangeSince == nil { pendingChangeSince = clock.now }
                 pacer.markChanged()
@@ -43,11 +48,16 @@ extension ProjectionSession {
                 await setIdleRate(false)
                 await resendLastPicture(as: .refinement)
             case .keepAlive:
+                // A skip picture repeats the encoder's last picture, so that one goes out first.
+                await finishEncoding()
                 if !sendSkipPicture() {
                     await setIdleRate(true)
                     await resendLastPicture(as: .keepAlive)
                 }
             case .wait(let until):
+                // The picture in the encoder is sent before the loop sleeps: nothing is left
+                // running while it waits (a manual clock counts a sleeping loop as idle).
+                await finishEncoding()
                 var deadline = until
                 if recognizer.hasPendingTap {
                     // Wake when the double-tap window of a held-back tap closes, to deliver it.
@@ -56,12 +66,16 @@ extension ProjectionSession {
                 await wake.wait(until: deadline)
                 if recognizer.hasPendingTap { tickGestures(at: clock.now) }
             }
-            if consecutiveFailures >= Self.failureLimit {
-                emit(.warning(.streamGivenUp(failuresInARow: Self.failureLimit)))
-                Task { await self.stop() }
-                return
-            }
+            if givesUpAfterFailures() { return }
         }
+    }
+
+    /// Whether too many failures came in a row: then the stream is stopped.
+    private func givesUpAfterFailures() -> Bool {
+        guard consecutiveFailures >= Self.failureLimit else { return false }
+        emit(.warning(.streamGivenUp(failuresInARow: Self.failureLimit)))
+        Task { await self.stop() }
+        return true
     }
 
     /// Bits per second the encoder may spend on keep-alives. The refinements before them have
@@ -87,8 +101,12 @@ extension ProjectionSession {
         }
     }
 
-    /// Draws the current view and sends it.
-    func renderAndSend(at now: Double) async {
+    /// Draws the current view and starts encoding it; the encoder works while the loop goes on
+    /// to the next picture, and the access unit is sent as soon as it is ready.
+    ///
+    /// `presentationTime` (seconds since the stream's origin) is the session clock's unless a
+    /// script gives its own.
+    func renderAndSend(at now: Double, presentationTime: Double? = nil, forcesIDR: Bool = false) async {
         guard let renderer, let settings = encoderSettings, let stream else { return }
         if let animation {
             cameraOnScreen = animation.camera(at: now)
@@ -101,20 +119,28 @@ extension ProjectionSession {
         }
         let changeSince = pendingChangeSince ?? now
         pendingChangeSince = nil
-        let target = takeSpareFrame(width: stream.encodedSize.width, height: stream.encodedSize.height,
-                                    fullRange: settings.fullRange)
+        if let planes = exportedPlanes {
+            await renderIntoEncoderSurface(planes, renderer: renderer, settings: settings, stream: stream,
+                                           changeSince: changeSince, presentationTime: presentationTime, forcesIDR: forcesIDR)
+            return
+        }
+        let picture = PendingPicture(slot: nextReadbackSlot, run: pictureRun, changeSince: changeSince,
+                                     presentationTime: presentationTime, forcesIDR: forcesIDR)
+        nextReadbackSlot ^= 1
+        // The picture read back by the last visit, if it was left for this one to collect.
+        let previous = pendingReadback.flatMap { $0.run == pictureRun ? $0 : nil }
+        pendingReadback = nil
+        let collectInto = previous.map { (slot: $0.slot, frame: takeSpareFrame(for: stream, settings: settings)) }
         // Render and encode times measure the machine, so they are read off the monotonic clock
         // whatever clock the session runs on (a manual one would make them zero).
         let start = SessionClock.monotonicNow
-        let drawn = await renderer.drawStreamFrame(camera: cameraOnScreen, overlays: overlays,
-                                                   fullRange: settings.fullRange, into: target,
+        // The encoder works on the previous picture meanwhile, on its own thread.
+        let drawn = await renderer.drawStreamFrame(camera: cameraOnScreen, overlays: overlays, fullRange: settings.fullRange,
+                                                   readbackSlot: picture.slot, collecting: collectInto,
                                                    tileArrived: tileArrivedHandler)
-        record(&recorded.renderTimes, .seconds(SessionClock.monotonicNow - start))
-        let frame: NV12Frame
-        switch drawn.frame {
-        case .success(let filled):
-            frame = filled
-        case .failure(let error):
+        let drawTime = SessionClock.monotonicNow - start
+        if let previous, let collected = drawn.collected { await encode(collected, previous) }
+        if let error = drawn.error {
             consecutiveFailures += 1
             emit(.error(.renderer(error)))
             return
@@ -122,36 +148,138 @@ extension ProjectionSession {
         if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: stream.scale) {
             emit(.hapticRegions(regions))
         }
-        // The picture on screen until now becomes the spare the next frame draws into.
-        if let previous = lastFrame { spareFrame = previous }
-        lastFrame = nil
-        await encodeAndSend(frame, as: .rendered, changeSince: changeSince)
+        if let script, script.next < script.cameras.count {
+            // The next picture is drawn right away: it collects this one, which the GPU
+            // finishes meanwhile. A paced picture is collected now: the next may never come.
+            pendingReadback = picture
+            record(&recorded.renderTimes, .seconds(drawTime))
+        } else {
+            let collectStart = SessionClock.monotonicNow
+            let frame = await renderer.collectStreamFrame(slot: picture.slot, into: takeSpareFrame(for: stream, settings: settings))
+            record(&recorded.renderTimes, .seconds(drawTime + SessionClock.monotonicNow - collectStart))
+            await encode(frame, picture)
+        }
+    }
+
+    /// A drawn picture whose NV12 readback was started in `slot`.
+    struct PendingPicture {
+        let slot: Int
+        /// The ``pictureRun`` it was drawn in: a picture of an earlier run is never sent.
+        let run: Int
+        let changeSince: Double
+        let presentationTime: Double?
+        /// Whoever asked for it wants it as an IDR (a script), besides any IDR the stream needs.
+        let forcesIDR: Bool
+    }
+
+    /// Starts encoding a collected picture once the encoder has the one before it done.
+    private func encode(_ collected: Result<NV12Frame, MapRenderError>, _ picture: PendingPicture) async {
+        switch collected {
+        case .success(let frame):
+            // One picture in the encoder at a time: the queue between the stages holds one.
+            await finishEncoding()
+            // The picture on screen until now becomes the spare the next frame draws into.
+            if let previous = lastFrame { spareFrame = previous }
+            lastFrame = nil
+            startEncoding(.frame(frame), as: .rendered, changeSince: picture.changeSince,
+                          presentationTime: picture.presentationTime, forcesIDR: picture.forcesIDR)
+        case .failure(let error):
+            consecutiveFailures += 1
+            emit(.error(.renderer(error)))
+        }
+    }
+
+    /// Zero copy (GL on GBM, a VA-API encoder that exports its input surface): the picture is
+    /// converted straight into the encoder's surface. There is one surface, so drawing waits for
+    /// the encoder to finish with it.
+    private func renderIntoEncoderSurface(_ planes: DMABufPlanes, renderer: MapRenderer, settings: EncoderSettings,
+                                          stream: StreamResolution, changeSince: Double, presentationTime: Double?,
+                                          forcesIDR: Bool) async {
+        await finishEncoding()
+        let start = SessionClock.monotonicNow
+        let drawn = await renderer.drawStreamFrame(camera: cameraOnScreen, overlays: overlays, fullRange: settings.fullRange,
+                                                   into: planes, tileArrived: tileArrivedHandler)
+        record(&recorded.renderTimes, .seconds(SessionClock.monotonicNow - start))
+        if let error = drawn.error {
+            consecutiveFailures += 1
+            emit(.error(.renderer(error)))
+            return
+        }
+        if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: stream.scale) {
+            emit(.hapticRegions(regions))
+        }
+        lastPictureInSurface = false
+        startEncoding(.exportedSurface, as: .rendered, changeSince: changeSince, presentationTime: presentationTime,
+                      forcesIDR: forcesIDR)
     }
 
     /// Encodes the last picture again: it sharpens a still map and keeps the head unit showing it.
     func resendLastPicture(as kind: PictureKind) async {
+        await finishEncoding()
+        if exportedPlanes != nil, lastPictureInSurface {
+            startEncoding(.exportedSurface, as: kind, changeSince: nil, presentationTime: nil)
+            return
+        }
         guard let frame = lastFrame else {
             // Nothing drawn yet (the first frame failed): draw instead.
             pacer.markChanged()
             return
         }
         lastFrame = nil
-        await encodeAndSend(frame, as: kind, changeSince: nil)
+        startEncoding(.frame(frame), as: kind, changeSince: nil, presentationTime: nil)
     }
 
-    func encodeAndSend(_ frame: NV12Frame, as kind: PictureKind, changeSince: Double?) async {
-        guard let encoder, let origin = statisticsOrigin else {
-            lastFrame = frame
+    /// What the encoder encodes: a frame read back from the renderer, or the picture the
+    /// renderer drew into the encoder's own surface.
+    enum EncoderInput: Sendable {
+        case frame(NV12Frame)
+        case exportedSurface
+    }
+
+    /// Hands `input` to the encoder's thread and returns at once; the access unit is sent when
+    /// it is ready (``encodeAndSend(_:as:changeSince:forceIDR:run:presentationTime:)``).
+    func startEncoding(_ input: EncoderInput, as kind: PictureKind, changeSince: Double?, presentationTime: Double?,
+                       forcesIDR: Bool = false) {
+        guard encoder != nil, let origin = statisticsOrigin else {
+            if case .frame(let frame) = input { lastFrame = frame }
             return
         }
-        let forceIDR = needsIDR || sink?.needsKeyframe == true
+        let forceIDR = forcesIDR || needsIDR || sink?.needsKeyframe == true
         let run = pictureRun
-        let start = clock.now
+        let presentation = presentationTime ?? (clock.now - origin + presentationShift)
+        lastPresentation = presentation
+        encodeInFlight = Task {
+            await self.encodeAndSend(input, as: kind, changeSince: changeSince, forceIDR: forceIDR, run: run,
+                                     presentationTime: presentation)
+        }
+    }
+
+    /// Waits until the picture in the encoder (if any) has been sent or dropped.
+    func finishEncoding() async {
+        guard let inFlight = encodeInFlight else { return }
+        encodeInFlight = nil
+        await inFlight.value
+    }
+
+    private func encodeAndSend(_ input: EncoderInput, as kind: PictureKind, changeSince: Double?, forceIDR: Bool,
+                               run: Int, presentationTime: Double) async {
+        guard let encoder else { return }
         let encodeStart = SessionClock.monotonicNow
         let unit: AccessUnit
         do {
-            let (encoded, returned) = try await encoder.encode(frame, presentationTime: .seconds(start - origin), forceIDR: forceIDR)
-            lastFrame = returned
+            let encoded: AccessUnit
+            switch input {
+            case .frame(let frame):
+                let (made, returned) = try await encoder.encode(frame, presentationTime: .seconds(presentationTime),
+                                                                forceIDR: forceIDR)
+                encoded = made
+                // A picture of an earlier run (before a resize) is not this stream's to repeat.
+                if run == pictureRun { lastFrame = returned }
+            case .exportedSurface:
+                encoded = try await encoder.encodeExportedSurface(presentationTime: .seconds(presentationTime),
+                                                                  forceIDR: forceIDR)
+                if run == pictureRun { lastPictureInSurface = true }
+            }
             // Renumbered after any skip pictures that went out since the encoder's last picture.
             unit = skipPictures.pass(encoded)
         } catch {
@@ -159,14 +287,16 @@ extension ProjectionSession {
             consecutiveFailures += 1
             needsIDR = true
             pacer.markChanged()
+            wake.signal()
             emit(.error(.encoder(error)))
             return
         }
         record(&recorded.encodeTimes, .seconds(SessionClock.monotonicNow - encodeStart))
         // A suspend, resume, resize or stop that came while encoding wins: the unit is not sent.
-        guard state == .streaming, run == pictureRun, let sink, !Task.isCancelled, deliver(unit, to: sink) else { return }
+        guard state == .streaming, run == pictureRun, let sink, deliver(unit, to: sink) else { return }
         if forceIDR { needsIDR = false }
         record(sent: unit, as: kind, changeSince: changeSince)
+        script?.noteSent()
     }
 
     /// Hands `unit` to the sink; returns whether it was taken. Errors of single outputs that the
@@ -200,7 +330,7 @@ extension ProjectionSession {
         guard configuration.keepAlive == .skipPicture, !needsIDR, sink?.needsKeyframe != true,
               let origin = statisticsOrigin, let sink else { return false }
         skipPictureCount += 1
-        guard let unit = skipPictures.skipPicture(presentationTime: .seconds(clock.now - origin),
+        guard let unit = skipPictures.skipPicture(presentationTime: .seconds(clock.now - origin + presentationShift),
                                                   frameNumber: skipPictureCount) else { return false }
         // A refused skip picture still counts as handled: the IDR that follows resets the numbering.
         if deliver(unit, to: sink) { record(sent: unit, as: .keepAlive, changeSince: nil) }
@@ -229,15 +359,16 @@ extension ProjectionSession {
         }
     }
 
-    /// A frame to draw into: the spare one when it has the right size, else a new one (the
-    /// first frames of a stream and after a resize only).
-    func takeSpareFrame(width: Int, height: Int, fullRange: Bool) -> NV12Frame {
-        if let spare = spareFrame, spare.width == width, spare.height == height, spare.fullRange == fullRange {
+    /// A frame to read a picture into: the spare one when it has the stream's size, else a new
+    /// one (the first frames of a stream and after a resize only).
+    func takeSpareFrame(for stream: StreamResolution, settings: EncoderSettings) -> NV12Frame {
+        let width = stream.encodedSize.width, height = stream.encodedSize.height
+        if let spare = spareFrame, spare.width == width, spare.height == height, spare.fullRange == settings.fullRange {
             spareFrame = nil
             return spare
         }
         spareFrame = nil
-        return NV12Frame(width: width, height: height, fullRange: fullRange)
+        return NV12Frame(width: width, height: height, fullRange: settings.fullRange)
     }
 
     func record(_ samples: inout [Duration], _ value: Duration) {

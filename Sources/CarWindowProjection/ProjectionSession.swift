@@ -106,8 +106,27 @@ public actor ProjectionSession {
     var pendingChangeSince: Double?
 
     // Pictures: the last one drawn (for refinements and keep-alives) and a spare to draw into.
+    // While the encoder has the last one, lastFrame is nil and encodeInFlight sends it.
     var lastFrame: NV12Frame?
     var spareFrame: NV12Frame?
+    /// A picture whose readback the next draw collects (while a script plays).
+    var pendingReadback: PendingPicture?
+    /// The readback slot the next picture uses: two alternate, so one can be read while the
+    /// next is drawn.
+    var nextReadbackSlot = 0
+    /// The picture in the encoder: it sends its access unit when done.
+    var encodeInFlight: Task<Void, Never>?
+    /// Zero copy: the encoder's input surface, which the renderer draws into.
+    var exportedPlanes: DMABufPlanes?
+    /// Whether the encoder's surface holds the last picture drawn, for refinements.
+    var lastPictureInSurface = false
+    /// Cameras played one picture each (``play(_:forceIDR:)``), instead of paced drawing.
+    var script: CameraScript?
+    /// Seconds added to the clock's presentation times, so they never go back after a script
+    /// that ran ahead of the clock.
+    var presentationShift = 0.0
+    /// The presentation time of the last picture handed to the encoder.
+    var lastPresentation = -Double.infinity
     var needsIDR = true
     /// Counts runs of pictures: each start, resume and resize begins one with an IDR. A picture
     /// encoded in one run (before a suspend, say) is never sent in the next.
@@ -185,6 +204,11 @@ public actor ProjectionSession {
     /// none can be made (or there is none: ``ProjectionSessionError/noOutput``), and the session
     /// stays ready.
     public func startStreaming() async throws(ProjectionSessionError) {
+        try await startStreaming(then: nil)
+    }
+
+    /// ``startStreaming()``, with `script` installed before the frame loop's first picture.
+    func startStreaming(then script: ScriptRequest?) async throws(ProjectionSessionError) {
         try await oneAtATime { () async throws(ProjectionSessionError) in
             guard state == .ready, let stream else {
                 throw fail(.invalidState(operation: "start streaming", state: state))
@@ -207,8 +231,10 @@ public actor ProjectionSession {
                 throw error
             }
             encoder = stage
+            exportedPlanes = await zeroCopyPlanes(of: stage)
             beginStream(settings: settings, stream: stream)
             transition(to: .streaming)
+            if let script { install(script) }
             startFrameLoop()
         }
     }
@@ -221,6 +247,7 @@ public actor ProjectionSession {
             noteStreamingTime()
             sink?.streamDidStop()
             transition(to: .suspended)
+            endScript()
             wake.signal()
         }
     }
@@ -292,11 +319,14 @@ public actor ProjectionSession {
         sink?.streamDidStop()
         if let encoder { await finishEncoderStage(encoder) }
         encoder = nil
+        exportedPlanes = nil
         let settings = makeEncoderSettings(for: chosen)
         do throws(ProjectionSessionError) {
             try await prepareRenderer(for: chosen)
             emit(.resized(chosen))
-            encoder = try await makeEncoderStage(settings: settings)
+            let stage = try await makeEncoderStage(settings: settings)
+            encoder = stage
+            exportedPlanes = await zeroCopyPlanes(of: stage)
             if wasStreaming {
                 do {
                     try sink?.streamWillStart(chosen.encodedSize)
@@ -441,6 +471,7 @@ public actor ProjectionSession {
         encoderSettings = settings
         encoderIsIdle = false
         skipPictures = SkipPictureStream()
+        lastPictureInSurface = false
         pacer = FramePacer(configuration: .init(framesPerSecond: settings.framesPerSecond,
                                                 refinementFrames: configuration.refinementFrames,
                                                 keepAliveInterval: configuration.keepAliveInterval.inSeconds))
@@ -457,6 +488,7 @@ public actor ProjectionSession {
     /// The next picture is drawn afresh and is an IDR.
     func restartPictures() {
         pictureRun &+= 1
+        pendingReadback = nil
         pacer.restart()
         needsIDR = true
         pendingChangeSince = clock.now
@@ -494,12 +526,16 @@ public actor ProjectionSession {
         }
     }
 
+    /// Ends the frame loop and waits for the picture in the encoder: after this, nothing of the
+    /// stream runs.
     func stopFrameLoop() async {
         guard let loop else { return }
         self.loop = nil
         loop.cancel()
         wake.signal()
         await loop.value
+        await finishEncoding()
+        endScript()
     }
 
     /// An encoder for `settings` on its own thread, counted until it is finished.
@@ -511,6 +547,13 @@ public actor ProjectionSession {
         } catch {
             throw fail(.encoder(error))
         }
+    }
+
+    /// The encoder's input surface when the renderer can draw into it (GL on GBM, a VA-API
+    /// encoder that exports it); nil means frames are read back and copied.
+    private func zeroCopyPlanes(of stage: EncoderStage) async -> DMABufPlanes? {
+        guard context.info.platform == .gbm else { return nil }
+        return await stage.exportedSurface()
     }
 
     /// Ends `stage`'s stream and lets its thread go.
@@ -537,6 +580,7 @@ public actor ProjectionSession {
         if sinkIsStreaming { sink?.streamDidStop() }
         if let encoder { await finishEncoderStage(encoder) }
         encoder = nil
+        exportedPlanes = nil
         sink?.close()
         sink = nil
         display = nil
@@ -547,7 +591,11 @@ public actor ProjectionSession {
 
     /// The head unit's limits merged with the app's own values, for `stream`.
     func makeEncoderSettings(for stream: StreamResolution) -> EncoderSettings {
-        EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
+        if let fixed = configuration.encoderSettings, fixed.width == stream.encodedSize.width,
+           fixed.height == stream.encodedSize.height {
+            return fixed
+        }
+        return EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
                         customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
     }
 

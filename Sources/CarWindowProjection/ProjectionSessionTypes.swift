@@ -93,6 +93,10 @@ public struct ProjectionSessionConfiguration: Sendable {
     /// measure the machine). The system's monotonic clock unless a test drives the session in
     /// its own time.
     public var clock: SessionClock = .monotonic
+    /// Offline encoding (`carwindow encode`, the benchmark): these settings exactly, frame rate
+    /// and all, instead of what the head unit's display and the custom values give, for
+    /// streams of their size.
+    package var encoderSettings: EncoderSettings?
 
     /// A configuration with SmartDeviceLink's defaults for everything but the map's data and
     /// first camera: 15 fps and 600 kbit/s unless the head unit asks otherwise, 3 refinement

@@ -2,24 +2,64 @@ import CarWindowGeo
 import CarWindowStyle
 import CarWindowVideoCore
 import CarWindowSystemSupport
+
+/// What one visit of a stream to the render thread did: the picture it drew (or why not), the
+/// earlier picture it collected, and where the controls are.
+package struct StreamDraw {
+    /// Why the picture was not drawn and converted; nil when its readback started.
+    package var error: MapRenderError?
+    /// The earlier picture's NV12 frame, when the visit was asked to collect one.
+    package var collected: Result<NV12Frame, MapRenderError>?
+    /// The controls drawn, for haptic regions.
+    package var controls: [MapControl]
+    /// The camera transform of the picture drawn.
+    package var transform: MapTransform
+}
+
 /// Drawing for a stream: what a projection session asks of the renderer once per picture.
 extension MapRenderer {
-    /// One picture for a stream: draws `camera` and `overlays`, converts to NV12 and reads it
-    /// back into `frame`, all in one visit to the render thread.
-    package func drawStreamFrame(camera: Camera, overlays: MapOverlays, fullRange: Bool, into frame: consuming NV12Frame,
-                         tileArrived: @escaping @Sendable () -> Void) -> (frame: Result<NV12Frame, MapRenderError>,
-                                                                          controls: [MapControl], transform: MapTransform) {
+    /// Draws `camera` and `overlays`, converts the picture to NV12 and starts reading it back
+    /// into `slot` (0 or 1) without waiting; then, if asked, collects the picture read into the
+    /// other slot by an earlier visit into `previous.frame`. Collecting one picture behind lets
+    /// the GPU (or llvmpipe's rasterizer threads) finish it while this picture is submitted.
+    package func drawStreamFrame(camera: Camera, overlays: MapOverlays, fullRange: Bool, readbackSlot slot: Int,
+                                 collecting previous: (slot: Int, frame: NV12Frame)?,
+                                 tileArrived: @escaping @Sendable () -> Void) -> StreamDraw {
         setCamera(camera)
         if self.overlays != overlays { setOverlays(overlays) }
         renderFrame(tileArrived: tileArrived)
+        var draw = StreamDraw(error: nil, collected: nil, controls: controls, transform: transform)
         do {
-            try convertToNV12(fullRange: fullRange, slot: 0)
+            try convertToNV12(fullRange: fullRange, slot: slot)
         } catch {
-            return (.failure(error), controls, transform)
+            draw.error = error
         }
-        guard let filled = collectNV12(slot: 0, into: frame) else {
-            return (.failure(.gl(.readbackUnavailable)), controls, transform)
+        if let previous { draw.collected = collectStreamFrame(slot: previous.slot, into: previous.frame) }
+        return draw
+    }
+
+    /// The picture whose readback a
+    /// ``drawStreamFrame(camera:overlays:fullRange:readbackSlot:collecting:tileArrived:)`` started
+    /// in `slot`, copied into `frame` (waiting for the GPU if it is still busy).
+    package func collectStreamFrame(slot: Int, into frame: consuming NV12Frame) -> Result<NV12Frame, MapRenderError> {
+        guard let filled = collectNV12(slot: slot, into: frame) else { return .failure(.gl(.readbackUnavailable)) }
+        return .success(filled)
+    }
+
+    /// Zero copy: draws `camera` and `overlays` and converts the picture straight into an
+    /// encoder's input surface (`planes`), in one visit to the render thread. Nothing is read
+    /// back; the error, if any, says why the picture is not in the surface.
+    package func drawStreamFrame(camera: Camera, overlays: MapOverlays, fullRange: Bool, into planes: DMABufPlanes,
+                                 tileArrived: @escaping @Sendable () -> Void) -> StreamDraw {
+        setCamera(camera)
+        if self.overlays != overlays { setOverlays(overlays) }
+        renderFrame(tileArrived: tileArrived)
+        var draw = StreamDraw(error: nil, collected: nil, controls: controls, transform: transform)
+        do {
+            try convertToNV12(into: planes, fullRange: fullRange)
+        } catch {
+            draw.error = error
         }
-        return (.success(filled), controls, transform)
+        return draw
     }
 }

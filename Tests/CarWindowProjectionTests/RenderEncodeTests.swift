@@ -10,8 +10,9 @@ import Testing
 @testable import CarWindowProjection
 @testable import CarWindowTestSupport
 
-/// Rendered map frames through NV12 and the software encoder, decoded by ffmpeg.
-@Suite(.serialized) struct EncodePipelineTests {
+/// Rendered map frames through NV12 and the software encoder, alone and in a session playing a
+/// camera script, decoded by ffmpeg.
+@Suite(.serialized) struct RenderEncodeTests {
     /// A short drive along Kaivokatu.
     static func path(_ count: Int) -> [Camera] {
         (0..<count).map { i in
@@ -54,26 +55,103 @@ import Testing
         #expect(probe["has_b_frames"] == "0")
     }
 
-    /// The pipelined loop gives every frame once, in order, and the stream decodes.
-    @Test func pipelineEncodesEveryFrameInOrder() async throws {
+    /// A session playing a camera script (what `carwindow encode` and the benchmark run) sends
+    /// one picture per camera, in order, each showing its own camera: the readback collected one
+    /// picture behind and the encoder working one picture behind never shift or repeat one.
+    @Test func aScriptedSessionSendsEveryCameraOnceInOrder() async throws {
         let cameras = Self.path(24)
         let (context, renderer) = try await makeRenderer(width: 854, height: 480, camera: cameras[0])
-        let stage = try await EncoderStage(settings: EncoderSettings(width: 854, height: 480), choice: .forced(.openh264))
-        let collected = Collected()
-        let report = try await EncodePipeline(renderer: renderer, encoder: stage).run(cameras: cameras, forceIDR: [0, 12]) {
-            collected.append($0)
+        await renderer.setOverlays(MapOverlays(showsControls: false))
+        var references: [[UInt8]] = []
+        for camera in cameras {
+            await renderer.setCamera(camera)
+            _ = await renderer.renderWhenLoaded()
+            references.append(visibleLuma(try await renderer.readNV12()))
         }
-        _ = try await stage.finish()
+        let sink = RecordingSink()
+        var configuration = try SessionFixtures.configuration(sink: sink)
+        configuration.showsControls = false
+        configuration.encoderSettings = EncoderSettings(width: 854, height: 480, framesPerSecond: 15, bitrate: 1_200_000)
+        let session = ProjectionSession(configuration: configuration, context: context)
+        try await session.connect(display: HeadUnitDisplay(size: VideoSize(width: 854, height: 480)))
+        await session.preloadTiles(along: cameras)
+        let sent = try await session.startStreaming(playing: cameras, forceIDR: [12])
+        await session.close()
         await context.shutdown()
-        let units = collected.units
-        #expect(report.frames == 24 && units.map(\.frameNumber) == Array(0..<24))
+
+        let units = sink.received.map(\.unit)
+        #expect(sent == 24 && units.count == 24)
+        #expect(units.map(\.frameNumber) == Array(0..<24))
         #expect(units.filter(\.isKeyframe).map(\.frameNumber) == [0, 12])
+        // Presentation times step by the stream's frame interval, however fast the pictures came.
+        let times = units.map { $0.presentationTime.inSeconds }
+        #expect(zip(times.dropFirst(), times).allSatisfy { abs($0 - $1 - 1.0 / 15) < 1e-6 }, "\(times)")
         let stream = units.flatMap(\.data)
-        #expect(try FFmpeg.decodeLuma(stream, width: 854, height: 480).count == 24)
+        let decoded = try FFmpeg.decodeLuma(stream, width: 854, height: 480)
+        #expect(decoded.count == 24)
+        // Each decoded picture is closest to its own camera's rendering: a picture shifted by one
+        // would match its neighbour better.
+        for (index, picture) in decoded.enumerated() {
+            let own = lumaPSNR(picture, references[index])
+            #expect(own > 25, "picture \(index): \(own) dB")
+            for neighbour in [index - 1, index + 1] where references.indices.contains(neighbour) {
+                #expect(own > lumaPSNR(picture, references[neighbour]), "picture \(index) looks like camera \(neighbour)")
+            }
+        }
         // Decoding can start at the second IDR.
         let tail = units.dropFirst(12).flatMap(\.data)
         #expect(try FFmpeg.decodeLuma(tail, width: 854, height: 480).count == 12)
         #expect(try FFmpeg.probe(stream)["width"] == "854")
+    }
+
+    /// After a script the session paces again: the next change is one more picture, later in
+    /// presentation time than the script's last, and a script on a session that is not
+    /// streaming is refused.
+    @Test func aSessionPacesAgainAfterAScript() async throws {
+        let sink = RecordingSink()
+        var configuration = try SessionFixtures.configuration(sink: sink)
+        configuration.refinementFrames = 0
+        let context = try await RenderContext()
+        let session = ProjectionSession(configuration: configuration, context: context)
+        await #expect(throws: ProjectionSessionError.self) { _ = try await session.play(Self.path(2)) }
+        try await session.connect(display: SessionFixtures.display)
+        let sent = try await session.startStreaming(playing: Self.path(5))
+        #expect(sent == 5)
+        let afterScript = sink.received.count
+        var camera = Self.path(6)[5]
+        camera.zoom = 14
+        await session.setCamera(camera)
+        #expect(await eventually { sink.received.count > afterScript })
+        await session.close()
+        await context.shutdown()
+        let times = sink.received.map(\.unit.presentationTime)
+        #expect(zip(times.dropFirst(), times).allSatisfy { $0 > $1 }, "\(times)")
+        #expect(try FFmpeg.decodeLuma(sink.bytes, width: 320, height: 192).count == sink.received.count)
+    }
+
+    /// A suspend in the middle of a script ends it: play returns what was sent, and nothing
+    /// more reaches the sink.
+    @Test func aSuspendEndsAScript() async throws {
+        let sink = RecordingSink()
+        let configuration = try SessionFixtures.configuration(sink: sink)
+        let context = try await RenderContext()
+        let session = ProjectionSession(configuration: configuration, context: context)
+        try await session.connect(display: SessionFixtures.display)
+        try await session.startStreaming()
+        #expect(await eventually { !sink.received.isEmpty })
+        let before = sink.received.count
+        let playing = Task { try await session.play(Self.path(400)) }
+        #expect(await eventually { sink.received.count >= before + 3 })
+        await session.suspend()
+        let atSuspend = sink.received.count
+        let sent = try await playing.value
+        #expect(sent >= 3 && sent < 400)
+        #expect(before + sent == atSuspend, "play counted \(sent) of the \(atSuspend - before) pictures sent")
+        // The frame loop sleeps while suspended: give it a chance to send, which it must not take.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(sink.received.count == atSuspend)
+        await session.close()
+        await context.shutdown()
     }
 
     @Test func badSettingsAreTypedErrors() {
