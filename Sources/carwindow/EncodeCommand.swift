@@ -63,84 +63,114 @@ struct EncodeCommand: AsyncParsableCommand {
         try await runCommand { try await encode(signals: signals) }
     }
 
+    /// Plays the camera path through a projection session (the loop engines run), one picture
+    /// per camera and as fast as it goes, into the file.
     private func encode(signals: StopSignals) async throws -> Int32 {
         let settings = try encoderSettings()
         let (width, height, rate) = (settings.width, settings.height, settings.rateControl)
         let choice = try encoderChoice(encoder)
         let outURL = URL(fileURLWithPath: out)
         try outputFolder(for: outURL, option: "--out", createIfMissing: false)
-        let writer = AnnexBWriter(sink: try AnnexBFileSink(url: outURL), signals: signals)
+        let file = PreparedOutput(try AnnexBFileSink(url: outURL))
         let path = DemoPath.helsinki(frames: frames)
-        let setup: MapSetup
-        let stage: EncoderStage
+        let map: MapData
+        let context: RenderContext
         do {
-            setup = try await MapSetup(tiles: tiles, style: style, width: width, height: height, platform: platform,
-                                       camera: path[0])
-            stage = try await EncoderStage(settings: settings, choice: choice)
+            map = try MapData(tiles: tiles, style: style)
+            context = try await RenderContext(platform: try eglPlatform(platform))
         } catch {
-            writer.close()
+            file.closeUnused()
             throw error
         }
-        print(setup.context.info)
-        print("encoder: \(stage.backend), \(width)x\(height) at \(fps) fps, \(bitrate) bit/s \(rate)")
-        let vehicle = VehicleMarker(coordinate: path[0].center, heading: path[0].bearing)
-        let report: PipelineReport
+        print(context.info)
+        var configuration = ProjectionSessionConfiguration(tiles: map.tiles, dayStyle: map.style, fonts: map.fonts,
+                                                           camera: path[0], makeSink: file.factory)
+        configuration.name = "encode"
+        configuration.encoder = choice
+        configuration.encoderSettings = settings
+        configuration.showsControls = false
+        configuration.refinementFrames = 0
+        let session = ProjectionSession(configuration: configuration, context: context)
+        let events = session.events
+        let failures = Task {
+            var first: ProjectionSessionError?
+            for await event in events {
+                if case .error(let error) = event, first == nil { first = error }
+            }
+            return first
+        }
+        let sent: Int
+        let wall: Double
         do {
-            report = try await EncodePipeline(renderer: setup.renderer, encoder: stage).run(
-                cameras: path, overlays: MapOverlays(vehicle: vehicle)) { unit in try writer.write(unit) }
+            try await session.connect(display: HeadUnitDisplay(size: VideoSize(width: width, height: height)))
+            await session.setVehicle(VehicleMarker(coordinate: path[0].center, heading: path[0].bearing))
+            await session.preloadTiles(along: path)
+            // A stop signal ends the stream after the access unit being written.
+            signals.onStop { _ in Task { await session.stop() } }
+            let start = DispatchTime.now().uptimeNanoseconds
+            sent = try await session.startStreaming(playing: path)
+            wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         } catch {
-            _ = try? await stage.finish()
-            writer.close()
-            await setup.context.shutdown()
-            guard error is AnnexBWriter.Stopped, let status = signals.exitStatus else { throw error }
-            print("stopped by \(StopSignals.name(signals.received ?? SIGINT)) after \(writer.units) frames")
-            print("wrote \(out) (\(writer.units) frames, \(writer.bytes) bytes)")
+            await session.close()
+            file.closeUnused()
+            await context.shutdown()
+            throw error
+        }
+        let statistics = await session.statistics
+        print("encoder: \(await session.encoderBackend?.rawValue ?? "none"), \(width)x\(height) at \(fps) fps, \(bitrate) bit/s \(rate)")
+        await session.close()
+        let failure = await failures.value
+        await context.shutdown()
+        if let status = signals.exitStatus {
+            print("stopped by \(StopSignals.name(signals.received ?? SIGINT)) after \(sent) frames")
+            print("wrote \(out) (\(sent) frames, \(statistics.bytesSent) bytes)")
             return status
         }
-        _ = try await stage.finish()
-        writer.close()
-        let seconds = Double(report.frames) / fps
-        func milliseconds(_ values: [Duration]) -> [Double] { values.map(\.inMilliseconds) }
-        func mean(_ values: [Duration]) -> Double {
-            values.isEmpty ? 0 : milliseconds(values).reduce(0, +) / Double(values.count)
+        guard sent == path.count else {
+            // A picture that did not reach the file is lost work: never a success.
+            if let failure { throw failure }
+            throw CommandFailure(description: "only \(sent) of \(path.count) frames reached \(out)", exitStatus: ExitStatus.ioError)
         }
-        let latencies = milliseconds(report.latencies).sorted()
-        print(String(format: "frames %d (%d IDR), bytes %d, mean bitrate %.0f bit/s (target %d)", report.frames,
-                     report.keyframes, report.bytes, Double(report.bytes * 8) / seconds, bitrate))
-        print(String(format: "render+convert %.2f ms/frame, encode %.2f ms/frame (%@), pipeline %.1f fps, latency p50 %.1f ms",
-                     mean(report.renderTimes), mean(report.encodeTimes), stage.backend.rawValue,
-                     report.framesPerSecond, latencies.isEmpty ? 0 : latencies[latencies.count / 2]))
+        let seconds = Double(sent) / fps
+        func mean(_ values: [Duration]) -> Double {
+            values.isEmpty ? 0 : values.map(\.inMilliseconds).reduce(0, +) / Double(values.count)
+        }
+        let latencies = statistics.latencies.map(\.inMilliseconds).sorted()
+        print(String(format: "frames %d (%d IDR), bytes %d, mean bitrate %.0f bit/s (target %d)", sent,
+                     statistics.idrFrames, statistics.bytesSent, Double(statistics.bytesSent * 8) / seconds, bitrate))
+        print(String(format: "render+convert %.2f ms/frame, encode %.2f ms/frame, session %.1f fps, latency p50 %.1f ms",
+                     mean(statistics.renderTimes), mean(statistics.encodeTimes), Double(sent) / wall,
+                     latencies.isEmpty ? 0 : latencies[latencies.count / 2]))
         print("wrote \(out)")
-        await setup.context.shutdown()
-        return signals.exitStatus ?? 0
+        return 0
     }
 }
 
-/// Appends access units to the file as they come, and ends the pipeline on a stop signal.
-final class AnnexBWriter: @unchecked Sendable {
-    /// Thrown into the pipeline to end it after a whole access unit.
-    struct Stopped: Error {}
+/// The file opened before anything is drawn (so a bad path fails at once), handed to the
+/// session's first stream; closed here if no stream took it.
+final class PreparedOutput: Sendable {
+    private let prepared: LockedState<(any VideoSink)?>
 
-    // Only the pipeline's output closure calls it, one access unit at a time; the command
-    // reads the counts and closes it after the pipeline has returned.
-    private let sink: AnnexBFileSink
-    private let signals: StopSignals
-    private(set) var units = 0
-    private(set) var bytes = 0
+    init(_ sink: sending any VideoSink) { prepared = LockedState(sink) }
 
-    init(sink: AnnexBFileSink, signals: StopSignals) {
-        self.sink = sink
-        self.signals = signals
+    var factory: VideoSinkFactory {
+        { [prepared] _ throws(SinkError) in
+            let taken = prepared.withLock { sink -> (any VideoSink)? in
+                let taken = sink
+                sink = nil
+                return taken
+            }
+            guard let taken else { throw .allOutputsFailed(count: 1) }
+            return taken
+        }
     }
 
-    func write(_ unit: AccessUnit) throws {
-        try sink.write(unit)
-        units += 1
-        bytes += unit.data.count
-        if signals.received != nil { throw Stopped() }
+    func closeUnused() {
+        prepared.withLock { sink in
+            sink?.close()
+            sink = nil
+        }
     }
-
-    func close() { sink.close() }
 }
 
 /// A drive-like camera path across the bundled Helsinki data: heading-up, pitched, turning.

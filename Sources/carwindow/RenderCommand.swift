@@ -115,31 +115,35 @@ func parseSize(_ text: String) throws -> (Int, Int) {
     return (width, height)
 }
 
-/// The context, style, tiles and renderer every command starts from.
-struct MapSetup {
-    let context: RenderContext
-    let renderer: MapRenderer
+/// The tiles, style and fonts a command draws with, checked and opened.
+struct MapData {
+    let tiles: any TileSource
+    let style: Style
+    let fonts: FontLibrary
 
-    init(tiles: String?, style: String, width: Int, height: Int, platform: String?, camera: Camera) async throws {
+    init(tiles: String?, style: String) throws {
         let tileURL = try tiles.map {
             try inputFile($0, option: "--tiles", kind: "a .pmtiles or .mbtiles file or a z/x/y tile folder", folderAllowed: true)
         } ?? Assets.tiles
         let styleURL = try ["day", "night"].contains(style)
             ? Assets.style(style) : inputFile(style, option: "--style", kind: "a MapLibre style JSON file, or day or night")
-        let source = try openTileSource(at: tileURL)
+        self.tiles = try openTileSource(at: tileURL)
         // Warnings are printed here, once; the style's own logger would print each again.
-        let parsedStyle = try Style(contentsOf: styleURL, logger: Logger(label: "carwindow.style") { _ in SwiftLogNoOpLogHandler() })
-        for warning in parsedStyle.warnings { Console.warning("\(warning)") }
-        let fonts = try FontLibrary(directory: Assets.fonts)
-        var forced: EGLPlatform?
-        if let platform {
-            guard let value = EGLPlatform(rawValue: platform) else {
-                throw ValidationError("--platform must be gbm, device or surfaceless; got '\(platform)'")
-            }
-            forced = value
-        }
-        context = try await RenderContext(platform: forced)
-        renderer = try await MapRenderer(context: context, width: width, height: height, style: parsedStyle,
-                                         tiles: source, fonts: fonts, camera: camera)
+        self.style = try Style(contentsOf: styleURL, logger: Logger(label: "carwindow.style") { _ in SwiftLogNoOpLogHandler() })
+        for warning in self.style.warnings { Console.warning("\(warning)") }
+        fonts = try FontLibrary(directory: Assets.fonts)
+    }
+}
+
+/// The context, style, tiles and renderer the render command starts from.
+struct MapSetup {
+    let context: RenderContext
+    let renderer: MapRenderer
+
+    init(tiles: String?, style: String, width: Int, height: Int, platform: String?, camera: Camera) async throws {
+        let data = try MapData(tiles: tiles, style: style)
+        context = try await RenderContext(platform: try eglPlatform(platform))
+        renderer = try await MapRenderer(context: context, width: width, height: height, style: data.style,
+                                         tiles: data.tiles, fonts: data.fonts, camera: camera)
     }
 }
