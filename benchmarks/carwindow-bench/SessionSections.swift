@@ -10,15 +10,27 @@ final class CountingSink: VideoSink, Sendable {
         var bytes = 0
         var units = 0
         var times: [Double] = []
+        var sizes: [Int] = []
+        var stream: [UInt8] = []
     }
     private let state = LockedState(State())
+    /// Whether it keeps the bytes themselves, for a decoder.
+    private let keepsStream: Bool
+
+    init(keepsStream: Bool = false) {
+        self.keepsStream = keepsStream
+    }
 
     func write(_ unit: AccessUnit) throws(SinkError) {
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
         state.withLock { state in
             state.bytes += unit.data.count
             state.units += 1
-            if state.times.count < 1_000_000 { state.times.append(now) }
+            if state.times.count < 1_000_000 {
+                state.times.append(now)
+                state.sizes.append(unit.data.count)
+            }
+            if keepsStream { state.stream += unit.data }
         }
     }
 
@@ -26,7 +38,11 @@ final class CountingSink: VideoSink, Sendable {
 
     var bytes: Int { state.withLock { $0.bytes } }
     var units: Int { state.withLock { $0.units } }
+    /// Arrival times, seconds on the monotonic clock.
     var times: [Double] { state.withLock { $0.times } }
+    /// Bytes of each access unit, in order.
+    var sizes: [Int] { state.withLock { $0.sizes } }
+    var stream: [UInt8] { state.withLock { $0.stream } }
 }
 
 extension BenchContext {
@@ -40,6 +56,23 @@ extension BenchContext {
         configuration.name = "bench"
         configuration.encoder = .forced(.openh264)
         configuration.drawsEveryFrame = drawsEveryFrame
+        return ProjectionSession(configuration: configuration, context: render)
+    }
+
+    /// A session that encodes with exactly `settings`, draws no controls and sends no
+    /// refinements: what the encode benchmarks measure.
+    func makeEncodingSession(size: FrameSize, settings: EncoderSettings, sink: CountingSink,
+                             camera: Camera) throws -> ProjectionSession {
+        var configuration = ProjectionSessionConfiguration(
+            tiles: try openTileSource(at: tiles), dayStyle: try Style(contentsOf: style("day")),
+            fonts: try FontLibrary(directory: assets.appendingPathComponent("fonts")), camera: camera,
+            makeSink: { _ in sink })
+        configuration.name = "bench-encode"
+        // VA-API where a render node offers it, as engines get by default.
+        configuration.encoder = .automatic
+        configuration.encoderSettings = settings
+        configuration.showsControls = false
+        configuration.refinementFrames = 0
         return ProjectionSession(configuration: configuration, context: render)
     }
 
