@@ -49,6 +49,9 @@ public final class OpenH264Encoder: VideoEncoder {
     private var chromaV: [UInt8]
     private var bitstreamInfo = SFrameBSInfo()
     private var framesEncoded = 0
+    private var governor: WindowRateGovernor
+    /// The bitrate OpenH264's rate control was last given, in bit/s.
+    private var steeredBitrate = 0
 
     /// Creates and configures an encoder for `settings`.
     ///
@@ -68,6 +71,8 @@ public final class OpenH264Encoder: VideoEncoder {
         handle = created
         functions = table
         self.settings = settings
+        governor = WindowRateGovernor(target: settings.bitrate, framesPerSecond: settings.framesPerSecond)
+        steeredBitrate = Self.startingBitrate(for: settings.bitrate)
         let chromaPlaneSize = (settings.codedWidth / 2) * (settings.codedHeight / 2)
         chromaU = [UInt8](repeating: 128, count: chromaPlaneSize)
         chromaV = [UInt8](repeating: 128, count: chromaPlaneSize)
@@ -98,11 +103,15 @@ public final class OpenH264Encoder: VideoEncoder {
         parameters.iPicWidth = Int32(settings.width)
         parameters.iPicHeight = Int32(settings.height)
         parameters.fMaxFrameRate = Float(settings.framesPerSecond)
-        parameters.iTargetBitrate = Int32(settings.bitrate)
-        // OpenH264 has no VBR mode with a cap; quality mode with the maximum bitrate at the target
-        // spends fewer bits on still pictures and never more than the target.
+        // OpenH264 picks the first IDR's quantiser from the bits per pixel it starts with, and at
+        // the target that IDR alone can take more than a second's bits. Started at a tenth, the
+        // IDR fits its window; the governor sets the real target from the second picture on.
+        parameters.iTargetBitrate = Int32(Self.startingBitrate(for: settings.bitrate))
+        // OpenH264 has no VBR mode with a cap; quality mode with the maximum bitrate capped
+        // spends fewer bits on still pictures.
         parameters.iRCMode = settings.rateControl == .cbr ? RC_BITRATE_MODE : RC_QUALITY_MODE
-        parameters.iMaxBitrate = Int32(settings.bitrate)
+        // The window governor steers the target picture by picture, up to this cap.
+        parameters.iMaxBitrate = Int32(Self.cap(for: settings.bitrate))
         // A skipped frame would leave the head unit showing a stale map; the caller paces frames.
         parameters.bEnableFrameSkip = false
         parameters.uiIntraPeriod = UInt32(settings.idrInterval ?? 0)
@@ -117,12 +126,11 @@ public final class OpenH264Encoder: VideoEncoder {
         parameters.iLoopFilterDisableIdc = 0
         parameters.bEnableFrameCroppingFlag = true
         parameters.bEnableLongTermReference = false
-
         parameters.sSpatialLayers.0.iVideoWidth = Int32(settings.width)
         parameters.sSpatialLayers.0.iVideoHeight = Int32(settings.height)
         parameters.sSpatialLayers.0.fFrameRate = Float(settings.framesPerSecond)
-        parameters.sSpatialLayers.0.iSpatialBitrate = Int32(settings.bitrate)
-        parameters.sSpatialLayers.0.iMaxSpatialBitrate = Int32(settings.bitrate)
+        parameters.sSpatialLayers.0.iSpatialBitrate = Int32(Self.startingBitrate(for: settings.bitrate))
+        parameters.sSpatialLayers.0.iMaxSpatialBitrate = Int32(Self.cap(for: settings.bitrate))
         parameters.sSpatialLayers.0.uiProfileIdc = PRO_BASELINE
         parameters.sSpatialLayers.0.sSliceArgument.uiSliceMode = SM_SINGLE_SLICE
         // BT.601 in the range the frames carry; the rewriter keeps this VUI and adds the rest.
@@ -163,6 +171,10 @@ public final class OpenH264Encoder: VideoEncoder {
         if forceIDR {
             try check(forceIntra(handle, true), "ForceIntraFrame")
         }
+        let seconds = presentationTime.inSeconds
+        // The first picture keeps the starting rate: a new target now would set its quantiser anew.
+        let budget = governor.budget(at: seconds)
+        if frameNumber > 0 { try steer(to: budget) }
         let codedWidth = settings.codedWidth
         let result = frame.luma.withUnsafeBufferPointer { luma in
             chromaU.withUnsafeMutableBufferPointer { u in
@@ -188,6 +200,7 @@ public final class OpenH264Encoder: VideoEncoder {
         }
 
         var data = collectNALUnits()
+        governor.record(bits: data.count * 8, at: seconds)
         let types = NALUnit.typeMask(in: data)
         func contains(_ type: NALUnitType) -> Bool { types & (1 << UInt32(type.rawValue)) != 0 }
         let isKeyframe = contains(.idrSlice)
@@ -206,7 +219,8 @@ public final class OpenH264Encoder: VideoEncoder {
         return AccessUnit(data: data, isKeyframe: isKeyframe, presentationTime: presentationTime, frameNumber: frameNumber)
     }
 
-    /// Changes the target and the cap together, so CBR stays CBR at the new rate.
+    /// Changes the target from the next picture on: the window governor aims at it, and
+    /// OpenH264's cap moves with it.
     public func setBitrate(_ bitsPerSecond: Int) throws(EncoderError) {
         var changed = settings
         changed.bitrate = bitsPerSecond
@@ -214,19 +228,38 @@ public final class OpenH264Encoder: VideoEncoder {
         guard let setOption = functions.SetOption else {
             throw .encodeFailed(.openh264, "the OpenH264 encoder lacks SetOption")
         }
-        var target = SBitrateInfo(iLayer: SPATIAL_LAYER_ALL, iBitrate: Int32(bitsPerSecond))
+        let cap = Self.cap(for: bitsPerSecond)
         // OpenH264 refuses a layer target above that layer's cap, and a cap for all layers does
         // not reach the layer's own, so both caps move, before the target when the rate rises.
         let setCaps = { () throws(EncoderError) in
             for layer in [SPATIAL_LAYER_ALL, SPATIAL_LAYER_0] {
-                var cap = SBitrateInfo(iLayer: layer, iBitrate: Int32(bitsPerSecond))
-                try self.check(setOption(self.handle, ENCODER_OPTION_MAX_BITRATE, &cap), "SetOption(ENCODER_OPTION_MAX_BITRATE)")
+                var limit = SBitrateInfo(iLayer: layer, iBitrate: Int32(cap))
+                try self.check(setOption(self.handle, ENCODER_OPTION_MAX_BITRATE, &limit), "SetOption(ENCODER_OPTION_MAX_BITRATE)")
             }
         }
+        var target = SBitrateInfo(iLayer: SPATIAL_LAYER_ALL, iBitrate: Int32(bitsPerSecond))
         if bitsPerSecond > settings.bitrate { try setCaps() }
         try check(setOption(handle, ENCODER_OPTION_BITRATE, &target), "SetOption(ENCODER_OPTION_BITRATE)")
         if bitsPerSecond <= settings.bitrate { try setCaps() }
+        steeredBitrate = bitsPerSecond
+        governor.target = bitsPerSecond
         settings = changed
+    }
+
+    /// The bitrate OpenH264 is initialised with, for the first IDR's quantiser.
+    static func startingBitrate(for bitrate: Int) -> Int { max(bitrate / 3, 1_000) }
+
+    /// OpenH264's cap for a target: what the governor may ask for one picture, as a rate.
+    static func cap(for bitrate: Int) -> Int { Int(Double(bitrate) * WindowRateGovernor.maximumShare) }
+
+    /// Gives OpenH264's rate control the bitrate at which a picture gets `bits`: its bitrate
+    /// mode aims each picture at the rate over the frame rate.
+    private func steer(to bits: Int) throws(EncoderError) {
+        let bitrate = min(max(Int(Double(bits) * settings.framesPerSecond), 1), Self.cap(for: settings.bitrate))
+        guard bitrate != steeredBitrate, let setOption = functions.SetOption else { return }
+        var target = SBitrateInfo(iLayer: SPATIAL_LAYER_ALL, iBitrate: Int32(bitrate))
+        try check(setOption(handle, ENCODER_OPTION_BITRATE, &target), "SetOption(ENCODER_OPTION_BITRATE)")
+        steeredBitrate = bitrate
     }
 
     public func setFrameRate(_ framesPerSecond: Double) throws(EncoderError) {
@@ -238,6 +271,7 @@ public final class OpenH264Encoder: VideoEncoder {
         }
         var rate = Float(framesPerSecond)
         try check(setOption(handle, ENCODER_OPTION_FRAME_RATE, &rate), "SetOption(ENCODER_OPTION_FRAME_RATE)")
+        governor.framesPerSecond = framesPerSecond
         settings = changed
     }
 

@@ -12,11 +12,12 @@ struct OpenH264EncoderTests {
 
     /// Y-PSNR of every decoded frame against the visible input luma.
     ///
-    /// Measured (OpenH264 2.3.1, camera mode, CBR, 15 fps, 30 frames): worst / mean frame
-    /// 800x480 at 1.5 Mbit/s 43.8 / 54.2 dB; 854x480 at 1.5 Mbit/s 43.8 / 54.0 dB;
-    /// 1920x1080 at 5 Mbit/s 42.4 / 52.4 dB. The threshold, 38 dB, leaves over 4 dB of margin;
-    /// a wrong stride, crop or range falls far below it (decoding to full-range gray by mistake
-    /// gave 23.7 dB).
+    /// Measured (OpenH264 2.3.1, camera mode, CBR, 15 fps, 30 frames, the window governor with
+    /// the first IDR started at a third of the target): worst / mean frame 800x480 at 1.5 Mbit/s
+    /// 39.7 / 52.4 dB; 854x480 at 1.5 Mbit/s 40.3 / 52.0 dB; 1920x1080 at 5 Mbit/s 36.5 / 47.1 dB
+    /// (the worst frame is the first IDR, coarser so that its second stays within the bitrate).
+    /// The threshold, 33 dB, leaves over 3 dB of margin; a wrong stride, crop or range falls far
+    /// below it (decoding to full-range gray by mistake gave 23.7 dB).
     @Test(arguments: [(800, 480, 1_500_000), (854, 480, 1_500_000), (1920, 1080, 5_000_000)])
     func decodesEveryFrameAtTheVisibleSize(width: Int, height: Int, bitrate: Int) throws {
         let settings = EncoderSettings(width: width, height: height, bitrate: bitrate)
@@ -31,7 +32,7 @@ struct OpenH264EncoderTests {
         let psnrs = zip(frames, decoded).map { MapLikeFrames.lumaPSNR(original: $0, decoded: $1) }
         let worst = psnrs.min() ?? 0
         print("OpenH264 \(width)x\(height) at \(bitrate / 1000) kbit/s: worst Y-PSNR \(String(format: "%.2f", worst)) dB, mean \(String(format: "%.2f", psnrs.reduce(0, +) / Double(max(psnrs.count, 1)))) dB, \(units.reduce(0) { $0 + $1.data.count }) bytes")
-        #expect(worst >= 38, "worst Y-PSNR \(worst) dB")
+        #expect(worst >= 33, "worst Y-PSNR \(worst) dB")
     }
 
     /// Every IDR access unit starts with SPS, then PPS, then the IDR slice.
