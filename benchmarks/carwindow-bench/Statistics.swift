@@ -44,7 +44,7 @@ struct BitrateWindows: Sendable {
     var target: Double
     var tolerance: Double
 
-    init(accessUnitBytes: [Int], framesPerSecond: Double, target: Double, tolerance: Double = 0.15) {
+    init(accessUnitBytes: [Int], framesPerSecond: Double, target: Double, tolerance: Double = 0.10) {
         let perWindow = Swift.max(Int(framesPerSecond.rounded()), 1)
         let whole = accessUnitBytes.count / perWindow
         windows = (0..<whole).map { index in
