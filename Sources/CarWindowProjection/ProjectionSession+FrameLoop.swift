@@ -236,8 +236,8 @@ extension ProjectionSession {
         case exportedSurface
     }
 
-    /// Hands `input` to the encoder's thread and returns at once; the access unit is sent when
-    /// it is ready (``encodeAndSend(_:as:changeSince:forceIDR:run:presentationTime:)``).
+    /// Queues `input` for the encode loop and returns at once; the access unit is sent when it
+    /// is ready. The caller waits (``finishEncoding()``) before queueing another.
     func startEncoding(_ input: EncoderInput, as kind: PictureKind, changeSince: Double?, presentationTime: Double?,
                        forcesIDR: Bool = false) {
         guard encoder != nil, let origin = statisticsOrigin else {
@@ -248,17 +248,53 @@ extension ProjectionSession {
         let run = pictureRun
         let presentation = presentationTime ?? (clock.now - origin + presentationShift)
         lastPresentation = presentation
-        encodeInFlight = Task {
-            await self.encodeAndSend(input, as: kind, changeSince: changeSince, forceIDR: forceIDR, run: run,
-                                     presentationTime: presentation)
+        queuedPicture = QueuedPicture(input: input, kind: kind, changeSince: changeSince, forceIDR: forceIDR, run: run,
+                                      presentationTime: presentation)
+        if let waiting = encodeLoopWaiter {
+            encodeLoopWaiter = nil
+            waiting.resume()
         }
     }
 
+    /// A picture handed to the encode loop.
+    struct QueuedPicture {
+        let input: EncoderInput
+        let kind: PictureKind
+        let changeSince: Double?
+        let forceIDR: Bool
+        let run: Int
+        let presentationTime: Double
+    }
+
+    /// Whether a picture is queued for the encoder or being encoded.
+    var isEncoding: Bool { queuedPicture != nil || encodingNow }
+
     /// Waits until the picture in the encoder (if any) has been sent or dropped.
     func finishEncoding() async {
-        guard let inFlight = encodeInFlight else { return }
-        encodeInFlight = nil
-        await inFlight.value
+        while isEncoding {
+            await withUnsafeContinuation { encodeIdleWaiters.append($0) }
+        }
+    }
+
+    /// The encode loop: one task per stream that encodes each queued picture and sends it, so
+    /// that a picture costs no task of its own. Waits allocate nothing: the continuations are
+    /// unsafe ones, each resumed exactly once, by the queueing or the loop's end.
+    func runEncodeLoop() async {
+        while true {
+            guard let picture = queuedPicture else {
+                if encodeLoopEnds { return }
+                await withUnsafeContinuation { encodeLoopWaiter = $0 }
+                continue
+            }
+            queuedPicture = nil
+            encodingNow = true
+            await encodeAndSend(picture.input, as: picture.kind, changeSince: picture.changeSince, forceIDR: picture.forceIDR,
+                                run: picture.run, presentationTime: picture.presentationTime)
+            encodingNow = false
+            // Resumed waiters run later, on this actor; the list is not shared, so it keeps its storage.
+            for waiter in encodeIdleWaiters { waiter.resume() }
+            encodeIdleWaiters.removeAll(keepingCapacity: true)
+        }
     }
 
     private func encodeAndSend(_ input: EncoderInput, as kind: PictureKind, changeSince: Double?, forceIDR: Bool,

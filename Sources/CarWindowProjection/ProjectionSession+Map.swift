@@ -132,7 +132,7 @@ extension ProjectionSession {
 
     /// The last picture drawn, as RGBA (for screenshots and tests); nil before the first one.
     public func snapshot() async -> RGBAImage? {
-        guard let renderer, lastFrame != nil || encodeInFlight != nil || lastPictureInSurface else { return nil }
+        guard let renderer, lastFrame != nil || isEncoding || lastPictureInSurface else { return nil }
         return await renderer.readPixels()
     }
 }

@@ -106,7 +106,7 @@ public actor ProjectionSession {
     var pendingChangeSince: Double?
 
     // Pictures: the last one drawn (for refinements and keep-alives) and a spare to draw into.
-    // While the encoder has the last one, lastFrame is nil and encodeInFlight sends it.
+    // While the encoder has the last one, lastFrame is nil and the encode loop sends it.
     var lastFrame: NV12Frame?
     var spareFrame: NV12Frame?
     /// A picture whose readback the next draw collects (while a script plays).
@@ -114,8 +114,15 @@ public actor ProjectionSession {
     /// The readback slot the next picture uses: two alternate, so one can be read while the
     /// next is drawn.
     var nextReadbackSlot = 0
-    /// The picture in the encoder: it sends its access unit when done.
-    var encodeInFlight: Task<Void, Never>?
+    /// The picture waiting for the encode loop, and whether the loop is encoding one.
+    var queuedPicture: QueuedPicture?
+    var encodingNow = false
+    /// The encode loop while it waits for a picture; who waits for it to be idle.
+    var encodeLoopWaiter: UnsafeContinuation<Void, Never>?
+    var encodeIdleWaiters: [UnsafeContinuation<Void, Never>] = []
+    var encodeLoop: Task<Void, Never>?
+    /// Tells the encode loop to end once nothing is queued.
+    var encodeLoopEnds = false
     /// Zero copy: the encoder's input surface, which the renderer draws into.
     var exportedPlanes: DMABufPlanes?
     /// Whether the encoder's surface holds the last picture drawn, for refinements.
@@ -519,6 +526,9 @@ public actor ProjectionSession {
         runningFrameLoops += 1
         // Busy from here until it first waits, so a test's manual clock waits for its first frame.
         wake.attach()
+        encodeLoopEnds = false
+        encodeIdleWaiters.reserveCapacity(2)
+        encodeLoop = Task { await self.runEncodeLoop() }
         loop = Task {
             await self.runFrameLoop()
             self.wake.detach()
@@ -535,6 +545,13 @@ public actor ProjectionSession {
         wake.signal()
         await loop.value
         await finishEncoding()
+        encodeLoopEnds = true
+        if let waiting = encodeLoopWaiter {
+            encodeLoopWaiter = nil
+            waiting.resume()
+        }
+        await encodeLoop?.value
+        encodeLoop = nil
         endScript()
     }
 
