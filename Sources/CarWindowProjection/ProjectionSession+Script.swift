@@ -74,13 +74,18 @@ extension ProjectionSession {
     }
 
     /// Loads the tiles along `cameras` (every tenth and the last) before a script plays them, so
-    /// its pictures show whole maps and its timings are steady-state ones. Needs a connected
+    /// its pictures show whole maps; `drawing` also draws each, so that later timings are
+    /// steady-state ones (shader variants compiled, tiles on the GPU). Needs a connected
     /// session; does nothing otherwise.
-    package func preloadTiles(along cameras: [Camera]) async {
+    package func preloadTiles(along cameras: [Camera], drawing: Bool = true) async {
         guard let renderer, !cameras.isEmpty else { return }
         for index in Array(stride(from: 0, to: cameras.count, by: 10)) + [cameras.count - 1] {
             await renderer.setCamera(cameras[index].clamped)
-            _ = await renderer.renderWhenLoaded()
+            if drawing {
+                _ = await renderer.renderWhenLoaded()
+            } else {
+                await renderer.loadTiles()
+            }
         }
     }
 

@@ -68,13 +68,15 @@ struct CarWindowBench: AsyncParsableCommand {
         let sampler = ProcessSampler(intervalMilliseconds: 100)
         sampler.start()
 
+        let contextStart = DispatchTime.now().uptimeNanoseconds
         let render = try await RenderContext()
+        let firstContextMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - contextStart) / 1e6
         let machine = MachineDescription.describe(render.info, root: root)
         let (peer, peerSkipReason) = MapLibrePeer.probe(
             python: python, glyphs: glyphs ?? ProcessInfo.processInfo.environment["CARWINDOW_GLYPHS"], root: root, out: out)
         let context = BenchContext(render: render, root: root, out: out, sizes: frameSizes, quick: quick, peer: peer,
                                    peerSkipReason: peerSkipReason, ffmpeg: findExecutable("ffmpeg"),
-                                   requireFFmpeg: requireFFmpeg, verbose: verbose)
+                                   requireFFmpeg: requireFFmpeg, verbose: verbose, firstContextMilliseconds: firstContextMilliseconds)
         print("carwindow-bench \(quick ? "quick" : "full") run: sections \(sections.map(\.name).joined(separator: ", ")); sizes "
               + frameSizes.map(\.description).joined(separator: ", "))
         machine.lines.forEach { print("  " + $0) }

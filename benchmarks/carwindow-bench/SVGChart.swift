@@ -125,3 +125,42 @@ func windowSteps(_ values: [Double], scale: Double = 1) -> [(x: Double, y: Doubl
         [(x: Double(index), y: value * scale), (x: Double(index + 1), y: value * scale)]
     }
 }
+
+/// Horizontal bars split into coloured parts (phases of a whole), with a legend of the parts.
+struct StackedBarChart: Sendable {
+    var title: String
+    var unit: String
+    var bars: [(label: String, parts: [(name: String, value: Double)])] = []
+
+    func svg() -> String {
+        let left = 100.0, right = 220.0, top = 44.0, barHeight = 28.0, gap = 14.0, width = 820.0
+        let plotWidth = width - left - right
+        let height = top + Double(bars.count) * (barHeight + gap) + 40
+        let longest = bars.map { $0.parts.map(\.value).filter(\.isFinite).reduce(0, +) }.max() ?? 1
+        let scale = plotWidth / max(longest, .leastNonzeroMagnitude)
+        func n(_ value: Double) -> String { String(format: "%.1f", value) }
+        var body = "<rect x=\"0\" y=\"0\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"white\"/>\n"
+        body += "<text x=\"\(n(left + plotWidth / 2))\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">\(escaped(title))</text>\n"
+        var names: [String] = []
+        for (row, bar) in bars.enumerated() {
+            let y = top + Double(row) * (barHeight + gap)
+            body += "<text x=\"\(n(left - 8))\" y=\"\(n(y + barHeight * 0.65))\" text-anchor=\"end\" font-size=\"12\">\(escaped(bar.label))</text>\n"
+            var x = left
+            for part in bar.parts where part.value.isFinite && part.value > 0 {
+                if !names.contains(part.name) { names.append(part.name) }
+                let color = LineChart.palette[(names.firstIndex(of: part.name) ?? 0) % LineChart.palette.count]
+                body += "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(part.value * scale))\" height=\"\(n(barHeight))\" fill=\"\(color)\"><title>\(escaped(part.name)): \(n(part.value)) \(escaped(unit))</title></rect>\n"
+                x += part.value * scale
+            }
+            let total = bar.parts.map(\.value).filter(\.isFinite).reduce(0, +)
+            body += "<text x=\"\(n(x + 6))\" y=\"\(n(y + barHeight * 0.65))\" font-size=\"12\">\(n(total)) \(escaped(unit))</text>\n"
+        }
+        for (index, name) in names.enumerated() {
+            let y = top + Double(index) * 20
+            let color = LineChart.palette[index % LineChart.palette.count]
+            body += "<rect x=\"\(n(width - right + 60))\" y=\"\(n(y))\" width=\"12\" height=\"12\" fill=\"\(color)\"/>\n"
+            body += "<text x=\"\(n(width - right + 78))\" y=\"\(n(y + 10))\" font-size=\"12\">\(escaped(name))</text>\n"
+        }
+        return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(width))\" height=\"\(n(height))\" font-family=\"sans-serif\">\n\(body)</svg>\n"
+    }
+}

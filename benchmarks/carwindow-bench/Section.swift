@@ -27,8 +27,10 @@ extension BenchmarkSection {
 /// Every section, in the order a run goes through them.
 enum SectionRegistry {
     static let all: [any BenchmarkSection] = [
+        ColdStartSection(),
         RenderSection(),
         EncodeSection(),
+        AdherenceSection(),
         AgreementSection(),
         IdleSection(),
         DriveSection(),
@@ -55,6 +57,8 @@ struct BenchContext: Sendable {
     /// Whether a missing ffmpeg fails the decode checks instead of skipping them.
     let requireFFmpeg: Bool
     let verbose: Bool
+    /// How long the process's first RenderContext took (the cold start section makes later ones).
+    let firstContextMilliseconds: Double
 
     var assets: URL { root.appendingPathComponent("assets") }
     /// The bundled Helsinki tiles every section draws.

@@ -203,11 +203,17 @@ public actor MapRenderer {
 
     /// Loads every tile the current camera needs, then draws.
     public func renderWhenLoaded() async -> FrameReport {
+        await loadTiles()
+        return renderFrame()
+    }
+
+    /// Loads and lays out every tile the current camera needs (labels' glyphs included),
+    /// without drawing.
+    package func loadTiles() async {
         let transform = self.transform
         let covering = transform.coveringTiles(zoom: tiles.dataZoom(for: transform.camera.zoom))
         for tile in covering { tiles.request(tile, frame: frameCounter) }
         for tile in covering { _ = await tiles.layout(tile) }
-        return renderFrame()
     }
 
     /// Draws a frame with the tiles at hand; missing tiles are requested and their loaded
