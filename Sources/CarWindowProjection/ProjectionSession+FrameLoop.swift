@@ -127,10 +127,15 @@ extension ProjectionSession {
         let picture = PendingPicture(slot: nextReadbackSlot, run: pictureRun, changeSince: changeSince,
                                      presentationTime: presentationTime, forcesIDR: forcesIDR)
         nextReadbackSlot ^= 1
+        // The next picture is drawn right away in a script: it collects this one, which the GPU
+        // finishes meanwhile. Any other picture is collected in the visit that drew it: the next
+        // may never come.
+        let collectsLater = script.map { $0.next < $0.cameras.count } ?? false
         // The picture read back by the last visit, if it was left for this one to collect.
         let previous = pendingReadback.flatMap { $0.run == pictureRun ? $0 : nil }
         pendingReadback = nil
-        let collectInto = previous.map { (slot: $0.slot, frame: takeSpareFrame(for: stream, settings: settings)) }
+        let collected = previous ?? (collectsLater ? nil : picture)
+        let collectInto = collected.map { (slot: $0.slot, frame: takeSpareFrame(for: stream, settings: settings)) }
         // Render and encode times measure the machine, so they are read off the monotonic clock
         // whatever clock the session runs on (a manual one would make them zero).
         let start = SessionClock.monotonicNow
@@ -138,9 +143,10 @@ extension ProjectionSession {
         let drawn = await renderer.drawStreamFrame(camera: cameraOnScreen, overlays: overlays, fullRange: settings.fullRange,
                                                    readbackSlot: picture.slot, collecting: collectInto,
                                                    tileArrived: tileArrivedHandler)
-        let drawTime = SessionClock.monotonicNow - start
-        if let previous, let collected = drawn.collected { await encode(collected, previous) }
+        var renderTime = SessionClock.monotonicNow - start
         if let error = drawn.error {
+            // Nothing of this picture reached its slot; a previous picture collected is still good.
+            if let previous, let frame = drawn.collected { await encode(frame, previous) }
             consecutiveFailures += 1
             emit(.error(.renderer(error)))
             return
@@ -148,17 +154,17 @@ extension ProjectionSession {
         if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: stream.scale) {
             emit(.hapticRegions(regions))
         }
-        if let script, script.next < script.cameras.count {
-            // The next picture is drawn right away: it collects this one, which the GPU
-            // finishes meanwhile. A paced picture is collected now: the next may never come.
+        if let collected, let frame = drawn.collected { await encode(frame, collected) }
+        if collectsLater {
             pendingReadback = picture
-            record(&recorded.renderTimes, .seconds(drawTime))
-        } else {
+        } else if previous != nil {
+            // This visit collected a script's last-but-one picture; the last one follows.
             let collectStart = SessionClock.monotonicNow
             let frame = await renderer.collectStreamFrame(slot: picture.slot, into: takeSpareFrame(for: stream, settings: settings))
-            record(&recorded.renderTimes, .seconds(drawTime + SessionClock.monotonicNow - collectStart))
+            renderTime += SessionClock.monotonicNow - collectStart
             await encode(frame, picture)
         }
+        record(&recorded.renderTimes, .seconds(renderTime))
     }
 
     /// A drawn picture whose NV12 readback was started in `slot`.
