@@ -2,9 +2,12 @@ import CarWindowVideoCore
 import CarWindowSystemSupport
 /// How the encoder spends its bits.
 public enum RateControl: String, Sendable, CaseIterable {
-    /// Constant bitrate with a buffer of about one frame: steady load on the head unit's link.
+    /// Constant bitrate: every one-second window of the stream near the target, a steady load on
+    /// the head unit's link (OpenH264 is steered picture by picture to it; VA-API drivers get a
+    /// hypothetical reference decoder buffer).
     case cbr
-    /// Variable bitrate capped at the target: better pictures when the map barely changes.
+    /// Variable bitrate: fewer bits when the map barely changes, one-second windows still
+    /// steered toward the target.
     case vbr
 }
 
