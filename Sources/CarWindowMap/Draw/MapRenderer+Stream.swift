@@ -25,10 +25,7 @@ extension MapRenderer {
     package func drawStreamFrame(camera: Camera, overlays: MapOverlays, fullRange: Bool, readbackSlot slot: Int,
                                  collecting previous: (slot: Int, frame: NV12Frame)?,
                                  tileArrived: @escaping @Sendable () -> Void) -> StreamDraw {
-        setCamera(camera)
-        if self.overlays != overlays { setOverlays(overlays) }
-        renderFrame(tileArrived: tileArrived)
-        var draw = StreamDraw(error: nil, collected: nil, controls: controls, transform: transform)
+        var draw = drawForStream(camera: camera, overlays: overlays, tileArrived: tileArrived)
         do {
             try convertToNV12(fullRange: fullRange, slot: slot)
         } catch {
@@ -51,15 +48,20 @@ extension MapRenderer {
     /// back; the error, if any, says why the picture is not in the surface.
     package func drawStreamFrame(camera: Camera, overlays: MapOverlays, fullRange: Bool, into planes: DMABufPlanes,
                                  tileArrived: @escaping @Sendable () -> Void) -> StreamDraw {
-        setCamera(camera)
-        if self.overlays != overlays { setOverlays(overlays) }
-        renderFrame(tileArrived: tileArrived)
-        var draw = StreamDraw(error: nil, collected: nil, controls: controls, transform: transform)
+        var draw = drawForStream(camera: camera, overlays: overlays, tileArrived: tileArrived)
         do {
             try convertToNV12(into: planes, fullRange: fullRange)
         } catch {
             draw.error = error
         }
         return draw
+    }
+
+    /// Draws `camera` and `overlays`; the visit's record so far.
+    private func drawForStream(camera: Camera, overlays: MapOverlays, tileArrived: @escaping @Sendable () -> Void) -> StreamDraw {
+        setCamera(camera)
+        if self.overlays != overlays { setOverlays(overlays) }
+        renderFrame(tileArrived: tileArrived)
+        return StreamDraw(error: nil, collected: nil, controls: controls, transform: transform)
     }
 }
