@@ -32,8 +32,8 @@ extension ProjectionSession {
     /// pictures' presentation times step by the stream's frame interval, so the encoder's rate
     /// control sees the stream's frame rate. `forceIDR` holds indexes of pictures to send as IDR.
     ///
-    /// Returns how many pictures the outputs took: fewer when the stream was suspended or
-    /// stopped meanwhile, or a picture failed. Throws unless the session is streaming and no
+    /// Returns how many pictures the outputs took: fewer when the stream was suspended, resized
+    /// or stopped meanwhile, or a picture failed. Throws unless the session is streaming and no
     /// other script plays.
     package func play(_ cameras: [Camera], forceIDR: Set<Int> = []) async throws(ProjectionSessionError) -> Int {
         guard state == .streaming, script == nil, encoderSettings != nil, statisticsOrigin != nil else {

@@ -114,6 +114,11 @@ struct EncodeCommand: AsyncParsableCommand {
             await session.close()
             file.closeUnused()
             await context.shutdown()
+            // A stop signal before the stream began ends the command as a stop, not a failure.
+            if let status = signals.exitStatus {
+                print("stopped by \(StopSignals.name(signals.received ?? SIGINT)) before the first frame")
+                return status
+            }
             throw error
         }
         let statistics = await session.statistics
