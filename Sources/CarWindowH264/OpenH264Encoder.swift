@@ -107,9 +107,12 @@ public final class OpenH264Encoder: VideoEncoder {
         // the target that IDR alone can take more than a second's bits. Started at a tenth, the
         // IDR fits its window; the governor sets the real target from the second picture on.
         parameters.iTargetBitrate = Int32(Self.startingBitrate(for: settings.bitrate))
-        // OpenH264 has no VBR mode with a cap; quality mode with the maximum bitrate capped
-        // spends fewer bits on still pictures.
-        parameters.iRCMode = settings.rateControl == .cbr ? RC_BITRATE_MODE : RC_QUALITY_MODE
+        // CBR: the timestamp mode spends what the time since the last picture buys, and pays
+        // back nothing on its own, so the window governor alone decides; the bitrate mode paid
+        // back an IDR twice over (800x480, one-second windows at 0.77-0.88x for three seconds
+        // after it, against 0.97-1.0x). OpenH264 has no VBR mode with a cap; quality mode with
+        // the maximum bitrate capped spends fewer bits on still pictures.
+        parameters.iRCMode = settings.rateControl == .cbr ? RC_TIMESTAMP_MODE : RC_QUALITY_MODE
         // The window governor steers the target picture by picture, up to this cap.
         parameters.iMaxBitrate = Int32(Self.cap(for: settings.bitrate))
         // A skipped frame would leave the head unit showing a stale map; the caller paces frames.
