@@ -67,7 +67,7 @@ struct ColdStartSection: BenchmarkSection {
         let tilesLoaded = now()
         try await session.startStreaming()
         let started = now()
-        while sink.units == 0 { try await Task.sleep(for: .microseconds(200)) }
+        try await sink.waitForUnits(above: 0)
         let arrived = (sink.times.first ?? 0) * 1000
         let statistics = await session.statistics
         await session.close()

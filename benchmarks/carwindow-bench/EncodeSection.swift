@@ -184,7 +184,7 @@ struct EncodeSection: BenchmarkSection {
             let units = sink.units
             let changed = now()
             await session.setCamera(camera)
-            while sink.units == units { try await Task.sleep(for: .microseconds(200)) }
+            try await sink.waitForUnits(above: units)
             lastPicture = sink.times[units]
             latencies.append((lastPicture - changed) * 1000)
         }

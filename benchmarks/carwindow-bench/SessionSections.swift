@@ -43,6 +43,19 @@ final class CountingSink: VideoSink, Sendable {
     /// Bytes of each access unit, in order.
     var sizes: [Int] { state.withLock { $0.sizes } }
     var stream: [UInt8] { state.withLock { $0.stream } }
+
+    /// Returns once more than `count` units arrived; throws after 30 s without them (a stalled
+    /// session fails the section instead of hanging the run). Arrival times are recorded by
+    /// `write`, so the polling interval adds nothing to measured latencies.
+    func waitForUnits(above count: Int) async throws {
+        let deadline = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
+        while units <= count {
+            guard DispatchTime.now().uptimeNanoseconds < deadline else {
+                throw BenchError("the session sent no access unit within 30 s (\(units) so far): it stalled or stopped streaming")
+            }
+            try await Task.sleep(for: .microseconds(200))
+        }
+    }
 }
 
 extension BenchContext {
