@@ -267,6 +267,12 @@ struct StyleLoader {
             }
             for member in paint {
                 let propertyPath = JSONPath.member(paintPath, member.key)
+                if Self.patternProperties.contains(member.key), member.value != .null {
+                    // A pattern replaces the layer's colour, so drawing the colour instead would
+                    // paint what the style never asked for (a water pattern came out black).
+                    reader.warn(StyleWarning(path: propertyPath, message: "layer \"\(id)\" is painted with an image pattern (\(member.key)), and sprite images are not supported yet; the layer is skipped, as MapLibre skips a pattern whose image is missing"))
+                    return nil
+                }
                 if !(try reader.setPaint(&layer.paint, key: member.key, json: member.value, path: propertyPath)) {
                     reader.warn(StyleWarning(path: propertyPath, message: "paint property \"\(member.key)\" is not supported for \(typeName) layers and is ignored"))
                 }
@@ -274,6 +280,10 @@ struct StyleLoader {
         }
         return layer
     }
+
+    /// Paint properties that fill a layer with a sprite image instead of its colour.
+    static let patternProperties: Set<String> = ["background-pattern", "fill-pattern", "line-pattern",
+                                                 "fill-extrusion-pattern"]
 
     private func zoomLimit(_ json: JSONValue?, path: String) throws(StyleError) -> Double? {
         guard let value = try optionalNumber(json, path: path) else { return nil }

@@ -96,6 +96,28 @@ struct StyleParsingTests {
         #expect(style.layer(withID: "road-label")?.sourceLayer == "transportation_name")
     }
 
+    /// A layer painted with a sprite pattern is left out with a warning, not drawn in its
+    /// default colour: OSM Bright's patterned water came out black. A null pattern is no pattern.
+    @Test func patternLayersAreSkippedNotDrawnInAnotherColour() throws {
+        for (type, key) in [("fill", "fill-pattern"), ("line", "line-pattern"), ("fill-extrusion", "fill-extrusion-pattern")] {
+            let layer = """
+                {"id": "patterned", "type": "\(type)", "source": "omt", "source-layer": "water",
+                 "paint": {"\(key)": "wave", "\(type)-opacity": 0.5}}
+                """
+            let style = try Self.loadLayer(layer)
+            #expect(style.layers.isEmpty, "\(type) with \(key) was kept")
+            #expect(style.warnings.contains { $0.path == "layers[0].paint.\(key)" && $0.message.contains("skipped") }, "\(style.warnings)")
+        }
+        let background = try Self.load("""
+            {"version": 8, "sources": {}, "layers": [{"id": "bg", "type": "background", "paint": {"background-pattern": ["get", "x"]}}]}
+            """)
+        #expect(background.layers.isEmpty)
+        let unpatterned = try Self.loadLayer("""
+            {"id": "plain", "type": "fill", "source": "omt", "source-layer": "water", "paint": {"fill-pattern": null, "fill-color": "rgb(0, 0, 255)"}}
+            """)
+        #expect(unpatterned.layers.map(\.id) == ["plain"])
+    }
+
     @Test func paintValuesEvaluate() throws {
         let style = try Self.load(Self.openMapTilesStyle)
         let background = try #require(style.layer(withID: "background")?.paint.background)
@@ -227,7 +249,7 @@ struct StyleParsingTests {
         let style = try Self.loadLayer(#"""
         {"id": "roads", "type": "line", "source": "omt",
          "layout": {"line-sort-key": 3, "line-cap": "square"},
-         "paint": {"line-width": 4, "line-pattern": "dots", "line-color": ["frobnicate", 1], "line-opacity": 0.5}}
+         "paint": {"line-width": 4, "line-translate": [1, 2], "line-color": ["frobnicate", 1], "line-opacity": 0.5}}
         """#)
         let layer = try #require(style.layers.first)
         let paint = try #require(layer.paint.line)
@@ -235,9 +257,9 @@ struct StyleParsingTests {
         #expect(paint.lineOpacity.evaluate(zoom: 0) == 0.5)
         #expect(paint.lineColor.evaluate(zoom: 0) == .black)
         #expect(layer.layout.line?.lineCap.evaluate(zoom: 0) == .square)
-        #expect(style.warnings.map(\.path) == ["layers[0].layout.line-sort-key", "layers[0].paint.line-pattern",
+        #expect(style.warnings.map(\.path) == ["layers[0].layout.line-sort-key", "layers[0].paint.line-translate",
                                                "layers[0].paint.line-color"])
-        #expect(style.warnings[1].message.contains("line-pattern"))
+        #expect(style.warnings[1].message.contains("line-translate"))
         #expect(style.warnings[2].message.contains("frobnicate"))
     }
 
