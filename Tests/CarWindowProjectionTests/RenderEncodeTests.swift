@@ -104,15 +104,21 @@ import Testing
         #expect(try FFmpeg.probe(stream)["width"] == "854")
     }
 
-    /// After a script the session paces again: the next change is one more picture, later in
-    /// presentation time than the script's last, and a script on a session that is not
-    /// streaming is refused.
-    @Test func aSessionPacesAgainAfterAScript() async throws {
+    /// A session over the bundled data recording into a sink, with no refinements, so that
+    /// only drawn pictures and keep-alives reach the sink.
+    static func sessionWithoutRefinements() async throws -> (RecordingSink, RenderContext, ProjectionSession) {
         let sink = RecordingSink()
         var configuration = try SessionFixtures.configuration(sink: sink)
         configuration.refinementFrames = 0
         let context = try await RenderContext()
-        let session = ProjectionSession(configuration: configuration, context: context)
+        return (sink, context, ProjectionSession(configuration: configuration, context: context))
+    }
+
+    /// After a script the session paces again: the next change is one more picture, later in
+    /// presentation time than the script's last, and a script on a session that is not
+    /// streaming is refused.
+    @Test func aSessionPacesAgainAfterAScript() async throws {
+        let (sink, context, session) = try await Self.sessionWithoutRefinements()
         await #expect(throws: ProjectionSessionError.self) { _ = try await session.play(Self.path(2)) }
         try await session.connect(display: SessionFixtures.display)
         let sent = try await session.startStreaming(playing: Self.path(5))
@@ -132,11 +138,7 @@ import Testing
     /// A suspend in the middle of a script ends it: play returns what was sent, and nothing
     /// more reaches the sink.
     @Test func aSuspendEndsAScript() async throws {
-        let sink = RecordingSink()
-        var configuration = try SessionFixtures.configuration(sink: sink)
-        configuration.refinementFrames = 0
-        let context = try await RenderContext()
-        let session = ProjectionSession(configuration: configuration, context: context)
+        let (sink, context, session) = try await Self.sessionWithoutRefinements()
         try await session.connect(display: SessionFixtures.display)
         try await session.startStreaming()
         #expect(await eventually { !sink.received.isEmpty })
