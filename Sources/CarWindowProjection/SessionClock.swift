@@ -92,6 +92,10 @@ package final class ManualSessionClock: Sendable {
         }
     }
 
+    // Every continuation is resumed under this lock, and every woken task takes it once more
+    // before it goes on: the concurrency runtime does not tell ThreadSanitizer that a resume
+    // which races ahead of the suspension happens before the task continues, and the lock makes
+    // that ordering visible. Resuming only enqueues the task, so nothing runs under the lock.
     private let state: LockedState<State>
 
     /// A clock reading `now` seconds.
@@ -119,6 +123,7 @@ package final class ManualSessionClock: Sendable {
             }
             if settled { continuation.resume() }
         }
+        state.withLock { _ in }  // See `state`.
     }
 
     /// Returns once at least `count` attached sleepers sleep (a drive started in a task has
@@ -132,6 +137,7 @@ package final class ManualSessionClock: Sendable {
             }
             if enough { continuation.resume() }
         }
+        state.withLock { _ in }  // See `state`.
     }
 
     /// Moves the clock forward by `duration`: see ``advance(to:settling:)``.
@@ -147,9 +153,9 @@ package final class ManualSessionClock: Sendable {
     package func advance(to target: Double, settling: (@Sendable () async -> Void)? = nil) async {
         while true {
             if let settling { await settling() } else { await settle() }
-            let due: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            let wokeAny: Bool = state.withLock { state in
                 let next = state.sleepers.values.compactMap { $0.waiter == nil ? nil : $0.deadline }.min()
-                guard let next, next <= target else { return [] }
+                guard let next, next <= target else { return false }
                 state.now = max(state.now, next)
                 var woken: [CheckedContinuation<Void, Never>] = []
                 for (id, sleeper) in state.sleepers {
@@ -159,10 +165,10 @@ package final class ManualSessionClock: Sendable {
                     woken.append(waiter)
                 }
                 state.wakeCount += woken.count
-                return woken
+                for waiter in woken { waiter.resume() }
+                return !woken.isEmpty
             }
-            if due.isEmpty { break }
-            for waiter in due { waiter.resume() }
+            if !wokeAny { break }
         }
         state.withLock { $0.now = max($0.now, target) }
     }
@@ -178,51 +184,47 @@ package final class ManualSessionClock: Sendable {
     }
 
     func removeSleeper(_ id: Int) {
-        let (waiter, released) = state.withLock { state in
-            let waiter = state.sleepers.removeValue(forKey: id)?.waiter
-            return (waiter, state.takeReleased())
+        state.withLock { state in
+            state.sleepers.removeValue(forKey: id)?.waiter?.resume()
+            for continuation in state.takeReleased() { continuation.resume() }
         }
-        waiter?.resume()
-        for continuation in released { continuation.resume() }
     }
 
     func setAttached(_ id: Int, _ attached: Bool) {
-        let released = state.withLock { state in
+        state.withLock { state in
             state.sleepers[id]?.attached += attached ? 1 : -1
-            return state.takeReleased()
+            for continuation in state.takeReleased() { continuation.resume() }
         }
-        for continuation in released { continuation.resume() }
     }
 
     func signal(_ id: Int) {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
-            guard let sleeper = state.sleepers[id] else { return nil }
+        state.withLock { state in
+            guard let sleeper = state.sleepers[id] else { return }
             guard let waiter = sleeper.waiter else {
                 state.sleepers[id]?.pending = true
-                return nil
+                return
             }
             state.sleepers[id]?.waiter = nil
             state.sleepers[id]?.deadline = nil
             state.wakeCount += 1
-            return waiter
+            waiter.resume()
         }
-        waiter?.resume()
     }
 
     func wait(_ id: Int, until deadline: Double?) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let (resumeNow, released) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
-                guard let sleeper = state.sleepers[id] else { return (true, []) }
+            state.withLock { state in
+                guard let sleeper = state.sleepers[id] else { continuation.resume(); return }
                 if sleeper.pending || deadline.map({ $0 <= state.now }) == true {
                     state.sleepers[id]?.pending = false
-                    return (true, [])
+                    continuation.resume()
+                    return
                 }
                 state.sleepers[id]?.waiter = continuation
                 state.sleepers[id]?.deadline = deadline.flatMap { $0.isFinite ? $0 : nil }
-                return (false, state.takeReleased())
+                for waiter in state.takeReleased() { waiter.resume() }
             }
-            if resumeNow { continuation.resume() }
-            for waiter in released { waiter.resume() }
         }
+        state.withLock { _ in }  // See `state`.
     }
 }
