@@ -55,6 +55,15 @@ enum StyleTarget {
             _ = (paint.textColor.evaluate(zoom: zoom, feature: feature), paint.textHaloColor.evaluate(zoom: zoom, feature: feature),
                  paint.textHaloWidth.evaluate(zoom: zoom, feature: feature), paint.textHaloBlur.evaluate(zoom: zoom, feature: feature),
                  paint.textOpacity.evaluate(zoom: zoom, feature: feature))
+            _ = (paint.iconColor.evaluate(zoom: zoom, feature: feature), paint.iconHaloColor.evaluate(zoom: zoom, feature: feature),
+                 paint.iconHaloWidth.evaluate(zoom: zoom, feature: feature), paint.iconOpacity.evaluate(zoom: zoom, feature: feature))
+        case .circle(let paint):
+            _ = (paint.circleRadius.evaluate(zoom: zoom, feature: feature), paint.circleColor.evaluate(zoom: zoom, feature: feature),
+                 paint.circleOpacity.evaluate(zoom: zoom, feature: feature), paint.circleBlur.evaluate(zoom: zoom, feature: feature),
+                 paint.circleStrokeWidth.evaluate(zoom: zoom, feature: feature),
+                 paint.circleStrokeColor.evaluate(zoom: zoom, feature: feature),
+                 paint.circleStrokeOpacity.evaluate(zoom: zoom, feature: feature),
+                 paint.circlePitchAlignment.evaluate(zoom: zoom, feature: feature))
         }
         switch layer.layout {
         case .line(let layout):
@@ -70,6 +79,12 @@ enum StyleTarget {
                  layout.textIgnorePlacement.evaluate(zoom: zoom, feature: feature), layout.textOptional.evaluate(zoom: zoom, feature: feature),
                  layout.symbolPlacement.evaluate(zoom: zoom, feature: feature), layout.symbolSpacing.evaluate(zoom: zoom, feature: feature),
                  layout.symbolSortKey?.evaluate(zoom: zoom, feature: feature), layout.symbolAvoidEdges.evaluate(zoom: zoom, feature: feature))
+            _ = (layout.iconImage?.evaluate(zoom: zoom, feature: feature, availableImages: ["a", "b"]),
+                 layout.iconSize.evaluate(zoom: zoom, feature: feature), layout.iconRotate.evaluate(zoom: zoom, feature: feature),
+                 layout.iconOffset.evaluate(zoom: zoom, feature: feature), layout.iconAnchor.evaluate(zoom: zoom, feature: feature),
+                 layout.iconTextFit.evaluate(zoom: zoom, feature: feature),
+                 layout.iconTextFitPadding.evaluate(zoom: zoom, feature: feature),
+                 layout.iconRotationAlignment.evaluate(zoom: zoom, feature: feature))
         case .none:
             break
         }

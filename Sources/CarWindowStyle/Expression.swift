@@ -96,6 +96,9 @@ indirect enum ExpressionNode: Sendable {
     case step(input: ExpressionNode, stops: [Double], outputs: [ExpressionNode])
     case interpolate(Interpolation, input: ExpressionNode, stops: [Double], outputs: [ExpressionNode])
     case concat([ExpressionNode])
+    /// `["image", name]`: the name, or null when the context knows the images and lacks it,
+    /// so `coalesce` falls through to the next image as in MapLibre.
+    case image(ExpressionNode)
     case upcase(ExpressionNode)
     case downcase(ExpressionNode)
     case arithmetic(ArithmeticOperator, [ExpressionNode])
@@ -295,6 +298,11 @@ extension ExpressionNode {
             }
             let t = interpolation.factor(input: x, lower: stops[low], upper: stops[high])
             return try Self.blend(outputs[low].evaluate(context), outputs[high].evaluate(context), t)
+        case .image(let operand):
+            let name = try operand.evaluate(context)
+            guard case .string(let text) = name else { return .null }
+            if let images = context.availableImages, !images.contains(text) { return .null }
+            return name
         case .concat(let operands):
             var text = ""
             for operand in operands { text += try operand.evaluate(context).description }

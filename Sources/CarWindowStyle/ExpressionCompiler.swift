@@ -188,6 +188,12 @@ struct ExpressionCompiler {
                 warnings.append(StyleWarning(path: path, message: "\"\(name)\" is interpolated in RGB space like \"interpolate\""))
             }
             return try compileInterpolate(args, path: path, expected: expected)
+        case "image":
+            try requireCount(1...1)
+            // The result depends on the sprite's images, known only when drawing: it must not be
+            // folded into a constant at load, so it counts as depending on the feature.
+            usesFeature = true
+            return .image(try compile(args[0], path: argPath(0), expected: .value))
         case "concat":
             try requireCount(1...Int.max)
             return .concat(try compileAll(args[...]))

@@ -139,6 +139,6 @@ extension ExpressionCompiler {
         "all", "any", "in", "match", "case", "coalesce", "to-string", "to-boolean", "to-number", "to-color",
         "number", "string", "boolean", "array", "step", "interpolate", "interpolate-hcl", "interpolate-lab",
         "concat", "upcase", "downcase", "format", "length", "+", "-", "*", "/", "%", "^", "min", "max",
-        "abs", "floor", "ceil", "round", "sqrt",
+        "abs", "floor", "ceil", "round", "sqrt", "image",
     ]
 }

@@ -22,6 +22,13 @@ public struct Style: Sendable {
     public var layers: [StyleLayer]
     /// The glyph URL template (`glyphs`), if any.
     public var glyphs: String?
+    /// The sprites icons and patterns come from (`sprite`): one with the id `default` for the
+    /// string form, each with its own id for the array form. Images of a sprite other than
+    /// `default` are named `id:image`, as MapLibre names them.
+    public var sprites: [SpriteReference]
+    /// Where the style was read from, when it came from a file: relative sprite paths resolve
+    /// against it.
+    public var baseURL: URL?
     /// The default camera centre, if the style sets one.
     public var center: GeoCoordinate?
     /// The default camera zoom, if the style sets one.
@@ -51,15 +58,17 @@ public struct Style: Sendable {
             throw .unreadable(path: url.path, reason: error.localizedDescription)
         }
         try self.init(data: data, logger: logger)
+        baseURL = url
     }
 
     init(version: Int, name: String?, sources: [String: StyleSource], layers: [StyleLayer], glyphs: String?,
-         center: GeoCoordinate?, zoom: Double?, warnings: [StyleWarning]) {
+         sprites: [SpriteReference], center: GeoCoordinate?, zoom: Double?, warnings: [StyleWarning]) {
         self.version = version
         self.name = name
         self.sources = sources
         self.layers = layers
         self.glyphs = glyphs
+        self.sprites = sprites
         self.center = center
         self.zoom = zoom
         self.warnings = warnings
@@ -68,6 +77,25 @@ public struct Style: Sendable {
     /// The layer with identifier `id`.
     public func layer(withID id: String) -> StyleLayer? {
         layers.first { $0.id == id }
+    }
+}
+
+/// One sprite of a style: an image sheet (`url.png`, `url@2x.png`) and its index (`url.json`).
+public struct SpriteReference: Sendable, Equatable {
+    /// The sprite's id: `default` for a style whose `sprite` is a single URL.
+    public var id: String
+    /// The sprite's URL or path without the `.json` / `.png` suffix, as the style gives it.
+    public var url: String
+
+    /// Makes a reference to the sprite at `url` (without suffix) called `id`.
+    public init(id: String, url: String) {
+        self.id = id
+        self.url = url
+    }
+
+    /// The name an image of this sprite has in `icon-image` and the pattern properties.
+    public func imageName(_ name: String) -> String {
+        id == "default" ? name : "\(id):\(name)"
     }
 }
 
@@ -124,6 +152,7 @@ struct StyleLoader {
 
         let name = try optionalString(root["name"], path: "name")
         let glyphs = try optionalString(root["glyphs"], path: "glyphs")
+        let sprites = try loadSprites(root["sprite"])
         let zoom = try optionalNumber(root["zoom"], path: "zoom")
         var center: GeoCoordinate?
         if let centerJSON = root["center"] {
@@ -160,8 +189,41 @@ struct StyleLoader {
             }
             layers.append(layer)
         }
-        return Style(version: 8, name: name, sources: sources, layers: layers, glyphs: glyphs, center: center,
-                     zoom: zoom, warnings: reader.warnings)
+        return Style(version: 8, name: name, sources: sources, layers: layers, glyphs: glyphs, sprites: sprites,
+                     center: center, zoom: zoom, warnings: reader.warnings)
+    }
+
+    /// `sprite`: a URL string, or an array of `{"id", "url"}` objects with unique ids.
+    private mutating func loadSprites(_ json: JSONValue?) throws(StyleError) -> [SpriteReference] {
+        switch json {
+        case nil, .null?:
+            return []
+        case .string(let url)?:
+            return url.isEmpty ? [] : [SpriteReference(id: "default", url: url)]
+        case .array(let entries)?:
+            var sprites: [SpriteReference] = []
+            for (index, entry) in entries.enumerated() {
+                let path = JSONPath.index("sprite", index)
+                guard case .object(let object) = entry else {
+                    throw .wrongType(path: path, expected: "an object with \"id\" and \"url\"", found: entry.typeName)
+                }
+                guard let id = try optionalString(object["id"], path: JSONPath.member(path, "id")) else {
+                    throw .missingProperty(path: JSONPath.member(path, "id"))
+                }
+                guard let url = try optionalString(object["url"], path: JSONPath.member(path, "url")) else {
+                    throw .missingProperty(path: JSONPath.member(path, "url"))
+                }
+                guard !sprites.contains(where: { $0.id == id }) else {
+                    reader.warn(StyleWarning(path: path, message: "a second sprite with id \"\(id)\" is skipped; sprite ids must be unique"))
+                    continue
+                }
+                sprites.append(SpriteReference(id: id, url: url))
+            }
+            return sprites
+        case let other?:
+            throw .wrongType(path: "sprite", expected: "a URL string or an array of {\"id\", \"url\"} objects",
+                             found: other.typeName)
+        }
     }
 
     private mutating func loadSource(_ json: JSONValue, path: String) throws(StyleError) -> StyleSource? {

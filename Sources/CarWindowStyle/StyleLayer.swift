@@ -7,6 +7,7 @@ public enum LayerType: String, Sendable, CaseIterable {
     case line
     case fillExtrusion = "fill-extrusion"
     case symbol
+    case circle
 }
 
 /// Whether a layer is drawn at all (the `visibility` layout property).
@@ -39,6 +40,29 @@ public enum TextAnchor: String, Sendable, CaseIterable, StyleEnumeration {
     case topRight = "top-right"
     case bottomLeft = "bottom-left"
     case bottomRight = "bottom-right"
+}
+
+/// What a symbol's icon or text turns and tilts with (`icon-rotation-alignment`,
+/// `text-rotation-alignment`, and the pitch alignments).
+public enum SymbolAlignment: String, Sendable, CaseIterable, StyleEnumeration {
+    /// With the map: along the line for line placement, with the map's bearing otherwise.
+    case map
+    /// Upright on the screen, whatever the map's bearing and the line's direction.
+    case viewport
+    /// `map` for line placement, `viewport` for point placement, as MapLibre resolves it.
+    case auto
+}
+
+/// How an icon is stretched around its text (`icon-text-fit`): road shields grow with the
+/// number they carry.
+public enum IconTextFit: String, Sendable, CaseIterable, StyleEnumeration {
+    case none, width, height, both
+}
+
+/// Whether circles lie on the map or face the viewer (`circle-pitch-alignment`), and whether
+/// they shrink with distance under pitch (`circle-pitch-scale`).
+public enum CirclePitchAlignment: String, Sendable, CaseIterable, StyleEnumeration {
+    case map, viewport
 }
 
 /// Case conversion applied to label text (`text-transform`).
@@ -104,6 +128,7 @@ public enum LayerPaint: Sendable {
     case line(LinePaint)
     case fillExtrusion(FillExtrusionPaint)
     case symbol(SymbolPaint)
+    case circle(CirclePaint)
 
     /// MapLibre's defaults for a layer of `type`.
     public init(defaultsFor type: LayerType) {
@@ -113,6 +138,7 @@ public enum LayerPaint: Sendable {
         case .line: self = .line(LinePaint())
         case .fillExtrusion: self = .fillExtrusion(FillExtrusionPaint())
         case .symbol: self = .symbol(SymbolPaint())
+        case .circle: self = .circle(CirclePaint())
         }
     }
 
@@ -124,8 +150,10 @@ public enum LayerPaint: Sendable {
     public var line: LinePaint? { if case .line(let p) = self { p } else { nil } }
     /// The extrusion paint, if this is a fill-extrusion layer's.
     public var fillExtrusion: FillExtrusionPaint? { if case .fillExtrusion(let p) = self { p } else { nil } }
-    /// The text paint, if this is a symbol layer's.
+    /// The text and icon paint, if this is a symbol layer's.
     public var symbol: SymbolPaint? { if case .symbol(let p) = self { p } else { nil } }
+    /// The circle paint, if this is a circle layer's.
+    public var circle: CirclePaint? { if case .circle(let p) = self { p } else { nil } }
 }
 
 /// Layout properties, typed by layer kind; kinds without layout properties besides
@@ -226,7 +254,34 @@ public struct FillExtrusionPaint: Sendable {
     public init() {}
 }
 
-/// `text-*` paint properties of symbol layers.
+/// `circle-*` paint properties: a disc per point feature, as search results and traffic
+/// incidents are commonly drawn.
+public struct CirclePaint: Sendable {
+    /// Radius of the disc in pixels (`circle-radius`); 5 by default.
+    public var circleRadius: StyleProperty<Double> = .constant(5)
+    /// Colour of the disc (`circle-color`); black by default.
+    public var circleColor: StyleProperty<Color> = .constant(.black)
+    /// Opacity of the disc, 0...1 (`circle-opacity`); the stroke has its own.
+    public var circleOpacity: StyleProperty<Double> = .constant(1)
+    /// How much of the radius fades out, 0 (a sharp edge) to 1 (fading from the centre)
+    /// (`circle-blur`).
+    public var circleBlur: StyleProperty<Double> = .constant(0)
+    /// Width in pixels of the ring drawn outside the disc (`circle-stroke-width`).
+    public var circleStrokeWidth: StyleProperty<Double> = .constant(0)
+    /// Colour of the ring (`circle-stroke-color`); black by default.
+    public var circleStrokeColor: StyleProperty<Color> = .constant(.black)
+    /// Opacity of the ring, 0...1 (`circle-stroke-opacity`).
+    public var circleStrokeOpacity: StyleProperty<Double> = .constant(1)
+    /// Whether discs lie flat on a pitched map or face the viewer (`circle-pitch-alignment`).
+    public var circlePitchAlignment: StyleProperty<CirclePitchAlignment> = .constant(.viewport)
+    /// Whether discs shrink with distance on a pitched map (`circle-pitch-scale`: `map`) or
+    /// keep their size (`viewport`).
+    public var circlePitchScale: StyleProperty<CirclePitchAlignment> = .constant(.map)
+    /// MapLibre's defaults: black five-pixel discs without a ring.
+    public init() {}
+}
+
+/// `text-*` and `icon-*` paint properties of symbol layers.
 public struct SymbolPaint: Sendable {
     /// Colour of the glyphs (`text-color`); black by default.
     public var textColor: StyleProperty<Color> = .constant(.black)
@@ -238,7 +293,17 @@ public struct SymbolPaint: Sendable {
     public var textHaloBlur: StyleProperty<Double> = .constant(0)
     /// Opacity of the label, 0...1 (`text-opacity`).
     public var textOpacity: StyleProperty<Double> = .constant(1)
-    /// MapLibre's defaults: black text without a halo.
+    /// Colour of an SDF icon (`icon-color`); icons in full colour ignore it.
+    public var iconColor: StyleProperty<Color> = .constant(.black)
+    /// Colour of the outline around an SDF icon (`icon-halo-color`).
+    public var iconHaloColor: StyleProperty<Color> = .constant(.transparent)
+    /// Width of an SDF icon's halo in pixels (`icon-halo-width`).
+    public var iconHaloWidth: StyleProperty<Double> = .constant(0)
+    /// How far an SDF icon's halo fades out, in pixels (`icon-halo-blur`); read, but not drawn yet.
+    public var iconHaloBlur: StyleProperty<Double> = .constant(0)
+    /// Opacity of the icon, 0...1 (`icon-opacity`).
+    public var iconOpacity: StyleProperty<Double> = .constant(1)
+    /// MapLibre's defaults: black text without a halo, icons as the sprite draws them.
     public init() {}
 }
 
@@ -261,7 +326,8 @@ public struct SymbolLayout: Sendable {
     public var textLineHeight: StyleProperty<Double> = .constant(1.2)
     /// Extra room around a label's box when checking for collisions, in pixels (`text-padding`).
     public var textPadding: StyleProperty<Double> = .constant(2)
-    /// Shift of the label from its anchor in ems, x right and y down (`text-offset`); read, but not drawn yet.
+    /// Shift of an upright label from its anchor in ems, x right and y down (`text-offset`);
+    /// labels bent along a line ignore it.
     public var textOffset: StyleProperty<[Double]> = .constant([0, 0])
     /// Which part of a point label sits on its anchor (`text-anchor`); line labels are centred.
     public var textAnchor: StyleProperty<TextAnchor> = .constant(.center)
@@ -269,11 +335,9 @@ public struct SymbolLayout: Sendable {
     public var textTransform: StyleProperty<TextTransform> = .constant(.none)
     /// Whether the label is drawn even where it collides with others (`text-allow-overlap`).
     public var textAllowOverlap: StyleProperty<Bool> = .constant(false)
-    /// Whether other labels may be drawn over this one (`text-ignore-placement`);
-    /// read, but not used in placement yet.
+    /// Whether other labels may be drawn over this one (`text-ignore-placement`).
     public var textIgnorePlacement: StyleProperty<Bool> = .constant(false)
-    /// Whether the text may be left out while its icon is drawn (`text-optional`); read, but
-    /// unused, as labels have no icons.
+    /// Whether the icon may be drawn without its text when the text collides (`text-optional`).
     public var textOptional: StyleProperty<Bool> = .constant(false)
     /// Whether labels sit on points or follow lines (`symbol-placement`).
     public var symbolPlacement: StyleProperty<SymbolPlacement> = .constant(.point)
@@ -283,7 +347,46 @@ public struct SymbolLayout: Sendable {
     public var symbolSortKey: StyleProperty<Double>?
     /// Whether labels keep clear of tile edges (`symbol-avoid-edges`); read, but not used yet.
     public var symbolAvoidEdges: StyleProperty<Bool> = .constant(false)
-    /// MapLibre's defaults: 16-pixel centred point labels.
+    /// What the text turns with (`text-rotation-alignment`): `viewport` keeps a line-placed
+    /// label upright at its anchor instead of bending it along the line.
+    public var textRotationAlignment: StyleProperty<SymbolAlignment> = .constant(.auto)
+    /// Whether text lies on a pitched map or faces the viewer (`text-pitch-alignment`); read,
+    /// but labels follow their rotation alignment.
+    public var textPitchAlignment: StyleProperty<SymbolAlignment> = .constant(.auto)
+
+    /// The sprite image of the icon (`icon-image`); legacy `{token}` strings are compiled to
+    /// lookups. Nil or an empty name draws no icon.
+    public var iconImage: StyleProperty<String>?
+    /// Scale of the icon against its sprite size (`icon-size`); 1 by default.
+    public var iconSize: StyleProperty<Double> = .constant(1)
+    /// Clockwise turn of the icon in degrees (`icon-rotate`).
+    public var iconRotate: StyleProperty<Double> = .constant(0)
+    /// Shift of the icon from its anchor in sprite pixels times `icon-size`, x right and y down
+    /// (`icon-offset`).
+    public var iconOffset: StyleProperty<[Double]> = .constant([0, 0])
+    /// Which part of the icon sits on the anchor (`icon-anchor`).
+    public var iconAnchor: StyleProperty<TextAnchor> = .constant(.center)
+    /// Extra room around the icon's box when checking for collisions, in pixels (`icon-padding`).
+    public var iconPadding: StyleProperty<Double> = .constant(2)
+    /// Whether the icon is drawn even where it collides with others (`icon-allow-overlap`).
+    public var iconAllowOverlap: StyleProperty<Bool> = .constant(false)
+    /// Whether other symbols may be drawn over this icon (`icon-ignore-placement`).
+    public var iconIgnorePlacement: StyleProperty<Bool> = .constant(false)
+    /// Whether the text may be drawn without its icon when the icon collides (`icon-optional`).
+    public var iconOptional: StyleProperty<Bool> = .constant(false)
+    /// What the icon turns with (`icon-rotation-alignment`): `map` turns a line-placed icon
+    /// (a one-way arrow) along its line.
+    public var iconRotationAlignment: StyleProperty<SymbolAlignment> = .constant(.auto)
+    /// Whether the icon lies on a pitched map (`icon-pitch-alignment`); read, but icons face the viewer.
+    public var iconPitchAlignment: StyleProperty<SymbolAlignment> = .constant(.auto)
+    /// How the icon stretches to surround its text (`icon-text-fit`).
+    public var iconTextFit: StyleProperty<IconTextFit> = .constant(.none)
+    /// Room around the text inside a fitted icon, in pixels: top, right, bottom, left
+    /// (`icon-text-fit-padding`).
+    public var iconTextFitPadding: StyleProperty<[Double]> = .constant([0, 0, 0, 0])
+    /// Whether line-placed icons flip to stay upright (`icon-keep-upright`).
+    public var iconKeepUpright: StyleProperty<Bool> = .constant(false)
+    /// MapLibre's defaults: 16-pixel centred point labels, no icon.
     public init() {}
 }
 
@@ -347,9 +450,28 @@ extension PropertyReader {
             case "text-halo-width": try update(&p.textHaloWidth, json, path)
             case "text-halo-blur": try update(&p.textHaloBlur, json, path)
             case "text-opacity": try update(&p.textOpacity, json, path)
+            case "icon-color": try update(&p.iconColor, json, path)
+            case "icon-halo-color": try update(&p.iconHaloColor, json, path)
+            case "icon-halo-width": try update(&p.iconHaloWidth, json, path)
+            case "icon-halo-blur": try update(&p.iconHaloBlur, json, path)
+            case "icon-opacity": try update(&p.iconOpacity, json, path)
             default: return false
             }
             paint = .symbol(p)
+        case .circle(var p):
+            switch key {
+            case "circle-radius": try update(&p.circleRadius, json, path)
+            case "circle-color": try update(&p.circleColor, json, path)
+            case "circle-opacity": try update(&p.circleOpacity, json, path)
+            case "circle-blur": try update(&p.circleBlur, json, path)
+            case "circle-stroke-width": try update(&p.circleStrokeWidth, json, path)
+            case "circle-stroke-color": try update(&p.circleStrokeColor, json, path)
+            case "circle-stroke-opacity": try update(&p.circleStrokeOpacity, json, path)
+            case "circle-pitch-alignment": try update(&p.circlePitchAlignment, json, path)
+            case "circle-pitch-scale": try update(&p.circlePitchScale, json, path)
+            default: return false
+            }
+            paint = .circle(p)
         }
         return true
     }
@@ -385,6 +507,22 @@ extension PropertyReader {
             case "symbol-spacing": try update(&l.symbolSpacing, json, path)
             case "symbol-sort-key": try update(&l.symbolSortKey, json, path, default: 0)
             case "symbol-avoid-edges": try update(&l.symbolAvoidEdges, json, path)
+            case "text-rotation-alignment": try update(&l.textRotationAlignment, json, path)
+            case "text-pitch-alignment": try update(&l.textPitchAlignment, json, path)
+            case "icon-image": try update(&l.iconImage, json, path, default: "")
+            case "icon-size": try update(&l.iconSize, json, path)
+            case "icon-rotate": try update(&l.iconRotate, json, path)
+            case "icon-offset": try update(&l.iconOffset, json, path)
+            case "icon-anchor": try update(&l.iconAnchor, json, path)
+            case "icon-padding": try update(&l.iconPadding, json, path)
+            case "icon-allow-overlap": try update(&l.iconAllowOverlap, json, path)
+            case "icon-ignore-placement": try update(&l.iconIgnorePlacement, json, path)
+            case "icon-optional": try update(&l.iconOptional, json, path)
+            case "icon-rotation-alignment": try update(&l.iconRotationAlignment, json, path)
+            case "icon-pitch-alignment": try update(&l.iconPitchAlignment, json, path)
+            case "icon-text-fit": try update(&l.iconTextFit, json, path)
+            case "icon-text-fit-padding": try update(&l.iconTextFitPadding, json, path)
+            case "icon-keep-upright": try update(&l.iconKeepUpright, json, path)
             default: return false
             }
             layout = .symbol(l)

@@ -37,6 +37,16 @@ public enum StyleProperty<T: Sendable>: Sendable {
         case .expression(let expression): expression.evaluate(EvaluationContext(zoom: zoom, feature: feature))
         }
     }
+
+    /// The value at `zoom` for `feature` where `["image", ...]` knows which sprite images
+    /// exist (`icon-image`, the pattern properties).
+    public func evaluate(zoom: Double, feature: VectorTileFeature?, availableImages: Set<String>) -> T {
+        switch self {
+        case .constant(let value): value
+        case .expression(let expression):
+            expression.evaluate(EvaluationContext(zoom: zoom, feature: feature, availableImages: availableImages))
+        }
+    }
 }
 
 /// The expression form of a ``StyleProperty``: the compiled expression plus what is needed to

@@ -86,10 +86,14 @@ public struct EvaluationContext: Sendable {
     public var zoom: Double
     /// The feature being drawn; nil where there is none, as for zoom-only properties.
     public var feature: VectorTileFeature?
+    /// The sprite images that exist, for the `image` operator; nil where they are not known
+    /// (every name then counts as present).
+    public var availableImages: Set<String>?
 
-    /// Makes a context for `zoom` and, optionally, one feature.
-    public init(zoom: Double, feature: VectorTileFeature? = nil) {
+    /// Makes a context for `zoom` and, optionally, one feature and the images that exist.
+    public init(zoom: Double, feature: VectorTileFeature? = nil, availableImages: Set<String>? = nil) {
         self.zoom = zoom
         self.feature = feature
+        self.availableImages = availableImages
     }
 }

@@ -114,6 +114,7 @@ struct HostileTileTests {
             case .extrusion(let extrusion): counts.extrusion += extrusion.mesh.vertices.count
             case .fill(let fill): counts.fill += fill.positions.count
             case .symbol(let symbol): counts.labels += symbol.labels.count
+            case .circle: break
             case nil: break
             }
         }

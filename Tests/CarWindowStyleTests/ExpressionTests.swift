@@ -25,6 +25,20 @@ struct ExpressionTests {
         try Expression(json(text)).evaluate(EvaluationContext(zoom: zoom, feature: feature))
     }
 
+    /// `image` gives its name, or null where the sprite lacks it, so `coalesce` reaches the
+    /// first image that exists; without a sprite to ask, every name counts as present.
+    @Test func imageFallsThroughToTheFirstImageTheSpriteHas() throws {
+        let expression = try Expression(json(#"["coalesce", ["image", ["concat", ["get", "class"], "_11"]], ["image", "dot"]]"#))
+        #expect(expression.isFeatureDependent)
+        func image(_ available: Set<String>?) -> StyleValue {
+            expression.evaluate(EvaluationContext(zoom: 14, feature: Self.road, availableImages: available))
+        }
+        #expect(image(["primary_11", "dot"]) == .string("primary_11"))
+        #expect(image(["dot"]) == .string("dot"))
+        #expect(image([]) == .null)
+        #expect(image(nil) == .string("primary_11"))
+    }
+
     private func filter(_ text: String, _ feature: VectorTileFeature, zoom: Double = 0) throws -> Bool {
         try Expression.filter(json(text)).matches(EvaluationContext(zoom: zoom, feature: feature))
     }

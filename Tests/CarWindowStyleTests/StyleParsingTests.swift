@@ -235,14 +235,67 @@ struct StyleParsingTests {
     @Test func unknownLayerTypesAreSkippedWithOneWarning() throws {
         let style = try Self.load(#"""
         {"version": 8, "sources": {"omt": {"type": "vector", "url": "x"}},
-         "layers": [{"id": "dots", "type": "circle", "source": "omt"},
+         "layers": [{"id": "dots", "type": "heatmap", "source": "omt"},
                     {"id": "roads", "type": "line", "source": "omt"}]}
         """#)
         #expect(style.layers.map(\.id) == ["roads"])
         #expect(style.warnings.count == 1)
         let warning = try #require(style.warnings.first)
         #expect(warning.path == "layers[0].type")
-        #expect(warning.message.contains("\"dots\"") && warning.message.contains("\"circle\""))
+        #expect(warning.message.contains("\"dots\"") && warning.message.contains("\"heatmap\""))
+    }
+
+    @Test func spritesIconsAndCirclesAreRead() throws {
+        let style = try Self.load(#"""
+        {"version": 8, "sprite": [{"id": "default", "url": "a"}, {"id": "b", "url": "b"}, {"id": "b", "url": "c"}],
+         "sources": {"omt": {"type": "vector", "url": "x"}},
+         "layers": [{"id": "dots", "type": "circle", "source": "omt",
+                     "paint": {"circle-radius": ["interpolate", ["linear"], ["zoom"], 10, 2, 14, 8],
+                               "circle-stroke-width": 2, "circle-pitch-scale": "viewport"}},
+                    {"id": "pois", "type": "symbol", "source": "omt",
+                     "layout": {"icon-image": "{class}_11", "icon-text-fit": "both", "icon-text-fit-padding": [1, 2, 3, 4],
+                                "icon-anchor": "bottom", "icon-rotation-alignment": "map", "text-rotation-alignment": "viewport"},
+                     "paint": {"icon-color": "#ff0000", "icon-halo-width": 1.5}}]}
+        """#)
+        #expect(style.sprites == [SpriteReference(id: "default", url: "a"), SpriteReference(id: "b", url: "b")])
+        #expect(style.warnings.count == 1) // the second sprite "b"
+        #expect(SpriteReference(id: "b", url: "b").imageName("x") == "b:x")
+        let circle = try #require(style.layers.first?.paint.circle)
+        #expect(circle.circleRadius.evaluate(zoom: 12) == 5)
+        #expect(circle.circleStrokeWidth.evaluate(zoom: 12) == 2)
+        #expect(circle.circlePitchScale.evaluate(zoom: 12) == .viewport)
+        let layout = try #require(style.layers.last?.layout.symbol)
+        let feature = VectorTileFeature(id: 1, type: .point, properties: ["class": .string("fuel")], geometry: [])
+        #expect(layout.iconImage?.evaluate(zoom: 14, feature: feature) == "fuel_11")
+        #expect(layout.iconTextFit.evaluate(zoom: 14) == .both)
+        #expect(layout.iconTextFitPadding.evaluate(zoom: 14) == [1, 2, 3, 4])
+        #expect(layout.iconAnchor.evaluate(zoom: 14) == .bottom)
+        #expect(layout.iconRotationAlignment.evaluate(zoom: 14) == .map)
+        #expect(layout.textRotationAlignment.evaluate(zoom: 14) == .viewport)
+        let paint = try #require(style.layers.last?.paint.symbol)
+        #expect(paint.iconColor.evaluate(zoom: 14) == Color(r: 1, g: 0, b: 0, a: 1))
+        #expect(paint.iconHaloWidth.evaluate(zoom: 14) == 1.5)
+    }
+
+    /// A constant image expression is not folded at load: the sprite decides when drawing.
+    @Test func imageExpressionsWaitForTheSprite() throws {
+        let style = try Self.load(#"""
+        {"version": 8, "sources": {"s": {"type": "vector", "url": "x"}},
+         "layers": [{"id": "a", "type": "symbol", "source": "s",
+                     "layout": {"icon-image": ["coalesce", ["image", "a"], ["image", "b"]]}}]}
+        """#)
+        let property = try #require(style.layers.first?.layout.symbol?.iconImage)
+        #expect(property.evaluate(zoom: 14, feature: nil, availableImages: ["b"]) == "b")
+        #expect(property.evaluate(zoom: 14, feature: nil, availableImages: ["a", "b"]) == "a")
+    }
+
+    @Test func spriteOfTheWrongShapeIsATypedError() throws {
+        #expect(throws: StyleError.self) {
+            try Self.load(#"{"version": 8, "sprite": 3, "sources": {}, "layers": []}"#)
+        }
+        #expect(throws: StyleError.missingProperty(path: "sprite[0].url")) {
+            try Self.load(#"{"version": 8, "sprite": [{"id": "a"}], "sources": {}, "layers": []}"#)
+        }
     }
 
     @Test func unknownPropertiesWarnAndTheRestDraws() throws {

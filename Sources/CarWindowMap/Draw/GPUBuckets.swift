@@ -17,6 +17,9 @@ enum AttributeSlot {
     static let extrusionColor: GLuint = 4
     // Text: texture coordinate 1, fill 2, halo 3, parameters 4.
     static let textCoordinate: GLuint = 1, textFill: GLuint = 2, textHalo: GLuint = 3, textParameters: GLuint = 4
+    // Icons share the text slots. Circles: extrude 1, colour 2, stroke colour 3, size 4.
+    static let circleExtrude: GLuint = 1, circleColor: GLuint = 2, circleStrokeColor: GLuint = 3
+    static let circleSize: GLuint = 4
 }
 
 /// Indexed triangles in GPU buffers, with the vertex arrays that describe them.
@@ -224,6 +227,8 @@ final class GPUTile {
         case line(GPUMesh)
         case extrusion(GPUMesh)
         case symbol(SymbolBucket)
+        /// Circles are projected and drawn as screen quads each frame, like labels.
+        case circle(CircleBucket)
     }
 
     let layout: TileLayout
@@ -245,6 +250,8 @@ final class GPUTile {
                 return .extrusion(.extrusion(extrusion))
             case .symbol(let symbol):
                 return .symbol(symbol)
+            case .circle(let circle):
+                return .circle(circle)
             case nil:
                 return nil
             }

@@ -14,6 +14,19 @@ struct TextVertex {
     var parameters: SIMD2<Float>
 }
 
+/// One corner of an icon quad, in screen pixels; 32 bytes.
+struct IconVertex {
+    var position: SIMD2<Float>
+    /// Sprite sheet pixels.
+    var texture: SIMD2<Float>
+    /// SDF icons: the icon colour; others: the opacity in every channel (premultiplied white).
+    var fill: PackedColor
+    var halo: PackedColor
+    /// x: 1 for an SDF icon, 0 for a picture; y: how far below the outline the halo reaches,
+    /// in distance-field units.
+    var parameters: SIMD2<Float>
+}
+
 /// Boxes already taken on the screen, bucketed in a coarse grid so a query looks at few boxes.
 struct CollisionGrid {
     private static let cellSize: Float = 64
@@ -83,6 +96,29 @@ struct SymbolLayerPaint {
     var isLine: Bool
     /// Screen pixels that must separate two labels with the same text.
     var repeatDistance: Float
+    var textOptional = false
+    var textIgnorePlacement = false
+    /// Whether line labels bend along their line (`text-rotation-alignment` other than viewport).
+    var textFollowsLine = true
+    var icon = IconLayerPaint()
+}
+
+/// The icon values a symbol layer has at the current zoom.
+struct IconLayerPaint {
+    var size: Float = 1
+    var opacity: Float = 1
+    var color = Color.black
+    var halo = Color.transparent
+    var haloWidth: Float = 0
+    var padding: Float = 2
+    var allowOverlap = false
+    var ignorePlacement = false
+    var optional = false
+    /// Whether a line-placed icon turns with its line.
+    var followsLine = true
+    var textFit = IconTextFit.none
+    /// Top, right, bottom, left.
+    var textFitPadding = SIMD4<Float>(0, 0, 0, 0)
 }
 
 /// Places labels on the screen each frame: projects anchors, lays line labels along their
@@ -94,6 +130,8 @@ struct SymbolLayerPaint {
 struct LabelPlacer {
     private(set) var vertices: [TextVertex] = []
     private(set) var indices: [UInt32] = []
+    private(set) var iconVertices: [IconVertex] = []
+    private(set) var iconIndices: [UInt32] = []
     private var grid = CollisionGrid()
     private var placedBefore: Set<Int> = []
     private var placedNow: Set<Int> = []
@@ -110,6 +148,8 @@ struct LabelPlacer {
     mutating func begin(width: Int, height: Int) {
         vertices.removeAll(keepingCapacity: true)
         indices.removeAll(keepingCapacity: true)
+        iconVertices.removeAll(keepingCapacity: true)
+        iconIndices.removeAll(keepingCapacity: true)
         grid.reset(width: width, height: height)
         swap(&placedBefore, &placedNow)
         placedNow.removeAll(keepingCapacity: true)
@@ -140,11 +180,22 @@ struct LabelPlacer {
                 let placed: Bool
                 switch label.anchor {
                 case .point(let point):
-                    placed = placePoint(label, at: point, paint: paint, width: width, height: height, project: project)
+                    guard let projected = project(point) else { continue }
+                    placed = placeSymbol(label, at: SIMD2(projected.x, projected.y), lineAngle: nil, paint: paint,
+                                         width: width, height: height)
                 case .line(let path, let distance, let level):
                     guard Double(level) <= zoomAboveTile else { continue }
-                    placed = placeAlongLine(label, path: bucket.paths[path], distance: distance, paint: paint,
-                                            width: width, height: height, project: project)
+                    if label.hasText && paint.textFollowsLine && paint.opacity > 0 && paint.size > 0 {
+                        placed = placeAlongLine(label, path: bucket.paths[path], distance: distance, paint: paint,
+                                                width: width, height: height, project: project)
+                    } else {
+                        // Upright text, or an icon alone (a one-way arrow), at the line's anchor.
+                        guard let (anchorIndex, anchorT) = projectPath(bucket.paths[path], anchorAt: distance,
+                                                                        project: project),
+                              let along = pointAlong(from: anchorIndex, t: anchorT, offset: 0) else { continue }
+                        placed = placeSymbol(label, at: along.position, lineAngle: along.angle, paint: paint,
+                                             width: width, height: height)
+                    }
                 }
                 if placed { placedNow.insert(label.key) }
             }
@@ -163,29 +214,165 @@ struct LabelPlacer {
 
     // MARK: Points
 
-    private mutating func placePoint(_ label: LabelCandidate, at point: SIMD2<Float>, paint: SymbolLayerPaint,
-                                     width: Int, height: Int, project: (SIMD2<Float>) -> SIMD3<Float>?) -> Bool {
-        guard let projected = project(point) else { return false }
-        let anchor = SIMD2(projected.x, projected.y)
+    /// Places a symbol (text, icon or both) upright at a screen point: text and icon are one
+    /// symbol for collision, as MapLibre places them, so a shield never shows without its number
+    /// unless the style makes one of them optional. `lineAngle` is the line's direction at the
+    /// anchor for line placement, which icons aligned with the map turn by.
+    private mutating func placeSymbol(_ label: LabelCandidate, at anchor: SIMD2<Float>, lineAngle: Float?,
+                                      paint: SymbolLayerPaint, width: Int, height: Int) -> Bool {
         if repeatsNearby(label.textKey, at: anchor, within: paint.repeatDistance) { return false }
         let scale = paint.size / GlyphAtlas.baseSize
-        let origin = anchor + label.text.origin * scale
-        let box = SIMD4(origin.x - paint.padding, origin.y - paint.padding,
-                        origin.x + label.text.width * scale + paint.padding,
-                        origin.y + label.text.height * scale + paint.padding)
-        // Labels must sit wholly on the screen: a label cut by the edge reads badly and would
-        // pop when the tile next door loads.
-        guard box.x >= 0, box.y >= 0, box.z <= Float(width), box.w <= Float(height) else { return false }
-        if !paint.allowOverlap && grid.collides(box) { return false }
-        grid.insert(box)
+        var textBox: SIMD4<Float>?
+        if label.hasText && paint.size > 0 && paint.opacity > 0 {
+            let origin = anchor + label.text.origin * scale + label.textOffset * paint.size
+            textBox = SIMD4(origin.x, origin.y, origin.x + label.text.width * scale,
+                            origin.y + label.text.height * scale)
+        }
+        var icon: IconQuad?
+        if let candidate = label.icon, paint.icon.opacity > 0 {
+            let angle = (paint.icon.followsLine ? lineAngle ?? 0 : 0) + candidate.rotate * .pi / 180
+            icon = iconQuad(candidate, at: anchor, angle: angle, paint: paint.icon, fitting: textBox)
+        }
+        guard textBox != nil || icon != nil else { return false }
+        let paddedText = textBox.map { $0 + SIMD4(-paint.padding, -paint.padding, paint.padding, paint.padding) }
+        let paddedIcon = icon.map {
+            $0.box + SIMD4(-paint.icon.padding, -paint.icon.padding, paint.icon.padding, paint.icon.padding)
+        }
+        // Symbols must sit wholly on the screen: one cut by the edge reads badly and would pop
+        // when the tile next door loads.
+        func isOnScreen(_ box: SIMD4<Float>) -> Bool {
+            box.x >= 0 && box.y >= 0 && box.z <= Float(width) && box.w <= Float(height)
+        }
+        var showsText = paddedText.map { isOnScreen($0) && (paint.allowOverlap || !grid.collides($0)) } ?? false
+        var showsIcon = paddedIcon.map { isOnScreen($0) && (paint.icon.allowOverlap || !grid.collides($0)) } ?? false
+        if textBox != nil && icon != nil {
+            // Either part may go alone only when the style says the other is optional.
+            if !showsText && !paint.textOptional { showsIcon = false }
+            if !showsIcon && !paint.icon.optional { showsText = false }
+        }
+        guard showsText || showsIcon else { return false }
+        if showsText, let paddedText, !paint.textIgnorePlacement { grid.insert(paddedText) }
+        if showsIcon, let paddedIcon, !paint.icon.ignorePlacement { grid.insert(paddedIcon) }
         placedTexts.append((label.textKey, anchor))
-        let fill = (label.fillColor ?? paint.fill).packed(opacity: paint.opacity)
-        let halo = (label.haloColor ?? paint.halo).packed(opacity: paint.opacity)
-        for glyph in label.text.glyphs {
-            emitQuad(glyph, origin: anchor + glyph.offset * scale, scale: scale, angle: 0, pivot: .zero,
-                     fill: fill, halo: halo, haloWidth: paint.haloWidth)
+        if showsIcon, let icon, let candidate = label.icon { emitIcon(icon, candidate, paint: paint.icon) }
+        if showsText, let textBox {
+            let fill = (label.fillColor ?? paint.fill).packed(opacity: paint.opacity)
+            let halo = (label.haloColor ?? paint.halo).packed(opacity: paint.opacity)
+            let origin = SIMD2(textBox.x, textBox.y) - label.text.origin * scale
+            for glyph in label.text.glyphs {
+                emitQuad(glyph, origin: origin + glyph.offset * scale, scale: scale, angle: 0, pivot: .zero,
+                         fill: fill, halo: halo, haloWidth: paint.haloWidth)
+            }
         }
         return true
+    }
+
+    // MARK: Icons
+
+    /// An icon's corners on the screen (top-left, top-right, bottom-right, bottom-left of the
+    /// image), their bounding box, and screen pixels per sprite pixel.
+    struct IconQuad {
+        var corners: (SIMD2<Float>, SIMD2<Float>, SIMD2<Float>, SIMD2<Float>)
+        var box: SIMD4<Float>
+        var scale: Float
+    }
+
+    /// Where an icon goes: its natural size times `icon-size`, placed by `icon-anchor` and
+    /// `icon-offset`, or stretched around `fitting` (the text's box) by `icon-text-fit`; then
+    /// turned by `angle` (radians, clockwise on the screen) about the anchor.
+    func iconQuad(_ icon: IconCandidate, at anchor: SIMD2<Float>, angle: Float, paint: IconLayerPaint,
+                  fitting textBox: SIMD4<Float>?) -> IconQuad? {
+        let size = icon.size ?? paint.size
+        guard size > 0, size.isFinite else { return nil }
+        let natural = icon.image.displaySize * size
+        var low: SIMD2<Float>, high: SIMD2<Float>
+        if paint.textFit != .none, let text = textBox {
+            let p = paint.textFitPadding
+            let centre = (SIMD2(text.x, text.y) + SIMD2(text.z, text.w)) / 2 - anchor
+            low = centre - natural / 2
+            high = centre + natural / 2
+            if paint.textFit == .width || paint.textFit == .both {
+                low.x = text.x - anchor.x - p.w
+                high.x = text.z - anchor.x + p.y
+            }
+            if paint.textFit == .height || paint.textFit == .both {
+                low.y = text.y - anchor.y - p.x
+                high.y = text.w - anchor.y + p.z
+            }
+            // The sprite's content box, not the whole image, goes around the text: the rest of
+            // the image (a shield's rim, a distance field's margin) grows outside it.
+            if let content = icon.image.content {
+                let imageSize = SIMD2(Float(icon.image.width), Float(icon.image.height))
+                let contentLow = SIMD2(content.x, content.y), contentHigh = SIMD2(content.z, content.w)
+                let perPixel = (high - low) / (contentHigh - contentLow)
+                let fitsX = paint.textFit == .width || paint.textFit == .both
+                let fitsY = paint.textFit == .height || paint.textFit == .both
+                let stretch = SIMD2(fitsX ? perPixel.x : natural.x / imageSize.x, fitsY ? perPixel.y : natural.y / imageSize.y)
+                if fitsX {
+                    low.x -= contentLow.x * stretch.x
+                    high.x += (imageSize.x - contentHigh.x) * stretch.x
+                }
+                if fitsY {
+                    low.y -= contentLow.y * stretch.y
+                    high.y += (imageSize.y - contentHigh.y) * stretch.y
+                }
+            }
+        } else {
+            low = Self.anchorShift(icon.anchor, size: natural) + icon.offset * size
+            high = low + natural
+        }
+        let cosine = cos(angle), sine = sin(angle)
+        func turn(_ p: SIMD2<Float>) -> SIMD2<Float> {
+            anchor + (angle == 0 ? p : SIMD2(p.x * cosine - p.y * sine, p.x * sine + p.y * cosine))
+        }
+        let corners = (turn(low), turn(SIMD2(high.x, low.y)), turn(high), turn(SIMD2(low.x, high.y)))
+        let lowest = pointwiseMin(pointwiseMin(corners.0, corners.1), pointwiseMin(corners.2, corners.3))
+        let highest = pointwiseMax(pointwiseMax(corners.0, corners.1), pointwiseMax(corners.2, corners.3))
+        let box = SIMD4(lowest.x, lowest.y, highest.x, highest.y)
+        guard box.x.isFinite, box.y.isFinite, box.z.isFinite, box.w.isFinite else { return nil }
+        let drawn = high - low
+        let scale = min(drawn.x / max(icon.image.displaySize.x, 1e-3), drawn.y / max(icon.image.displaySize.y, 1e-3))
+        return IconQuad(corners: corners, box: box, scale: scale)
+    }
+
+    /// The top-left corner of a box of `size` relative to its anchor point.
+    static func anchorShift(_ anchor: TextAnchor, size: SIMD2<Float>) -> SIMD2<Float> {
+        switch anchor {
+        case .center: -size / 2
+        case .left: SIMD2(0, -size.y / 2)
+        case .right: SIMD2(-size.x, -size.y / 2)
+        case .top: SIMD2(-size.x / 2, 0)
+        case .bottom: SIMD2(-size.x / 2, -size.y)
+        case .topLeft: .zero
+        case .topRight: SIMD2(-size.x, 0)
+        case .bottomLeft: SIMD2(0, -size.y)
+        case .bottomRight: -size
+        }
+    }
+
+    private mutating func emitIcon(_ quad: IconQuad, _ icon: IconCandidate, paint: IconLayerPaint) {
+        let image = icon.image
+        let fill: PackedColor, halo: PackedColor
+        var parameters = SIMD2<Float>(0, 0)
+        if image.isSDF {
+            fill = (icon.color ?? paint.color).packed(opacity: paint.opacity)
+            halo = (icon.haloColor ?? paint.halo).packed(opacity: paint.opacity)
+            // Sprite distance fields change by 1/8 per sprite pixel (MapLibre's SDF icons).
+            parameters = SIMD2(1, paint.haloWidth / (8 * max(quad.scale, 1e-3)))
+        } else {
+            fill = Color.white.packed(opacity: paint.opacity)
+            halo = 0
+        }
+        let t0 = SIMD2(Float(image.x), Float(image.y))
+        let t1 = t0 + SIMD2(Float(image.width), Float(image.height))
+        let base = UInt32(iconVertices.count)
+        iconVertices.append(IconVertex(position: quad.corners.0, texture: t0, fill: fill, halo: halo, parameters: parameters))
+        iconVertices.append(IconVertex(position: quad.corners.1, texture: SIMD2(t1.x, t0.y), fill: fill, halo: halo,
+                                       parameters: parameters))
+        iconVertices.append(IconVertex(position: quad.corners.2, texture: t1, fill: fill, halo: halo, parameters: parameters))
+        iconVertices.append(IconVertex(position: quad.corners.3, texture: SIMD2(t0.x, t1.y), fill: fill, halo: halo,
+                                       parameters: parameters))
+        for corner: UInt32 in [0, 1, 2, 0, 2, 3] { iconIndices.append(base + corner) }
     }
 
     // MARK: Lines
@@ -193,25 +380,7 @@ struct LabelPlacer {
     private mutating func placeAlongLine(_ label: LabelCandidate, path: [SIMD2<Float>], distance: Float,
                                          paint: SymbolLayerPaint, width: Int, height: Int,
                                          project: (SIMD2<Float>) -> SIMD3<Float>?) -> Bool {
-        // Project the path once; labels are short and so are the paths of one tile's roads.
-        screenPath.removeAll(keepingCapacity: true)
-        screenScales.removeAll(keepingCapacity: true)
-        var anchorIndex = 0, anchorT: Float = 0, walked: Float = 0
-        for i in path.indices {
-            guard let point = project(path[i]) else { return false }
-            screenPath.append(SIMD2(point.x, point.y))
-            screenScales.append(point.z)
-            if i > 0 {
-                let segment = (path[i] - path[i - 1])
-                let length = (segment * segment).sum().squareRoot()
-                if walked <= distance && distance <= walked + length && length > 0 {
-                    anchorIndex = i - 1
-                    anchorT = (distance - walked) / length
-                }
-                walked += length
-            }
-        }
-        guard screenPath.count >= 2 else { return false }
+        guard let (anchorIndex, anchorT) = projectPath(path, anchorAt: distance, project: project) else { return false }
         let anchor = screenPath[anchorIndex] + (screenPath[anchorIndex + 1] - screenPath[anchorIndex]) * anchorT
         guard anchor.x >= 0, anchor.y >= 0, anchor.x <= Float(width), anchor.y <= Float(height) else { return false }
         if repeatsNearby(label.textKey, at: anchor, within: paint.repeatDistance) { return false }
@@ -252,7 +421,28 @@ struct LabelPlacer {
             glyphBoxes.append(box)
             glyphPlacements.append((p, angle))
         }
-        for box in glyphBoxes { grid.insert(box) }
+        // An icon with text along the line sits at the anchor, turned with the line.
+        var icon: IconQuad?
+        if let candidate = label.icon, paint.icon.opacity > 0,
+           let angle = pointAlong(from: anchorIndex, t: anchorT, offset: 0)?.angle {
+            let turn = (paint.icon.followsLine ? angle : 0) + candidate.rotate * .pi / 180
+            icon = iconQuad(candidate, at: anchor, angle: turn, paint: paint.icon, fitting: nil)
+            if let box = icon?.box {
+                let padded = box + SIMD4(-paint.icon.padding, -paint.icon.padding, paint.icon.padding, paint.icon.padding)
+                let fits = padded.x >= 0 && padded.y >= 0 && padded.z <= Float(width) && padded.w <= Float(height)
+                    && (paint.icon.allowOverlap || !grid.collides(padded))
+                if !fits {
+                    guard paint.icon.optional else { return false }
+                    icon = nil
+                } else if !paint.icon.ignorePlacement {
+                    grid.insert(padded)
+                }
+            }
+        }
+        if let icon, let candidate = label.icon { emitIcon(icon, candidate, paint: paint.icon) }
+        if !paint.textIgnorePlacement {
+            for box in glyphBoxes { grid.insert(box) }
+        }
         placedTexts.append((label.textKey, anchor))
         let fill = (label.fillColor ?? paint.fill).packed(opacity: paint.opacity)
         let halo = (label.haloColor ?? paint.halo).packed(opacity: paint.opacity)
@@ -264,6 +454,32 @@ struct LabelPlacer {
                      fill: fill, halo: halo, haloWidth: paint.haloWidth)
         }
         return true
+    }
+
+    /// Projects `path` into `screenPath` (and perspective scales into `screenScales`) and finds
+    /// the segment and fraction of it `distance` tile units along; nil when a point does not project.
+    private mutating func projectPath(_ path: [SIMD2<Float>], anchorAt distance: Float,
+                                      project: (SIMD2<Float>) -> SIMD3<Float>?) -> (index: Int, t: Float)? {
+        // Project the path once; labels are short and so are the paths of one tile's roads.
+        screenPath.removeAll(keepingCapacity: true)
+        screenScales.removeAll(keepingCapacity: true)
+        var anchorIndex = 0, anchorT: Float = 0, walked: Float = 0
+        for i in path.indices {
+            guard let point = project(path[i]) else { return nil }
+            screenPath.append(SIMD2(point.x, point.y))
+            screenScales.append(point.z)
+            if i > 0 {
+                let segment = (path[i] - path[i - 1])
+                let length = (segment * segment).sum().squareRoot()
+                if walked <= distance && distance <= walked + length && length > 0 {
+                    anchorIndex = i - 1
+                    anchorT = (distance - walked) / length
+                }
+                walked += length
+            }
+        }
+        guard screenPath.count >= 2 else { return nil }
+        return (anchorIndex, anchorT)
     }
 
     /// The point `offset` pixels along the projected path from the anchor, and the path's angle there.

@@ -67,6 +67,8 @@ public actor MapRenderer {
 
     let fonts: FontLibrary
     let glyphs: GlyphAtlas
+    /// The style's sprite images, for icons; empty when the style has no sprite.
+    public private(set) var sprites: SpriteSheet
     private var tiles: TileLayoutStore
     private let resources: MapResources
     private var target: GLRenderTarget { resources.target }
@@ -123,8 +125,11 @@ public actor MapRenderer {
         self.camera = camera
         let glyphs = GlyphAtlas(library: fonts)
         self.glyphs = glyphs
+        // Read before the renderer is isolated, so the files are not read on the render thread.
+        let sprites = Self.loadSprites(for: style)
+        self.sprites = sprites
         tiles = TileLayoutStore(source: source, builder: TileLayoutBuilder(
-            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: source.maxZoom))
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: source.maxZoom, sprites: sprites))
         // GL objects must be made on the render thread: the rest of set-up hops there.
         switch await context.makeMapResources(width: width, height: height) {
         case .success(let resources): self.resources = resources
@@ -146,15 +151,37 @@ public actor MapRenderer {
         glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), textIndexBuffer.name)
         glBindVertexArray(0)
         screen.prepare(glyphs: glyphs, fonts: fonts)
+        resources.icons.upload(sprites)
+    }
+
+    /// Loads the sprites `style` names, logging what could not be used: a style whose sprite
+    /// is missing still draws, without icons, as in MapLibre.
+    nonisolated static func loadSprites(for style: Style) -> SpriteSheet {
+        guard !style.sprites.isEmpty else { return .empty }
+        let (sheet, failures, skipped) = SpriteSheet.load(for: style)
+        for failure in failures { spriteLogger.warning("\(failure); icons from it are not drawn") }
+        for message in skipped.prefix(20) { spriteLogger.warning("\(message)") }
+        if skipped.count > 20 { spriteLogger.warning("\(skipped.count - 20) more sprite images are left out") }
+        return sheet
+    }
+
+    /// The sheet for a new style: the current one when the style names the same sprites.
+    private func sprites(for style: Style) async -> SpriteSheet {
+        if style.sprites == self.style.sprites && style.baseURL == self.style.baseURL { return sprites }
+        return await Task.detached { Self.loadSprites(for: style) }.value
     }
 
     // MARK: Changing what is drawn
 
     /// Replaces the style; tiles are laid out again for it.
     public func setStyle(_ style: Style) {
+        if style.sprites != self.style.sprites || style.baseURL != self.style.baseURL {
+            sprites = Self.loadSprites(for: style)
+            resources.icons.upload(sprites)
+        }
         self.style = style
         tiles = TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
-            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom))
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom, sprites: sprites))
         gpuTiles.removeAll()
     }
 
@@ -162,14 +189,20 @@ public actor MapRenderer {
     /// drawn meanwhile keep the old style, so a switch (day to night while streaming) never
     /// shows a half-empty map.
     public func switchStyle(to style: Style) async {
+        let newSprites = await sprites(for: style)
         let store = TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
-            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom))
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom, sprites: newSprites))
         let transform = self.transform
         let covering = transform.coveringTiles(zoom: store.dataZoom(for: transform.camera.zoom))
         // Queued together, so the loader's workers lay them out side by side.
         for tile in covering { store.request(tile, frame: frameCounter) }
         for tile in covering { _ = await store.layout(tile) }
         self.style = style
+        if sprites.width != newSprites.width || sprites.height != newSprites.height || sprites.names != newSprites.names
+            || sprites.pixels != newSprites.pixels {
+            resources.icons.upload(newSprites)
+        }
+        sprites = newSprites
         tiles = store
         gpuTiles.removeAll()
     }
@@ -481,6 +514,9 @@ public actor MapRenderer {
                 if hasFlatStandIn(for: index, transform: transform) { continue }
                 glDepthRangef(0, depth(index))
                 drawExtrusions(layer, index, drawn, matrices, cullers, transform)
+            case .circle:
+                resources.circles.draw(layer, index: index, tiles: drawn, matrices: matrices, transform: transform,
+                                       programs: programs, drawCalls: &drawCalls)
             case .symbol:
                 break
             }
@@ -738,7 +774,7 @@ public actor MapRenderer {
         for index in style.layers.indices.reversed() {
             let layer = style.layers[index]
             guard layer.isVisible(atZoom: zoom), let paint = symbolPaint(layer, zoom: zoom) else { continue }
-            guard paint.opacity > 0, paint.size > 0 else { continue }
+            guard (paint.opacity > 0 && paint.size > 0) || (paint.icon.opacity > 0 && paint.icon.size > 0) else { continue }
             for (tileIndex, tile) in drawn.enumerated() {
                 guard index < tile.layers.count, case .symbol(let bucket)? = tile.layers[index] else { continue }
                 let matrix = matrices[tileIndex]
@@ -764,6 +800,23 @@ public actor MapRenderer {
 
     private func symbolPaint(_ layer: StyleLayer, zoom: Double) -> SymbolLayerPaint? {
         guard let layout = layer.layout.symbol, let paint = layer.paint.symbol else { return nil }
+        let isLine = layout.symbolPlacement.evaluate(zoom: zoom) != .point
+        let fitPadding = layout.iconTextFitPadding.evaluate(zoom: zoom).map(Float.init)
+        func padding(_ i: Int) -> Float { i < fitPadding.count && fitPadding[i].isFinite ? fitPadding[i] : 0 }
+        let iconAlignment = layout.iconRotationAlignment.evaluate(zoom: zoom)
+        let icon = IconLayerPaint(
+            size: Float(layout.iconSize.evaluate(zoom: zoom)),
+            opacity: Float(paint.iconOpacity.evaluate(zoom: zoom)),
+            color: paint.iconColor.evaluate(zoom: zoom),
+            halo: paint.iconHaloColor.evaluate(zoom: zoom),
+            haloWidth: Float(paint.iconHaloWidth.evaluate(zoom: zoom)),
+            padding: Float(layout.iconPadding.evaluate(zoom: zoom)),
+            allowOverlap: layout.iconAllowOverlap.evaluate(zoom: zoom),
+            ignorePlacement: layout.iconIgnorePlacement.evaluate(zoom: zoom),
+            optional: layout.iconOptional.evaluate(zoom: zoom),
+            followsLine: iconAlignment == .map || (iconAlignment == .auto && isLine),
+            textFit: layout.iconTextFit.evaluate(zoom: zoom),
+            textFitPadding: SIMD4(padding(0), padding(1), padding(2), padding(3)))
         return SymbolLayerPaint(
             size: Float(layout.textSize.evaluate(zoom: zoom)),
             fill: paint.textColor.evaluate(zoom: zoom),
@@ -773,12 +826,18 @@ public actor MapRenderer {
             maxAngle: Float(layout.textMaxAngle.evaluate(zoom: zoom)),
             padding: Float(layout.textPadding.evaluate(zoom: zoom)),
             allowOverlap: layout.textAllowOverlap.evaluate(zoom: zoom),
-            isLine: layout.symbolPlacement.evaluate(zoom: zoom) != .point,
-            repeatDistance: Float(layout.symbolSpacing.evaluate(zoom: zoom)) * 0.6)
+            isLine: isLine,
+            repeatDistance: Float(layout.symbolSpacing.evaluate(zoom: zoom)) * 0.6,
+            textOptional: layout.textOptional.evaluate(zoom: zoom),
+            textIgnorePlacement: layout.textIgnorePlacement.evaluate(zoom: zoom),
+            textFollowsLine: layout.textRotationAlignment.evaluate(zoom: zoom) != .viewport,
+            icon: icon)
     }
 
     /// Draws every glyph quad gathered this frame (labels, attribution, control icons) at once.
     private func drawScreenText() {
+        // Icons go under all text, as a symbol's icon goes under its own text.
+        resources.icons.draw(labelPlacer, width: width, height: height, programs: programs, drawCalls: &drawCalls)
         // Glyph boxes of the attribution background and controls are drawn before the text.
         screen.drawAttributionBackground(width: width, height: height, dark: style.isDark(atZoom: camera.zoom),
                                          programs: programs, drawCalls: &drawCalls)
@@ -822,6 +881,8 @@ final class MapResources {
     let atlasTexture = GLTexture()
     let screen = ScreenOverlays()
     let route = RouteOverlay()
+    let icons = IconRenderer()
+    let circles = CircleRenderer()
     /// Made on first use: only streaming maps need it.
     var nv12: NV12Converter?
 

@@ -14,6 +14,8 @@ final class Programs {
     let trimmedLine: GLProgram
     let extrusion: GLProgram
     let text: GLProgram
+    let icon: GLProgram
+    let circle: GLProgram
     /// A tile's square, 0...4096, for stencil masks.
     let tileQuad: GPUMesh
     /// The whole viewport in clip space, for background layers.
@@ -36,6 +38,10 @@ final class Programs {
                                   attributes: ["a_pos", "a_normal", "a_top", "a_heights", "a_color"])
         text = try GLProgram(vertex: "text.vert", fragment: "text.frag",
                              attributes: ["a_pos", "a_tex", "a_fill", "a_halo", "a_params"])
+        icon = try GLProgram(vertex: "icon.vert", fragment: "icon.frag",
+                             attributes: ["a_pos", "a_tex", "a_fill", "a_halo", "a_params"])
+        circle = try GLProgram(vertex: "circle.vert", fragment: "circle.frag",
+                               attributes: ["a_pos", "a_extrude", "a_color", "a_stroke_color", "a_size"])
         let square: [UInt32] = [0, 1, 2, 0, 2, 3]
         tileQuad = .fill(positions: [SIMD2(0, 0), SIMD2(4096, 0), SIMD2(4096, 4096), SIMD2(0, 4096)],
                          indices: square, colors: nil)

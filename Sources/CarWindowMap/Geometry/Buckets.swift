@@ -67,13 +67,36 @@ struct LabelCandidate: Sendable {
     }
 
     var anchor: Anchor
+    /// The text; no glyphs for an icon without text.
     var text: ShapedText
+    /// Shift of the text from the anchor in ems (`text-offset`).
+    var textOffset: SIMD2<Float> = .zero
+    /// The icon drawn with the text, placed and collided with it as one symbol.
+    var icon: IconCandidate?
     /// Identifies the label across frames and tiles for stable placement.
     var key: Int
     /// Equal for labels of one layer with the same text, so repeats can be kept apart.
     var textKey: Int
     /// Feature-dependent paint, when the style has it; otherwise the layer's values apply.
     var fillColor: Color?
+    var haloColor: Color?
+
+    var hasText: Bool { !text.glyphs.isEmpty }
+}
+
+/// A symbol's icon before placement: its sprite image and what the feature decides about it.
+struct IconCandidate: Sendable {
+    var image: SpriteImage
+    /// Which part of the icon sits on the anchor.
+    var anchor: TextAnchor
+    /// Shift from the anchor in sprite pixels, scaled with the icon.
+    var offset: SIMD2<Float>
+    /// Clockwise turn in degrees.
+    var rotate: Float
+    /// `icon-size` when it depends on the feature; otherwise the layer's value applies.
+    var size: Float?
+    /// `icon-color` and `icon-halo-color` when they depend on the feature.
+    var color: Color?
     var haloColor: Color?
 }
 
@@ -83,6 +106,18 @@ enum LayerBucket: Sendable {
     case line(LineBucket)
     case extrusion(ExtrusionBucket)
     case symbol(SymbolBucket)
+    case circle(CircleBucket)
+}
+
+/// Discs at point features, drawn facing the viewer; paint that depends on the feature is kept
+/// per circle (evaluated at the tile's zoom), the rest comes from the layer every frame.
+struct CircleBucket: Sendable {
+    /// Centres in tile units.
+    var centers: [SIMD2<Float>] = []
+    var colors: [PackedColor]?
+    var strokeColors: [PackedColor]?
+    var radii: [Float]?
+    var strokeWidths: [Float]?
 }
 
 /// Everything one tile needs for drawing: a bucket per style layer index, nil where the layer
@@ -172,6 +207,7 @@ extension TileLayout {
             case .line(let line): total + line.byteCount
             case .extrusion(let extrusion): total + extrusion.byteCount
             case .symbol(let symbol): total + symbol.byteCount
+            case .circle(let circle): total + circle.byteCount
             case nil: total
             }
         }
@@ -202,6 +238,13 @@ extension ExtrusionBucket {
     var byteCount: Int {
         allocatedBytes(mesh.vertices) + allocatedBytes(mesh.indices) + allocatedBytes(heights) + allocatedBytes(colors)
             + allocatedBytes(chunks)
+    }
+}
+
+extension CircleBucket {
+    var byteCount: Int {
+        allocatedBytes(centers) + allocatedBytes(colors) + allocatedBytes(strokeColors) + allocatedBytes(radii)
+            + allocatedBytes(strokeWidths)
     }
 }
 

@@ -120,6 +120,10 @@ struct DrawCost: Sendable, Equatable {
         case .symbol:
             // Line labels keep their path; candidates and text are charged as they are made.
             return DrawCost(perVertex: MemoryLayout<SIMD2<Float>>.stride, perPart: 32, perFeature: 0)
+        case .circle:
+            // A centre per point, and up to four paint values when they depend on the feature.
+            return DrawCost(perVertex: MemoryLayout<SIMD2<Float>>.stride + 2 * color + 2 * MemoryLayout<Float>.stride,
+                            perPart: 0, perFeature: 0)
         case .background:
             return DrawCost(perVertex: 0, perPart: 0, perFeature: 0)
         }

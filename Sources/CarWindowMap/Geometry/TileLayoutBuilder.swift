@@ -13,6 +13,8 @@ struct TileLayoutBuilder: Sendable {
     let fonts: FontLibrary
     /// The source's highest zoom: its tiles are drawn at every zoom above it too.
     let sourceMaxZoom: Int
+    /// The style's sprite images, for icons.
+    var sprites: SpriteSheet = .empty
 
     func layout(_ tile: TileID, _ data: VectorTile) -> TileLayout {
         var buckets = [LayerBucket?](repeating: nil, count: style.layers.count)
@@ -79,6 +81,9 @@ struct TileLayoutBuilder: Sendable {
             case .symbol:
                 buckets[index] = symbolBucket(layer, features, tile: tile, layerIndex: index, zoom: zoom, scale: scale,
                                               budget: &budget).map(LayerBucket.symbol)
+            case .circle:
+                buckets[index] = circleBucket(layer, features, zoom: zoom, scale: scale, budget: &budget)
+                    .map(LayerBucket.circle)
             case .background:
                 break
             }
@@ -103,6 +108,7 @@ struct TileLayoutBuilder: Sendable {
         case .fill, .fillExtrusion: geometry == .polygon
         case .line: geometry == .lineString || geometry == .polygon
         case .symbol: geometry != .unknown
+        case .circle: geometry == .point
         case .background: false
         }
     }
@@ -359,7 +365,8 @@ struct TileLayoutBuilder: Sendable {
         let unitsPerPixel = Float(4096) / Float(MapTransform.tileSize)
         for (featureIndex, (_, feature)) in features.enumerated() {
             let text = textField.evaluate(zoom: zoom, feature: feature).trimmingCharacters(in: .whitespaces)
-            guard !text.isEmpty else { continue }
+            let icon = iconCandidate(layout, paint, feature: feature, zoom: zoom)
+            guard !text.isEmpty || icon != nil else { continue }
             let placement = layout.symbolPlacement.evaluate(zoom: zoom)
             let isLine = placement != .point && feature.type != .point
             // Where the label goes is found before its text is shaped, which is the costly part.
@@ -381,15 +388,22 @@ struct TileLayoutBuilder: Sendable {
                 budget.reductions.droppedLabels += 1
                 continue
             }
-            let font = fonts.resolve(layout.textFont.evaluate(zoom: zoom, feature: feature))
-            let maxWidth = isLine ? nil : Float(layout.textMaxWidth.evaluate(zoom: zoom, feature: feature))
-            guard let shaped = glyphs.shape(
-                text, font: font, size: GlyphAtlas.baseSize, maxWidth: maxWidth,
-                lineHeight: Float(layout.textLineHeight.evaluate(zoom: zoom)),
-                letterSpacing: Float(layout.textLetterSpacing.evaluate(zoom: zoom, feature: feature)),
-                anchor: isLine ? .center : layout.textAnchor.evaluate(zoom: zoom, feature: feature),
-                transform: layout.textTransform.evaluate(zoom: zoom, feature: feature)),
-                !shaped.glyphs.isEmpty else { continue }
+            // Text that follows its line is laid along it; text kept upright sits at the anchor.
+            let followsLine = isLine && layout.textRotationAlignment.evaluate(zoom: zoom, feature: feature) != .viewport
+            var shaped = ShapedText.empty
+            if !text.isEmpty {
+                let font = fonts.resolve(layout.textFont.evaluate(zoom: zoom, feature: feature))
+                let maxWidth = followsLine ? nil : Float(layout.textMaxWidth.evaluate(zoom: zoom, feature: feature))
+                if let result = glyphs.shape(
+                    text, font: font, size: GlyphAtlas.baseSize, maxWidth: maxWidth,
+                    lineHeight: Float(layout.textLineHeight.evaluate(zoom: zoom)),
+                    letterSpacing: Float(layout.textLetterSpacing.evaluate(zoom: zoom, feature: feature)),
+                    anchor: isLine ? .center : layout.textAnchor.evaluate(zoom: zoom, feature: feature),
+                    transform: layout.textTransform.evaluate(zoom: zoom, feature: feature)) {
+                    shaped = result
+                }
+            }
+            guard !shaped.glyphs.isEmpty || icon != nil else { continue }
             guard budget.takeLabelText(glyphs: shaped.glyphs.count) else {
                 budget.reductions.droppedLabels += 1
                 continue
@@ -397,9 +411,13 @@ struct TileLayoutBuilder: Sendable {
             bucket.textBytes += allocatedBytes(shaped.glyphs)
             let fill = paint.textColor.dependsOnFeature ? paint.textColor.evaluate(zoom: zoom, feature: feature) : nil
             let halo = paint.textHaloColor.dependsOnFeature ? paint.textHaloColor.evaluate(zoom: zoom, feature: feature) : nil
+            let offset = layout.textOffset.evaluate(zoom: zoom, feature: feature)
+            let textOffset = SIMD2(Float(offset.first ?? 0), Float(offset.dropFirst().first ?? 0))
             var hasher = Hasher()
             hasher.combine(layerIndex)
             hasher.combine(text)
+            hasher.combine(icon?.image.x)
+            hasher.combine(icon?.image.y)
             let textKey = hasher.finalize()
             if isLine {
                 guard Self.takeRoom(for: feature, cost: cost, budget: &budget) else { continue }
@@ -441,7 +459,8 @@ struct TileLayoutBuilder: Sendable {
                             }
                             bucket.labels.append(LabelCandidate(
                                 anchor: .line(path: pathIndex, distance: anchorDistance, level: level), text: shaped,
-                                key: keyHasher.finalize(), textKey: textKey, fillColor: fill, haloColor: halo))
+                                textOffset: textOffset, icon: icon, key: keyHasher.finalize(), textKey: textKey,
+                                fillColor: fill, haloColor: halo))
                         }
                     }
                 }
@@ -451,11 +470,71 @@ struct TileLayoutBuilder: Sendable {
                     continue
                 }
                 hasher.combine(featureIndex)
-                bucket.labels.append(LabelCandidate(anchor: .point(pointAnchor), text: shaped, key: hasher.finalize(),
-                                                    textKey: textKey, fillColor: fill, haloColor: halo))
+                bucket.labels.append(LabelCandidate(anchor: .point(pointAnchor), text: shaped, textOffset: textOffset,
+                                                    icon: icon, key: hasher.finalize(), textKey: textKey,
+                                                    fillColor: fill, haloColor: halo))
             }
         }
         return bucket.labels.isEmpty ? nil : bucket
+    }
+
+    /// The feature's icon, when the layer has one and the sprite holds it. A name the sprite
+    /// lacks is warned about once and the symbol goes on without an icon, as MapLibre does.
+    private func iconCandidate(_ layout: SymbolLayout, _ paint: SymbolPaint, feature: VectorTileFeature,
+                               zoom: Double) -> IconCandidate? {
+        guard let iconImage = layout.iconImage else { return nil }
+        let name = iconImage.evaluate(zoom: zoom, feature: feature, availableImages: sprites.names)
+        guard !name.isEmpty else { return nil }
+        guard let image = sprites.images[name] else {
+            SpriteWarnings.missingImage(name)
+            return nil
+        }
+        let offset = layout.iconOffset.evaluate(zoom: zoom, feature: feature)
+        return IconCandidate(
+            image: image, anchor: layout.iconAnchor.evaluate(zoom: zoom, feature: feature),
+            offset: SIMD2(Float(offset.first ?? 0), Float(offset.dropFirst().first ?? 0)),
+            rotate: Float(layout.iconRotate.evaluate(zoom: zoom, feature: feature)),
+            size: layout.iconSize.dependsOnFeature ? Float(layout.iconSize.evaluate(zoom: zoom, feature: feature)) : nil,
+            color: paint.iconColor.dependsOnFeature ? paint.iconColor.evaluate(zoom: zoom, feature: feature) : nil,
+            haloColor: paint.iconHaloColor.dependsOnFeature
+                ? paint.iconHaloColor.evaluate(zoom: zoom, feature: feature) : nil)
+    }
+
+    // MARK: Circles
+
+    private func circleBucket(_ layer: StyleLayer, _ features: [(Int, VectorTileFeature)], zoom: Double, scale: Float,
+                              budget: inout TileLayoutBudget) -> CircleBucket? {
+        guard let paint = layer.paint.circle else { return nil }
+        var bucket = CircleBucket()
+        let colorsVary = paint.circleColor.dependsOnFeature || paint.circleOpacity.dependsOnFeature
+        let strokesVary = paint.circleStrokeColor.dependsOnFeature || paint.circleStrokeOpacity.dependsOnFeature
+        if colorsVary { bucket.colors = [] }
+        if strokesVary { bucket.strokeColors = [] }
+        if paint.circleRadius.dependsOnFeature { bucket.radii = [] }
+        if paint.circleStrokeWidth.dependsOnFeature { bucket.strokeWidths = [] }
+        let cost = DrawCost.of(.circle)
+        for (_, feature) in features {
+            guard Self.takeRoom(for: feature, cost: cost, budget: &budget) else { continue }
+            for part in feature.geometry {
+                for point in part {
+                    let center = SIMD2(Float(point.x), Float(point.y)) * scale
+                    // A point in the tile's buffer belongs to the neighbour, which draws it.
+                    guard Self.isInsideTile(center) else { continue }
+                    bucket.centers.append(center)
+                    if colorsVary {
+                        bucket.colors?.append(paint.circleColor.evaluate(zoom: zoom, feature: feature)
+                            .packed(opacity: Float(paint.circleOpacity.evaluate(zoom: zoom, feature: feature))))
+                    }
+                    if strokesVary {
+                        bucket.strokeColors?.append(paint.circleStrokeColor.evaluate(zoom: zoom, feature: feature)
+                            .packed(opacity: Float(paint.circleStrokeOpacity.evaluate(zoom: zoom, feature: feature))))
+                    }
+                    bucket.radii?.append(Float(paint.circleRadius.evaluate(zoom: zoom, feature: feature)))
+                    bucket.strokeWidths?.append(Float(paint.circleStrokeWidth.evaluate(zoom: zoom, feature: feature)))
+                }
+            }
+        }
+        return bucket.centers.isEmpty ? nil : bucket
     }
 
     /// Points at increasing distances along a path, each found from where the last one was, so

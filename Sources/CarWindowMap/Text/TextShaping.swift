@@ -61,6 +61,9 @@ struct PositionedGlyph: Hashable, Sendable {
 
 /// A label laid out for drawing and collision.
 struct ShapedText: Sendable {
+    /// No text: the symbol is an icon alone.
+    static let empty = ShapedText(glyphs: [], origin: .zero, width: 0, height: 0, lineCount: 0)
+
     /// Quads of the glyphs with ink, in reading order (spaces have none).
     var glyphs: [PositionedGlyph]
     /// Top-left of the text box relative to the anchor, in pixels.
