@@ -16,7 +16,9 @@ frame's rows with C zlib at level 1; mapli's own encoder (Rust png crate with fd
 ms_per_frame - ms_png is therefore a lower bound of the render-only time.
 
 Tiles (--tiles) may be a .pmtiles file, an .mbtiles file or a folder of z/x/y.pbf files (gzip or
-not). Every vector source of the style is served from it; sprites are dropped (styles use no icons).
+not). Every vector source of the style is served from it. A sprite given as a file path (relative to
+the style, as the bundled styles give it) is served too, so both renderers draw the same icons;
+sprites on servers are dropped.
 
 Glyphs: MapLibre needs SDF glyph PBFs, laid out as DIR/<fontstack>/<start>-<end>.pbf, e.g.
 DIR/Noto Sans Regular/0-255.pbf. Give DIR with --glyphs or the CARWINDOW_GLYPHS environment variable.
@@ -114,7 +116,9 @@ def load_views(path):
 
 
 def prepare_style(path):
-    """Points the style's vector sources and glyphs at our scheme handler and drops sprites."""
+    """Points the style's vector sources, glyphs and local sprite at our scheme handler.
+
+    Returns the style and the sprite's file path without suffix (None when it has none)."""
     try:
         style = json.loads(pathlib.Path(path).read_text())
     except (OSError, ValueError) as e:
@@ -127,8 +131,12 @@ def prepare_style(path):
             source.pop("bounds", None)
             source["tiles"] = [f"{SCHEME}://tiles/{{z}}/{{x}}/{{y}}.pbf"]
     style["glyphs"] = f"{SCHEME}://glyphs/{{fontstack}}/{{range}}.pbf"
-    style.pop("sprite", None)
-    return style
+    sprite = style.pop("sprite", None)
+    sprite_base = None
+    if isinstance(sprite, str) and sprite and "://" not in sprite:
+        sprite_base = (pathlib.Path(path).resolve().parent / sprite).resolve()
+        style["sprite"] = f"{SCHEME}://sprite/sprite"
+    return style, sprite_base
 
 
 def png_encode_ms(png, repeats):
@@ -212,7 +220,7 @@ def main():
     if not glyph_dir.is_dir():
         fail(f"glyph folder {glyph_dir} does not exist")
     views = load_views(a.views)
-    style = prepare_style(a.style)
+    style, sprite_base = prepare_style(a.style)
     read_tile = open_tiles(a.tiles)
     out_dir = pathlib.Path(a.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -232,6 +240,13 @@ def main():
             except ValueError:
                 return mapli.Response.no_content()
             data = read_tile(z, x, y)
+        elif kind == "sprite" and sprite_base is not None:
+            # MapLibre asks for sprite.json / sprite.png, or the @2x pair.
+            suffix = path[len("sprite"):] if path.startswith("sprite") else ""
+            if suffix in (".json", ".png", "@2x.json", "@2x.png"):
+                f = pathlib.Path(str(sprite_base) + suffix)
+                if f.is_file():
+                    data = f.read_bytes()
         elif kind == "glyphs":
             f = (glyph_dir / path).resolve()
             if f.is_relative_to(glyph_dir) and f.is_file():
