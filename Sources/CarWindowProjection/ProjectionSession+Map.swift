@@ -114,6 +114,29 @@ extension ProjectionSession {
         }
     }
 
+    /// Replaces the features of the style's GeoJSON source `id`: the engine's search results,
+    /// traffic, alternatives or anything else its style draws from a `geojson` source. The next
+    /// picture shows them; they stay across day and night switches and restarts of the stream.
+    ///
+    /// - Throws: ``ProjectionSessionError/renderer(_:)`` with
+    ///   `MapRenderError.unknownGeoJSONSource` when the style has no GeoJSON source `id`.
+    public func setGeoJSON(_ data: GeoJSONData, forSource id: String) async throws(ProjectionSessionError) {
+        let style = style(for: appearance)
+        guard style.sources[id]?.type == .geojson else {
+            throw .renderer(.unknownGeoJSONSource(id: id, known: style.sources.filter { $0.value.type == .geojson }
+                .keys.sorted()))
+        }
+        geojson[id] = data
+        if let renderer {
+            do {
+                try await renderer.setGeoJSON(data, forSource: id)
+            } catch {
+                throw .renderer(error)
+            }
+        }
+        changed()
+    }
+
     /// Declares the engine's own haptic regions (rendered pixels), replacing earlier ones.
     /// Ids must be in 0...2,000,000,000 outside the block reserved for the renderer's controls.
     public func setHapticRegions(_ regions: [HapticRegion]) {

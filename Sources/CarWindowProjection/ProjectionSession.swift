@@ -155,6 +155,8 @@ public actor ProjectionSession {
     private var lifeCycleWaiters: [CheckedContinuation<Void, Never>] = []
     /// Counts ``setAppearance(_:)`` calls, so a call that a later one overtook loads no style.
     var appearanceCalls = 0
+    /// The engine's GeoJSON by source id, kept for renderers made later (after a stop).
+    var geojson: [String: GeoJSONData] = [:]
     /// Frame loops running now: one while a stream exists (streaming or suspended), else none.
     package internal(set) var runningFrameLoops = 0
     /// Encoder stages made and not finished yet: one while a stream exists, else none.
@@ -460,9 +462,14 @@ public actor ProjectionSession {
             }
         } else {
             do {
-                renderer = try await MapRenderer(context: context, width: size.width, height: size.height,
+                let made = try await MapRenderer(context: context, width: size.width, height: size.height,
                                                  style: style(for: appearance), tiles: configuration.tiles,
                                                  fonts: configuration.fonts, camera: cameraOnScreen)
+                // What the engine set before there was a map to draw it on.
+                for (id, data) in geojson.sorted(by: { $0.key < $1.key }) {
+                    try? await made.setGeoJSON(data, forSource: id)
+                }
+                renderer = made
             } catch {
                 throw fail(.renderer(error))
             }

@@ -123,6 +123,26 @@ public struct StyleSource: Sendable {
     public var maxZoom: Double
     /// The credit the source asks to be shown (`attribution`), if any.
     public var attribution: String?
+    /// A GeoJSON source's `data` when it is a URL or a path (relative to the style file).
+    public var dataURL: String?
+    /// A GeoJSON source's `data` when the style holds it inline.
+    package var inlineData: JSONValue?
+
+    /// Where a GeoJSON source's features come from.
+    package enum GeoJSONSourceData: Sendable {
+        case url(String)
+        case inline(JSONValue)
+    }
+
+    package init(type: SourceType, url: String?, tiles: [String], minZoom: Double, maxZoom: Double,
+                 attribution: String?, data: GeoJSONSourceData?) {
+        self.init(type: type, url: url, tiles: tiles, minZoom: minZoom, maxZoom: maxZoom, attribution: attribution)
+        switch data {
+        case .url(let url)?: dataURL = url
+        case .inline(let json)?: inlineData = json
+        case nil: break
+        }
+    }
 
     /// Makes a source; the zoom range defaults to MapLibre's 0...22.
     public init(type: SourceType, url: String? = nil, tiles: [String] = [], minZoom: Double = 0,
@@ -255,7 +275,20 @@ struct StyleLoader {
                            tiles: tiles,
                            minZoom: try optionalNumber(object["minzoom"], path: JSONPath.member(path, "minzoom")) ?? 0,
                            maxZoom: try optionalNumber(object["maxzoom"], path: JSONPath.member(path, "maxzoom")) ?? 22,
-                           attribution: try optionalString(object["attribution"], path: JSONPath.member(path, "attribution")))
+                           attribution: try optionalString(object["attribution"], path: JSONPath.member(path, "attribution")),
+                           data: type == .geojson ? try geojsonData(object["data"], path: JSONPath.member(path, "data")) : nil)
+    }
+
+    /// A GeoJSON source's `data`: a URL string or the GeoJSON itself. A source without data is
+    /// empty until an engine sets its features.
+    private func geojsonData(_ json: JSONValue?, path: String) throws(StyleError) -> StyleSource.GeoJSONSourceData? {
+        switch json {
+        case nil, .null?: return nil
+        case .string(let url)?: return .url(url)
+        case .object(let object)?: return .inline(.object(object))
+        case let other?:
+            throw .wrongType(path: path, expected: "a GeoJSON object or a URL string", found: other.typeName)
+        }
     }
 
     private mutating func loadLayer(_ json: JSONValue, path: String,

@@ -83,12 +83,12 @@ public struct StyleWarning: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Builds the dotted JSON paths used in errors and warnings.
-enum JSONPath {
-    static func member(_ parent: String, _ key: String) -> String {
+package enum JSONPath {
+    package static func member(_ parent: String, _ key: String) -> String {
         parent.isEmpty ? key : "\(parent).\(key)"
     }
 
-    static func index(_ parent: String, _ index: Int) -> String {
+    package static func index(_ parent: String, _ index: Int) -> String {
         "\(parent)[\(index)]"
     }
 }

@@ -15,6 +15,8 @@ public enum MapRenderError: Error, Equatable, CustomStringConvertible {
     /// The encoder's input surface (its dma-buf planes) could not be imported for drawing into
     /// it without copies.
     case encoderSurfaceImport(DMABufImportError)
+    /// GeoJSON was set for a source the style does not have as a `geojson` source.
+    case unknownGeoJSONSource(id: String, known: [String])
 
     public var description: String {
         switch self {
@@ -23,6 +25,10 @@ public enum MapRenderError: Error, Equatable, CustomStringConvertible {
         case .gl(let error): error.description
         case .encoderSurfaceImport(let error):
             "cannot draw into the encoder's surface: \(error). Encode with copies instead (another EGL platform than gbm)."
+        case .unknownGeoJSONSource(let id, let known):
+            "the style has no GeoJSON source \"\(id)\"" + (known.isEmpty
+                ? "; add one to the style's sources ({\"type\": \"geojson\"}) and layers that draw it"
+                : "; its GeoJSON sources are " + known.map { "\"\($0)\"" }.joined(separator: ", "))
         }
     }
 }
@@ -70,6 +76,14 @@ public actor MapRenderer {
     /// The style's sprite images, for icons; empty when the style has no sprite.
     public private(set) var sprites: SpriteSheet
     private var tiles: TileLayoutStore
+    /// GeoJSON the engine set, by source id; it outlives style changes.
+    private var engineGeoJSON: [String: GeoJSONData] = [:]
+    /// Counts style changes, so a GeoJSON update that waited for its tiles knows whether the
+    /// style it laid them out for is still the one drawn.
+    private var styleGeneration = 0
+    /// Counts ``setGeoJSON(_:forSource:)`` calls, so a style switch that waited for its tiles
+    /// knows whether the engine's GeoJSON changed meanwhile.
+    private var geojsonGeneration = 0
     private let resources: MapResources
     private var target: GLRenderTarget { resources.target }
     private var programs: Programs { resources.programs }
@@ -129,7 +143,8 @@ public actor MapRenderer {
         let sprites = Self.loadSprites(for: style)
         self.sprites = sprites
         tiles = TileLayoutStore(source: source, builder: TileLayoutBuilder(
-            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: source.maxZoom, sprites: sprites))
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: source.maxZoom, sprites: sprites,
+            geojson: Self.loadGeoJSON(for: style, engineData: [:])))
         // GL objects must be made on the render thread: the rest of set-up hops there.
         switch await context.makeMapResources(width: width, height: height) {
         case .success(let resources): self.resources = resources
@@ -165,6 +180,79 @@ public actor MapRenderer {
         return sheet
     }
 
+    /// The features of `style`'s GeoJSON sources: what the engine set for a source id, else the
+    /// source's inline data or file. A file that cannot be read is logged and the source is empty.
+    nonisolated static func loadGeoJSON(for style: Style, engineData: [String: GeoJSONData]) -> [String: GeoJSONData] {
+        var result: [String: GeoJSONData] = [:]
+        for (id, source) in style.sources where source.type == .geojson {
+            if let data = engineData[id] {
+                result[id] = data
+                continue
+            }
+            do throws(GeoJSONError) {
+                if let inline = source.inlineData {
+                    result[id] = try GeoJSONData(json: inline)
+                } else if let url = source.dataURL {
+                    let path: String
+                    do {
+                        path = try SpriteSheet.fileBase(url, relativeTo: style.baseURL)
+                    } catch {
+                        throw GeoJSONError.unreadable(path: url, reason: "sources on servers are not fetched; give a file path")
+                    }
+                    result[id] = try GeoJSONData(contentsOf: URL(fileURLWithPath: path))
+                } else {
+                    result[id] = .empty
+                }
+            } catch {
+                Logger(label: "carwindow.render").warning("GeoJSON source \"\(id)\": \(error); it draws nothing until the engine sets its features")
+                result[id] = .empty
+            }
+        }
+        return result
+    }
+
+    /// A tile store for `style` over the same tiles, with its sprites and GeoJSON.
+    private func makeStore(style: Style, sprites: SpriteSheet, geojson: [String: GeoJSONData]) -> TileLayoutStore {
+        TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
+            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom, sprites: sprites,
+            geojson: geojson))
+    }
+
+    /// Replaces the features of the style's GeoJSON source `id` (the engine's search results,
+    /// traffic or alternatives): the next frame draws them with the style's layers for that
+    /// source. The tiles the view needs are laid out again before the change shows, so no frame
+    /// shows the map without them. The features stay when the style changes to one with a
+    /// GeoJSON source of the same id.
+    ///
+    /// - Throws: ``MapRenderError/unknownGeoJSONSource(id:known:)`` when the style has no
+    ///   GeoJSON source `id`.
+    public func setGeoJSON(_ data: GeoJSONData, forSource id: String) async throws(MapRenderError) {
+        guard style.sources[id]?.type == .geojson else {
+            throw .unknownGeoJSONSource(id: id, known: style.sources.filter { $0.value.type == .geojson }.keys.sorted())
+        }
+        engineGeoJSON[id] = data
+        geojsonGeneration += 1
+        var geojson = tiles.builder.geojson
+        geojson[id] = data
+        let generation = styleGeneration
+        let store = makeStore(style: style, sprites: sprites, geojson: geojson)
+        await layOutView(in: store)
+        guard generation == styleGeneration else {
+            // The style changed meanwhile; its store is built from engineGeoJSON already.
+            return
+        }
+        tiles = store
+        gpuTiles.removeAll()
+    }
+
+    /// Lays out the tiles the current view needs in `store`, side by side on its workers.
+    private func layOutView(in store: TileLayoutStore) async {
+        let transform = self.transform
+        let covering = transform.coveringTiles(zoom: store.dataZoom(for: transform.camera.zoom))
+        for tile in covering { store.request(tile, frame: frameCounter) }
+        for tile in covering { _ = await store.layout(tile) }
+    }
+
     /// The sheet for a new style: the current one when the style names the same sprites.
     private func sprites(for style: Style) async -> SpriteSheet {
         if style.sprites == self.style.sprites && style.baseURL == self.style.baseURL { return sprites }
@@ -180,8 +268,8 @@ public actor MapRenderer {
             resources.icons.upload(sprites)
         }
         self.style = style
-        tiles = TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
-            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom, sprites: sprites))
+        styleGeneration += 1
+        tiles = makeStore(style: style, sprites: sprites, geojson: Self.loadGeoJSON(for: style, engineData: engineGeoJSON))
         gpuTiles.removeAll()
     }
 
@@ -190,14 +278,17 @@ public actor MapRenderer {
     /// shows a half-empty map.
     public func switchStyle(to style: Style) async {
         let newSprites = await sprites(for: style)
-        let store = TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
-            style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom, sprites: newSprites))
-        let transform = self.transform
-        let covering = transform.coveringTiles(zoom: store.dataZoom(for: transform.camera.zoom))
-        // Queued together, so the loader's workers lay them out side by side.
-        for tile in covering { store.request(tile, frame: frameCounter) }
-        for tile in covering { _ = await store.layout(tile) }
+        let engineData = engineGeoJSON, geojsonAsked = geojsonGeneration
+        let geojson = await Task.detached { Self.loadGeoJSON(for: style, engineData: engineData) }.value
+        var store = makeStore(style: style, sprites: newSprites, geojson: geojson)
+        await layOutView(in: store)
+        if geojsonAsked != geojsonGeneration {
+            // The engine's features changed while the tiles were laid out: theirs win.
+            store = makeStore(style: style, sprites: newSprites,
+                              geojson: Self.loadGeoJSON(for: style, engineData: engineGeoJSON))
+        }
         self.style = style
+        styleGeneration += 1
         if sprites.width != newSprites.width || sprites.height != newSprites.height || sprites.names != newSprites.names
             || sprites.pixels != newSprites.pixels {
             resources.icons.upload(newSprites)
@@ -801,8 +892,8 @@ public actor MapRenderer {
     private func symbolPaint(_ layer: StyleLayer, zoom: Double) -> SymbolLayerPaint? {
         guard let layout = layer.layout.symbol, let paint = layer.paint.symbol else { return nil }
         let isLine = layout.symbolPlacement.evaluate(zoom: zoom) != .point
-        let fitPadding = layout.iconTextFitPadding.evaluate(zoom: zoom).map(Float.init)
-        func padding(_ i: Int) -> Float { i < fitPadding.count && fitPadding[i].isFinite ? fitPadding[i] : 0 }
+        let fitPadding = layout.iconTextFitPadding.evaluate(zoom: zoom)
+        func padding(_ i: Int) -> Float { i < fitPadding.count && fitPadding[i].isFinite ? Float(fitPadding[i]) : 0 }
         let iconAlignment = layout.iconRotationAlignment.evaluate(zoom: zoom)
         let icon = IconLayerPaint(
             size: Float(layout.iconSize.evaluate(zoom: zoom)),

@@ -15,8 +15,25 @@ struct TileLayoutBuilder: Sendable {
     let sourceMaxZoom: Int
     /// The style's sprite images, for icons.
     var sprites: SpriteSheet = .empty
+    /// The features of the style's GeoJSON sources, by source id.
+    var geojson: [String: GeoJSONData] = [:]
 
-    func layout(_ tile: TileID, _ data: VectorTile) -> TileLayout {
+    /// The name under which a GeoJSON source's features join a tile: no vector tile layer can
+    /// have it, as tile layer names never start with a control character.
+    static func geojsonLayerName(_ source: String) -> String { "\u{1}geojson:" + source }
+
+    /// The tile layer `layer` draws from: its `source-layer`, or its GeoJSON source's layer.
+    func sourceLayerName(of layer: StyleLayer) -> String? {
+        if let source = layer.source, geojson[source] != nil { return Self.geojsonLayerName(source) }
+        return layer.sourceLayer
+    }
+
+    func layout(_ tile: TileID, _ tileData: VectorTile) -> TileLayout {
+        // The GeoJSON sources' features that reach this tile join it as layers of their own.
+        var data = tileData
+        for (source, features) in geojson.sorted(by: { $0.key < $1.key }) {
+            if let layer = features.layer(for: tile, name: Self.geojsonLayerName(source)) { data.layers.append(layer) }
+        }
         var buckets = [LayerBucket?](repeating: nil, count: style.layers.count)
         // Layers shown at any zoom this tile is drawn at: one zoom level, or all above maxzoom.
         let highestZoom = tile.z >= sourceMaxZoom ? Double(Camera.maximumZoom) + 1 : Double(tile.z + 1)
@@ -30,7 +47,7 @@ struct TileLayoutBuilder: Sendable {
         for (index, layer) in style.layers.enumerated() {
             guard layer.visibility == .visible, layer.type != .background,
                   layer.minZoom < highestZoom, layer.maxZoom > zoom,
-                  let sourceLayerName = layer.sourceLayer,
+                  let sourceLayerName = sourceLayerName(of: layer),
                   let sourceLayer = data.layer(named: sourceLayerName) else { continue }
             var drawn: [Int32] = []
             for (featureIndex, feature) in sourceLayer.features.enumerated()

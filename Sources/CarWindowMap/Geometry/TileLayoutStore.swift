@@ -352,7 +352,9 @@ final class TileLoader: @unchecked Sendable {
     /// Reads, decodes and lays out a tile; a tile the source lacks is an empty layout.
     private func load(_ tile: TileID) -> Result<TileLayout, TileSourceError> {
         do throws(TileSourceError) {
-            guard let decoded = try source.decodedTile(for: tile) else {
+            // Where the tiles end, an engine's GeoJSON may still have something to draw.
+            guard let decoded = try source.decodedTile(for: tile) ?? (builder.geojson.isEmpty ? nil : VectorTile(layers: []))
+            else {
                 return .success(TileLayout(tile: tile, extent: 4096, buckets: []))
             }
             let layout = builder.layout(tile, decoded)
