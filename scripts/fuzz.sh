@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the readers of untrusted input (SDL frames and messages, BSON, RPC
-# JSON, vector tiles, PMTiles, styles, expressions, touch gestures) with libFuzzer and
+# JSON, vector tiles, PMTiles, styles, expressions, touch gestures, GeoJSON) with libFuzzer and
 # AddressSanitizer.
 #
 # usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #   SECONDS  how long each target runs (default 30)
-#   TARGET   sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch (default: all)
+#   TARGET   sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch geojson (default: all)
 #
 # Builds Fuzz/carwindow-fuzz in its own scratch path (.build-fuzz), then runs each target from
 # its seed corpus (Fuzz/corpus/TARGET, crash inputs kept as regression-* seeds; sdl-limits also
@@ -21,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch)
+all_targets=(sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch geojson)
 seconds=${1:-30}
 if ! [[ $seconds =~ ^[0-9]+$ ]] || (( seconds < 1 )); then
     echo "fuzz.sh: SECONDS must be a whole number of seconds, not '$seconds'" >&2

@@ -28,6 +28,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case expression
     /// A sequence of touch events for the gesture recogniser.
     case touch
+    /// One GeoJSON document, parsed and cut into a few tiles.
+    case geojson
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -40,6 +42,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .style: StyleTarget.run(bytes)
         case .expression: ExpressionTarget.run(bytes)
         case .touch: TouchTarget.run(bytes)
+        case .geojson: GeoJSONTarget.run(bytes)
         }
     }
 

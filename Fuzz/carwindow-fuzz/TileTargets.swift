@@ -59,3 +59,26 @@ enum PMTilesTarget {
         }
     }
 }
+
+/// One GeoJSON document as an engine or a style hands it over: parsed, projected, and cut into
+/// the whole-world tile, a quarter of it and a street-level tile, each checked to stay within
+/// the layer's extent and buffer.
+enum GeoJSONTarget {
+    static let tiles = [TileID(z: 0, x: 0, y: 0), TileID(z: 1, x: 1, y: 0), TileID(z: 14, x: 9326, y: 4741)]
+
+    static func run(_ bytes: [UInt8]) {
+        guard let data = try? GeoJSONData(data: Data(bytes)) else { return }
+        for tile in tiles {
+            guard let layer = data.layer(for: tile, name: "fuzz") else { continue }
+            let reach = Int32(Double(layer.extent) * 1.1)
+            for feature in layer.features {
+                _ = feature.polygons
+                for part in feature.geometry {
+                    for point in part {
+                        precondition(abs(point.x) <= reach && abs(point.y) <= reach, "a point outside the tile's buffer")
+                    }
+                }
+            }
+        }
+    }
+}

@@ -14,7 +14,7 @@ extension GeoJSONData {
 
     /// The features that reach `tile`, clipped to it (plus a buffer), simplified for its zoom and
     /// in its coordinates: a vector tile layer called `name`. Nil when nothing reaches it.
-    func layer(for tile: TileID, name: String) -> VectorTileLayer? {
+    package func layer(for tile: TileID, name: String) -> VectorTileLayer? {
         let scale = Double(1 << tile.z)
         let origin = SIMD2(Double(tile.x), Double(tile.y)) / scale
         let side = 1 / scale
