@@ -108,6 +108,7 @@ extension ProjectionSession {
     /// script gives its own.
     func renderAndSend(at now: Double, presentationTime: Double? = nil, forcesIDR: Bool = false) async {
         guard let renderer, let settings = encoderSettings, let stream else { return }
+        followVehicle(at: now, width: stream.encodedSize.width, height: stream.encodedSize.height)
         if let animation {
             cameraOnScreen = animation.camera(at: now)
             if animation.isFinished(at: now) {

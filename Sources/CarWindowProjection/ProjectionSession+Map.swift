@@ -53,6 +53,78 @@ extension ProjectionSession {
         changed()
     }
 
+    /// Takes a position fix of the vehicle (GNSS or map-matched, typically once a second).
+    /// Between fixes the vehicle is predicted along its heading at its speed and drawn moving
+    /// at the stream's frame rate; a fix that disagrees is blended in, never jumping back. While
+    /// following (``followVehicle(_:)``) the camera moves with it. A fix with a coordinate, heading
+    /// or speed that is not finite, or a negative speed, is ignored with a warning.
+    public func updateVehicle(_ fix: VehicleFix) {
+        guard fix.isUsable else {
+            emit(.warning(.vehicleIgnored(VehicleMarker(coordinate: fix.coordinate, heading: fix.heading))))
+            return
+        }
+        if follow == nil { follow = FollowCamera(configuration: FollowCameraConfiguration()) }
+        follow?.update(fix, at: clock.now)
+        changed()
+    }
+
+    /// Makes the camera follow the vehicle given by ``updateVehicle(_:)`` as `configuration`
+    /// says (course-up or north-up, where on the screen, zoom and tilt by speed); nil stops
+    /// following and leaves the camera where it is. The camera, the vehicle and the picture
+    /// come from one computation per frame, so they never show out of step.
+    public func followVehicle(_ configuration: FollowCameraConfiguration?) {
+        guard let configuration else {
+            isFollowing = false
+            return
+        }
+        if follow == nil { follow = FollowCamera(configuration: configuration) }
+        follow?.configuration = configuration
+        isFollowing = true
+        animation = nil
+        changed()
+    }
+
+    /// Whether the camera follows the vehicle now. A pan or pinch by the user stops it (and
+    /// emits ``ProjectionSessionEvent/cameraMovedByUser(_:)``); the recenter button and
+    /// ``resumeFollowing()`` start it again.
+    public var followsVehicle: Bool { isFollowing }
+
+    /// Follows the vehicle again after an overview or the user's own moves, when
+    /// ``followVehicle(_:)`` set a configuration.
+    public func resumeFollowing() {
+        guard follow != nil, !isFollowing else { return }
+        isFollowing = true
+        animation = nil
+        changed()
+    }
+
+    /// Shows `coordinates` whole (the remaining route, say), north up and flat, with `padding`
+    /// rendered pixels free on each side, animated over `duration`; following stops until
+    /// ``resumeFollowing()``. Coordinates that are not finite are left out; none left, or no
+    /// stream to size the view by, changes nothing.
+    public func showOverview(of coordinates: [GeoCoordinate], padding: Double = 40,
+                             duration: Duration = .milliseconds(800)) {
+        guard let size = stream?.encodedSize, let camera = Camera.fitting(coordinates, width: size.width, height: size.height,
+                                                     padding: padding.isFinite ? max(padding, 0) : 40) else { return }
+        isFollowing = false
+        setCamera(camera, transition: .animated(duration: duration))
+    }
+
+    /// Puts the followed vehicle (and, while following, the camera) where they are at `now`;
+    /// keeps frames coming while the vehicle moves.
+    func followVehicle(at now: Double, width: Int, height: Int) {
+        guard var model = follow, model.hasFix,
+              let state = model.state(at: now, width: width, height: height) else { return }
+        let moving = model.isMoving(at: now)
+        follow = model
+        overlays.vehicle = state.vehicle
+        if isFollowing {
+            animation = nil
+            cameraOnScreen = state.camera
+        }
+        if moving { pacer.markChanged() }
+    }
+
     /// Shows the route (first point first); empty hides it. Points that are not finite or lie
     /// outside the globe are dropped with a warning. A new route starts with nothing driven:
     /// move ``setRouteProgress(_:)`` along it as the car drives, instead of sending the

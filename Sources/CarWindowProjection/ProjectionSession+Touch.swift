@@ -76,12 +76,15 @@ extension ProjectionSession {
             }
         }
         if movedByUser {
+            // The user looks elsewhere: the camera stops following until recenter.
+            isFollowing = false
             emit(.cameraMovedByUser(cameraOnScreen))
             changed()
         }
     }
 
-    /// The renderer's own buttons: zoom in and out here, recenter is the engine's to do.
+    /// The renderer's own buttons: zoom in and out here; recenter follows the vehicle again when
+    /// the session follows one, and is otherwise the engine's to do.
     func controlTapped(_ control: MapControl.Kind) {
         switch control {
         case .zoomIn, .zoomOut:
@@ -89,7 +92,7 @@ extension ProjectionSession {
             target.zoom += control == .zoomIn ? 1 : -1
             setCamera(target, transition: .animated(duration: .milliseconds(300)))
         case .recenter:
-            break
+            resumeFollowing()
         }
         emit(.controlTapped(control))
     }

@@ -97,6 +97,11 @@ public actor ProjectionSession {
     // What the next frame shows.
     var cameraOnScreen: Camera
     var animation: CameraAnimation?
+    /// The vehicle between the engine's fixes, and the camera that follows it.
+    var follow: FollowCamera?
+    /// Whether the camera follows the vehicle now (not after the user moved the map, nor in an
+    /// overview).
+    var isFollowing = false
     var overlays: MapOverlays
     var haptics = HapticRegionSet()
     var recognizer: GestureRecognizer

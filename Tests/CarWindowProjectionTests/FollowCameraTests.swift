@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+@testable import CarWindowSystemSupport
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowTestSupport
+
+/// The follow camera between 1 Hz fixes: smooth, never back, the vehicle on its anchor, zoom by
+/// speed; and a session that follows, stops for the user's pan and recenters.
+@Suite struct FollowCameraTests {
+    static let width = 800, height = 480
+
+    /// The point `metres` east of Helsinki's centre.
+    static func east(_ metres: Double) -> GeoCoordinate {
+        let perDegree = 111_320 * cos(helsinki.latitude * .pi / 180)
+        return GeoCoordinate(latitude: helsinki.latitude, longitude: helsinki.longitude + metres / perDegree)
+    }
+
+    static func metresEast(of coordinate: GeoCoordinate) -> Double {
+        (coordinate.longitude - helsinki.longitude) * 111_320 * cos(helsinki.latitude * .pi / 180)
+    }
+
+    /// Driving east at 10 m/s with fixes once a second that are 4 m ahead or behind the truth in
+    /// turn (GNSS noise): at 30 frames a second the vehicle never steps back, no step is more
+    /// than twice an even step, and it stays within 5 m of the truth.
+    @Test func betweenNoisyFixesTheVehicleMovesSmoothlyAndNeverBack() throws {
+        var follow = FollowCamera(configuration: FollowCameraConfiguration())
+        let speed = 10.0, fps = 30.0
+        var shown: [Double] = []
+        for frame in 0..<Int(12 * fps) {
+            let time = Double(frame) / fps
+            if frame % Int(fps) == 0 {
+                let noise = (frame / Int(fps)) % 2 == 0 ? 4.0 : -4.0
+                follow.update(VehicleFix(coordinate: Self.east(speed * time + noise), heading: 90, speed: speed), at: time)
+            }
+            let next = follow.state(at: time, width: Self.width, height: Self.height)
+            let state = try #require(next)
+            shown.append(Self.metresEast(of: state.vehicle.coordinate))
+        }
+        let steps = zip(shown.dropFirst(), shown).map { $0 - $1 }
+        let even = speed / fps
+        #expect(steps.allSatisfy { $0 >= -1e-6 }, "a step back: \(steps.min() ?? 0)")
+        #expect(steps.dropFirst(Int(fps)).allSatisfy { $0 <= 2 * even }, "largest step \(steps.max() ?? 0) m")
+        let errors = shown.enumerated().dropFirst(Int(fps)).map { abs($0.element - speed * Double($0.offset) / fps) }
+        #expect(errors.allSatisfy { $0 <= 5 }, "largest error \(errors.max() ?? 0) m")
+    }
+
+    /// Crawling at 2 m/s, a fix lands 10 m behind the prediction: the vehicle waits for the
+    /// track to catch up instead of reversing on the screen.
+    @Test func aFixBehindThePredictionNeverMovesTheVehicleBack() throws {
+        var follow = FollowCamera(configuration: FollowCameraConfiguration())
+        follow.update(VehicleFix(coordinate: Self.east(0), heading: 90, speed: 2), at: 0)
+        var shown: [Double] = []
+        for frame in 0..<90 {
+            let time = Double(frame) / 30
+            if frame == 30 { follow.update(VehicleFix(coordinate: Self.east(2 - 10), heading: 90, speed: 2), at: time) }
+            let next = follow.state(at: time, width: Self.width, height: Self.height)
+            shown.append(Self.metresEast(of: try #require(next).vehicle.coordinate))
+        }
+        let steps = zip(shown.dropFirst(), shown).map { $0 - $1 }
+        #expect(steps.allSatisfy { $0 >= -1e-6 }, "a step back: \(steps.min() ?? 0) m")
+        // It did slow down: it stood still for a while.
+        #expect(steps.filter { abs($0) < 1e-6 }.count >= 10)
+    }
+
+    @Test func theVehicleSitsOnTheAnchorCourseUpOrNorthUp() throws {
+        for orientation in [FollowCameraConfiguration.Orientation.courseUp, .northUp] {
+            var configuration = FollowCameraConfiguration()
+            configuration.orientation = orientation
+            var follow = FollowCamera(configuration: configuration)
+            follow.update(VehicleFix(coordinate: helsinki, heading: 30, speed: 0), at: 0)
+            let first = follow.state(at: 0, width: Self.width, height: Self.height)
+            let state = try #require(first)
+            #expect(state.camera.bearing == (orientation == .courseUp ? 30 : 0))
+            let transform = MapTransform(camera: state.camera, width: Self.width, height: Self.height)
+            let point = try #require(transform.screenPoint(for: state.vehicle.coordinate))
+            #expect(abs(point.x - 400) < 1 && abs(point.y - 360) < 1, "vehicle at \(point)")
+        }
+    }
+
+    @Test func zoomAndTiltFollowTheSpeedAndPredictionStops() throws {
+        var follow = FollowCamera(configuration: FollowCameraConfiguration())
+        follow.update(VehicleFix(coordinate: helsinki, heading: 0, speed: 0), at: 0)
+        let first = follow.state(at: 0, width: Self.width, height: Self.height)
+        let slow = try #require(first)
+        #expect(abs(slow.camera.zoom - 17.5) < 1e-9 && abs(slow.camera.pitch - 40) < 1e-9)
+        follow.update(VehicleFix(coordinate: helsinki, heading: 0, speed: 30), at: 1)
+        var fast = slow
+        for frame in 1...300 {
+            let next = follow.state(at: 1 + Double(frame) / 30, width: Self.width, height: Self.height)
+            fast = try #require(next)
+        }
+        // Ten seconds later: eased all but a hair to the motorway values.
+        #expect(abs(fast.camera.zoom - 15.5) < 0.02 && abs(fast.camera.pitch - 55) < 0.2, "\(fast.camera)")
+        // Prediction ends 3 s after the fix: the vehicle stands 90 m on.
+        let north = (fast.vehicle.coordinate.latitude - helsinki.latitude) * 111_320
+        #expect(abs(north - 90) < 0.5, "\(north) m")
+        #expect(!follow.isMoving(at: 20))
+    }
+
+    @Test func anOverviewShowsEveryPointWithinThePadding() throws {
+        let points = [Self.east(-2000), Self.east(3000), GeoCoordinate(latitude: 60.19, longitude: 24.95)]
+        let camera = try #require(Camera.fitting(points, width: Self.width, height: Self.height, padding: 40))
+        let transform = MapTransform(camera: camera, width: Self.width, height: Self.height)
+        for point in points {
+            let screen = try #require(transform.screenPoint(for: point))
+            #expect(screen.x >= 39 && screen.x <= 761 && screen.y >= 39 && screen.y <= 441, "\(screen)")
+        }
+        #expect(Camera.fitting([], width: 800, height: 480, padding: 40) == nil)
+    }
+
+    /// A session following a vehicle: frames keep coming while it drives with one fix a second,
+    /// the camera keeps it on the anchor, a pan stops following, recenter resumes it.
+    @Test func aSessionFollowsStopsForAPanAndRecenters() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let (session, _) = try await ProjectionSessionTests.streaming(sink, context: context, time: time)
+        await session.followVehicle(FollowCameraConfiguration())
+        let before = sink.received.count
+        for second in 0..<2 {
+            await session.updateVehicle(VehicleFix(coordinate: Self.east(10 * Double(second)), heading: 90, speed: 10))
+            await time.advance(by: 1)
+        }
+        // 15 pictures a second while the vehicle moves, with fixes only once a second.
+        #expect(sink.received.count - before >= 28, "\(sink.received.count - before) pictures in 2 s")
+        #expect(await session.followsVehicle)
+        let camera = await session.camera
+        #expect(camera.bearing == 90)
+
+        await session.apply([.panBegan(at: SIMD2(400, 240), translation: SIMD2(30, 0)), .panEnded(translation: SIMD2(30, 0))])
+        #expect(await session.followsVehicle == false)
+        await session.controlTapped(.recenter)
+        #expect(await session.followsVehicle)
+        await session.stop()
+        await session.close()
+        await context.shutdown()
+    }
+}
