@@ -77,6 +77,11 @@ public struct FollowCameraConfiguration: Sendable, Equatable {
 /// exact times and a session drives it from its frame loop.
 package struct FollowCamera: Sendable {
     package var configuration: FollowCameraConfiguration
+    /// Zoom levels the user added with the zoom buttons while following, -3...3; eased in with
+    /// the speed zoom.
+    package var zoomOffset = 0.0 {
+        didSet { zoomOffset = min(max(zoomOffset.isFinite ? zoomOffset : 0, -3), 3) }
+    }
     private var fix: VehicleFix?
     private var fixTime = 0.0
     /// The shown position minus the new fix's prediction, in world units, when the fix came.
@@ -179,7 +184,7 @@ package struct FollowCamera: Sendable {
         let c = configuration
         let span = max(c.fastSpeed - c.slowSpeed, 1e-3)
         let t = min(max((speed - c.slowSpeed) / span, 0), 1)
-        return (c.slowZoom + (c.fastZoom - c.slowZoom) * t, c.slowPitch + (c.fastPitch - c.slowPitch) * t)
+        return (c.slowZoom + (c.fastZoom - c.slowZoom) * t + zoomOffset, c.slowPitch + (c.fastPitch - c.slowPitch) * t)
     }
 
     private static func smoothstep(_ x: Double) -> Double {

@@ -88,10 +88,17 @@ extension ProjectionSession {
     func controlTapped(_ control: MapControl.Kind) {
         switch control {
         case .zoomIn, .zoomOut:
+            guard !isFollowing else {
+                // The follow camera owns the zoom while following: the buttons shift its speed zoom.
+                follow?.zoomOffset += control == .zoomIn ? 1 : -1
+                changed()
+                break
+            }
             var target = animation?.to ?? cameraOnScreen
             target.zoom += control == .zoomIn ? 1 : -1
             setCamera(target, transition: .animated(duration: .milliseconds(300)))
         case .recenter:
+            follow?.zoomOffset = 0
             resumeFollowing()
         }
         emit(.controlTapped(control))

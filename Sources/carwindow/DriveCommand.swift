@@ -48,6 +48,8 @@ struct DriveCommand: AsyncParsableCommand {
     @Option(help: "Stream into a SmartDeviceLink head unit at HOST:PORT (SDL Core: 12345; or carwindow headunit).")
     var sdl: String?
     @Flag(help: "Night style.") var night = false
+    @Flag(help: "Hand the session one position fix a second and let its follow camera move the car and the map between fixes (as an engine with GNSS would).")
+    var follow = false
     @Option(help: "Encoder: auto, vaapi or openh264 (default: $CARWINDOW_ENCODER or auto).") var encoder = "auto"
     @Option(help: "Force an EGL platform: gbm, device or surfaceless.") var platform: String?
 
@@ -147,7 +149,8 @@ struct DriveCommand: AsyncParsableCommand {
     private func stream(session: ProjectionSession, display: HeadUnitDisplay, plan: DrivePlan,
                         headUnit: (host: String, port: Int)?, outputs: DriveOutputs, signals: StopSignals) async throws -> Int32 {
         let drive = SimulatedDrive(plan: plan, session: session,
-                                   options: SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds))
+                                   options: SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds,
+                                                                   followsWithFixes: follow))
         let stopper = DriveStopper()
         signals.onStop { _ in stopper.stop() }
         let cpuBefore = ProcessCPU.seconds

@@ -30,18 +30,22 @@ package actor SimulatedDrive {
         package var taps: [(at: Double, control: MapControl.Kind)]
         /// Seconds of the session's clock after which the drive ends even if the car has not arrived.
         package var maximumSeconds: Double?
+        /// Whether the engine hands the session one position fix a second and lets its follow
+        /// camera move vehicle and camera between fixes, instead of setting both every tick.
+        package var followsWithFixes: Bool
 
         /// A drive at twice real time, 30 ticks a second, zoom 17 and pitch 45 degrees, with a
         /// zoom in, a zoom out and a recenter along the way.
         package init(speedup: Double = 2, tickRate: Double = 30, zoom: Double = 17, pitch: Double = 45,
                     taps: [(at: Double, control: MapControl.Kind)] = [(0.3, .zoomIn), (0.45, .zoomOut), (0.6, .recenter)],
-                    maximumSeconds: Double? = nil) {
+                    maximumSeconds: Double? = nil, followsWithFixes: Bool = false) {
             self.speedup = speedup.isFinite && speedup > 0 ? min(speedup, 1000) : 1
             self.tickRate = tickRate.isFinite && tickRate > 0 ? min(tickRate, 240) : 30
             self.zoom = zoom.isFinite ? zoom : 17
             self.pitch = pitch.isFinite ? min(max(pitch, 0), Camera.maximumPitch) : 45
             self.taps = taps.filter { $0.at.isFinite }.sorted { $0.at < $1.at }
             self.maximumSeconds = maximumSeconds
+            self.followsWithFixes = followsWithFixes
         }
     }
 
@@ -101,6 +105,15 @@ package actor SimulatedDrive {
         var nextTap = 0
         var lastReport = -Double.infinity
         var routeShown = false
+        var nextFix = 0.0
+        if options.followsWithFixes {
+            var follow = FollowCameraConfiguration()
+            follow.slowZoom = options.zoom
+            follow.fastZoom = options.zoom - 1.5
+            follow.slowPitch = options.pitch
+            follow.fastPitch = min(options.pitch + 10, Camera.maximumPitch)
+            await session.followVehicle(follow)
+        }
         while !Task.isCancelled {
             let wall = clock.now - start
             let time = wall * options.speedup
@@ -108,8 +121,17 @@ package actor SimulatedDrive {
             // Ease zoom-button changes in over about 0.3 s, as a map app would.
             zoomOffset += (targetZoomOffset - zoomOffset) * min(1, interval / 0.3 * 3)
             if abs(targetZoomOffset - zoomOffset) < 0.01 { zoomOffset = targetZoomOffset }
-            await session.setVehicle(VehicleMarker(coordinate: state.coordinate, heading: state.heading))
-            await session.setCamera(camera(following: state, view: await session.stream?.encodedSize))
+            if options.followsWithFixes {
+                // A GNSS receiver's once-a-second fix; speed in metres per second of the session's clock.
+                if wall >= nextFix {
+                    await session.updateVehicle(VehicleFix(coordinate: state.coordinate, heading: state.heading,
+                                                           speed: state.isStopped ? 0 : state.speed * options.speedup))
+                    nextFix = wall + 1
+                }
+            } else {
+                await session.setVehicle(VehicleMarker(coordinate: state.coordinate, heading: state.heading))
+                await session.setCamera(camera(following: state, view: await session.stream?.encodedSize))
+            }
             // The whole route once; then only how far along it the car is (no new geometry).
             if !routeShown {
                 await session.setRoute(plan.points)
