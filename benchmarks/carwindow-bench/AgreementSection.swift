@@ -86,6 +86,11 @@ func withoutExtrusions(_ style: URL, in folder: URL) throws -> URL {
         hidden["layout"] = layout
         return hidden
     }
+    // The copy lives elsewhere: a relative sprite path is made absolute so both renderers still
+    // find the style's icons.
+    if let sprite = json["sprite"] as? String, !sprite.contains("://"), !sprite.hasPrefix("/") {
+        json["sprite"] = style.deletingLastPathComponent().appendingPathComponent(sprite).standardizedFileURL.path
+    }
     let file = folder.appendingPathComponent(style.deletingPathExtension().lastPathComponent + "-flat-buildings.json")
     try JSONSerialization.data(withJSONObject: json).write(to: file)
     return file
