@@ -368,8 +368,12 @@ extension ProjectionSession {
     }
 
     /// Sends a hand-made skip picture as the keep-alive; false when one cannot be used now
-    /// (configured otherwise, an IDR is due, or the stream cannot take one).
+    /// (configured otherwise, an IDR is due, or the stream cannot take one). True also when the
+    /// stream may not send at all any more: nothing else is to be sent instead.
     func sendSkipPicture() -> Bool {
+        // The loop waited for the encoder before deciding on this: a suspend or stop may have
+        // come meanwhile, and nothing goes out once the stream is no longer allowed to send.
+        guard state == .streaming else { return true }
         guard configuration.keepAlive == .skipPicture, !needsIDR, sink?.needsKeyframe != true,
               let origin = statisticsOrigin, let sink else { return false }
         skipPictureCount += 1

@@ -7,6 +7,8 @@ import CarWindowSystemSupport
 public final class FolderTileSource: TileSource {
     /// The metadata's name, or the folder's file name.
     public let name: String
+    /// The metadata.json's `attribution`, if any.
+    public let attribution: String?
     /// The lowest zoom level the folder declares.
     public let minZoom: Int
     /// The highest zoom level the folder declares.
@@ -29,6 +31,7 @@ public final class FolderTileSource: TileSource {
         var maxzoom: Int?
         var bounds: [Double]?
         var scheme: String?
+        var attribution: String?
     }
 
     /// Opens the folder at `url`. Without usable metadata the zoom range is taken from the numeric
@@ -73,6 +76,7 @@ public final class FolderTileSource: TileSource {
             bounds = nil
         }
         name = metadata?.name ?? url.lastPathComponent
+        attribution = metadata?.attribution
         flipsRows = metadata?.scheme?.lowercased() == "tms"
     }
 

@@ -9,6 +9,8 @@ import CarWindowSystemSupport
 public final class MBTilesSource: TileSource {
     /// The metadata's name, or the database's file name.
     public let name: String
+    /// The metadata table's `attribution`, if any.
+    public let attribution: String?
     /// The lowest zoom level the database declares.
     public let minZoom: Int
     /// The highest zoom level the database declares.
@@ -45,6 +47,7 @@ public final class MBTilesSource: TileSource {
         maxZoom = metadata["maxzoom"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? zoomRange.upperBound
         bounds = metadata["bounds"].flatMap(Self.parseBounds)
         name = metadata["name"] ?? url.deletingPathExtension().lastPathComponent
+        attribution = metadata["attribution"]
         self.connection = LockedState(connection)
     }
 

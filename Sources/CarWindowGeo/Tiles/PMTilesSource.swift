@@ -206,6 +206,8 @@ package struct PMTilesEntry: Sendable, Equatable {
 public final class PMTilesSource: TileSource {
     /// The metadata's name, or the archive's file name.
     public let name: String
+    /// The JSON metadata's `attribution`, if any.
+    public let attribution: String?
     /// The lowest zoom level the archive declares.
     public let minZoom: Int
     /// The highest zoom level the archive declares.
@@ -250,7 +252,9 @@ public final class PMTilesSource: TileSource {
         minZoom = header.minZoom
         maxZoom = header.maxZoom
         bounds = header.bounds
-        name = Self.readName(data: data, header: header) ?? fallbackName
+        let metadata = Self.readMetadata(data: data, header: header)
+        name = metadata?["name"] as? String ?? fallbackName
+        attribution = metadata?["attribution"] as? String
     }
 
     /// The uncompressed tile bytes, or nil when the archive has no such tile.
@@ -313,8 +317,8 @@ public final class PMTilesSource: TileSource {
         }
     }
 
-    /// The "name" of the JSON metadata; a broken metadata block only costs the name, not the map.
-    private static func readName(data: Data, header: PMTilesHeader) -> String? {
+    /// The JSON metadata; a broken metadata block only costs the name and credit, not the map.
+    private static func readMetadata(data: Data, header: PMTilesHeader) -> [String: Any]? {
         guard !header.metadata.isEmpty else { return nil }
         do {
             var json = data.subdata(in: header.metadata)
@@ -322,7 +326,7 @@ public final class PMTilesSource: TileSource {
                 json = try Gzip.decompress(json)
             }
             let object = try JSONSerialization.jsonObject(with: json)
-            return (object as? [String: Any])?["name"] as? String
+            return object as? [String: Any]
         } catch {
             logger.warning("PMTiles metadata is unreadable, using the file name: \(error)")
             return nil

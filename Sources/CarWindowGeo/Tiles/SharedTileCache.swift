@@ -48,6 +48,8 @@ public final class SharedTileCache: TileSource {
     }
 
     public var name: String { source.name }
+    /// The shared source's credit.
+    public var attribution: String? { source.attribution }
     public var minZoom: Int { source.minZoom }
     public var maxZoom: Int { source.maxZoom }
     public var bounds: GeoBounds? { source.bounds }

@@ -11,6 +11,9 @@ public protocol TileSource: Sendable {
     var maxZoom: Int { get }
     /// The area the source covers, when its metadata says so.
     var bounds: GeoBounds? { get }
+    /// The credit its metadata asks for (`attribution`, often HTML), if any; every frame drawn
+    /// from it shows it.
+    var attribution: String? { get }
     /// The uncompressed Mapbox Vector Tile bytes of `tile`, or nil when the source has no such tile
     /// (including tiles outside the grid). Throws only when the source itself is damaged.
     func data(for tile: TileID) throws(TileSourceError) -> Data?
@@ -20,6 +23,9 @@ public protocol TileSource: Sendable {
 }
 
 extension TileSource {
+    /// No credit beyond the map's own, for sources without metadata.
+    public var attribution: String? { nil }
+
     /// The decoded tile, or nil when the source has no such tile.
     public func decodedTile(for tile: TileID) throws(TileSourceError) -> VectorTile? {
         try vectorTile(for: tile)

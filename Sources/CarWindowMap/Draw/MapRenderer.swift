@@ -165,7 +165,7 @@ public actor MapRenderer {
                                   offset: MemoryLayout<TextVertex>.offset(of: \.parameters) ?? 0)
         glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), textIndexBuffer.name)
         glBindVertexArray(0)
-        screen.prepare(glyphs: glyphs, fonts: fonts)
+        screen.prepare(glyphs: glyphs, fonts: fonts, attribution: MapAttribution.text(style: style, tiles: source))
         resources.icons.upload(sprites)
     }
 
@@ -269,6 +269,7 @@ public actor MapRenderer {
         }
         self.style = style
         styleGeneration += 1
+        screen.setAttribution(MapAttribution.text(style: style, tiles: tiles.source), glyphs: glyphs, fonts: fonts)
         tiles = makeStore(style: style, sprites: sprites, geojson: Self.loadGeoJSON(for: style, engineData: engineGeoJSON))
         gpuTiles.removeAll()
     }
@@ -279,7 +280,10 @@ public actor MapRenderer {
     public func switchStyle(to style: Style) async {
         let newSprites = await sprites(for: style)
         let engineData = engineGeoJSON, geojsonAsked = geojsonGeneration
-        let geojson = await Task.detached { Self.loadGeoJSON(for: style, engineData: engineData) }.value
+        // Files and inline data are parsed off the render thread; a style without them costs nothing.
+        let readsData = style.sources.values.contains { $0.type == .geojson && ($0.inlineData != nil || $0.dataURL != nil) }
+        let geojson = readsData ? await Task.detached { Self.loadGeoJSON(for: style, engineData: engineData) }.value
+            : Self.loadGeoJSON(for: style, engineData: engineData)
         var store = makeStore(style: style, sprites: newSprites, geojson: geojson)
         await layOutView(in: store)
         if geojsonAsked != geojsonGeneration {
@@ -289,6 +293,7 @@ public actor MapRenderer {
         }
         self.style = style
         styleGeneration += 1
+        screen.setAttribution(MapAttribution.text(style: style, tiles: tiles.source), glyphs: glyphs, fonts: fonts)
         if sprites.width != newSprites.width || sprites.height != newSprites.height || sprites.names != newSprites.names
             || sprites.pixels != newSprites.pixels {
             resources.icons.upload(newSprites)

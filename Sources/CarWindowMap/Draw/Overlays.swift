@@ -1,3 +1,4 @@
+import Foundation
 import CarWindowGeo
 import CarWindowStyle
 import CarWindowVideoCore
@@ -88,5 +89,48 @@ public struct MapControl: Sendable, Hashable {
     public var rect: ScreenRect
 }
 
-/// The attribution every map frame carries (OpenStreetMap's ODbL and the OpenMapTiles schema).
+/// The attribution of the bundled data (OpenStreetMap's ODbL and the OpenMapTiles schema).
 public let mapAttribution = "© OpenStreetMap contributors © OpenMapTiles"
+
+/// The credit line a map frame carries: "© OpenStreetMap contributors" always, then what the
+/// style's sources and the tile source's metadata ask for, each credit once.
+public enum MapAttribution {
+    /// Credits longer than this are cut: the line must fit a corner of a car's screen, and the
+    /// text comes from files.
+    public static let maximumLength = 160
+
+    /// The credit line for `style` drawn over `tiles`. HTML in the attributions (links, `&copy;`)
+    /// is reduced to its text, and credits are told apart by their "©".
+    public static func text(style: Style, tiles: (any TileSource)?) -> String {
+        var credits = ["OpenStreetMap contributors"]
+        var seen: Set<String> = ["openstreetmap contributors"]
+        var sources = style.sources.sorted { $0.key < $1.key }.compactMap(\.value.attribution)
+        if let attribution = tiles?.attribution { sources.append(attribution) }
+        for attribution in sources {
+            for credit in Self.credits(in: attribution) where seen.insert(credit.lowercased()).inserted {
+                credits.append(credit)
+            }
+        }
+        var line = credits.map { "© " + $0 }.joined(separator: " ")
+        if line.count > maximumLength { line = String(line.prefix(maximumLength - 1)) + "…" }
+        return line
+    }
+
+    /// The credits of one attribution: its text without markup, split at each "©".
+    static func credits(in attribution: String) -> [String] {
+        var text = ""
+        var inTag = false
+        for character in attribution.prefix(4096) {
+            switch character {
+            case "<": inTag = true
+            case ">": inTag = false; text.append(" ")
+            default: if !inTag { text.append(character) }
+            }
+        }
+        text = text.replacingOccurrences(of: "&copy;", with: "©").replacingOccurrences(of: "&amp;", with: "&")
+            .replacingOccurrences(of: "(c)", with: "©").replacingOccurrences(of: "(C)", with: "©")
+        return text.split(separator: "©").map {
+            $0.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }.filter { !$0.isEmpty }
+    }
+}

@@ -25,13 +25,19 @@ final class ScreenOverlays {
     private var vehicleMeshes: [(GPUMesh, Color)] = []
     private var attributionMesh: (box: ScreenRect, mesh: GPUMesh)?
 
-    func prepare(glyphs: GlyphAtlas, fonts: FontLibrary) {
-        let regular = fonts.resolve(["Noto Sans Regular"])
+    func prepare(glyphs: GlyphAtlas, fonts: FontLibrary, attribution credits: String) {
         let bold = fonts.resolve(["Noto Sans Bold"])
-        attribution = glyphs.shape(mapAttribution, font: regular, size: GlyphAtlas.baseSize, anchor: .topLeft)
+        setAttribution(credits, glyphs: glyphs, fonts: fonts)
         plus = glyphs.shape("+", font: bold, size: GlyphAtlas.baseSize, anchor: .center)
         // An en dash: Noto Sans has no U+2212 minus sign.
         minus = glyphs.shape("\u{2013}", font: bold, size: GlyphAtlas.baseSize, anchor: .center)
+    }
+
+    /// Shapes a new credit line (a style with other sources).
+    func setAttribution(_ credits: String, glyphs: GlyphAtlas, fonts: FontLibrary) {
+        attribution = glyphs.shape(credits, font: fonts.resolve(["Noto Sans Regular"]), size: GlyphAtlas.baseSize,
+                                   anchor: .topLeft)
+        attributionMesh = nil
     }
 
     // MARK: Controls
