@@ -16,17 +16,7 @@ final class IconRenderer {
     init() {
         glBindVertexArray(vertexArray.name)
         glBindBuffer(GLenum(GL_ARRAY_BUFFER), vertexBuffer.name)
-        let stride = MemoryLayout<IconVertex>.stride
-        vertexArray.attribute(AttributeSlot.position, components: 2, stride: stride,
-                              offset: MemoryLayout<IconVertex>.offset(of: \.position) ?? 0)
-        vertexArray.attribute(AttributeSlot.textCoordinate, components: 2, stride: stride,
-                              offset: MemoryLayout<IconVertex>.offset(of: \.texture) ?? 0)
-        vertexArray.attribute(AttributeSlot.textFill, components: 4, type: GLenum(GL_UNSIGNED_BYTE), normalized: true,
-                              stride: stride, offset: MemoryLayout<IconVertex>.offset(of: \.fill) ?? 0)
-        vertexArray.attribute(AttributeSlot.textHalo, components: 4, type: GLenum(GL_UNSIGNED_BYTE), normalized: true,
-                              stride: stride, offset: MemoryLayout<IconVertex>.offset(of: \.halo) ?? 0)
-        vertexArray.attribute(AttributeSlot.textParameters, components: 2, stride: stride,
-                              offset: MemoryLayout<IconVertex>.offset(of: \.parameters) ?? 0)
+        vertexArray.describeScreenQuads()
         glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), indexBuffer.name)
         glBindVertexArray(0)
     }

@@ -1,3 +1,4 @@
+internal import CGLES
 import Foundation
 import CarWindowGeo
 import CarWindowStyle
@@ -14,17 +15,27 @@ struct TextVertex {
     var parameters: SIMD2<Float>
 }
 
-/// One corner of an icon quad, in screen pixels; 32 bytes.
-struct IconVertex {
-    var position: SIMD2<Float>
-    /// Sprite sheet pixels.
-    var texture: SIMD2<Float>
-    /// SDF icons: the icon colour; others: the opacity in every channel (premultiplied white).
-    var fill: PackedColor
-    var halo: PackedColor
-    /// x: 1 for an SDF icon, 0 for a picture; y: how far below the outline the halo reaches,
-    /// in distance-field units.
-    var parameters: SIMD2<Float>
+/// One corner of an icon quad: the layout of a glyph quad's corner, read differently. `texture`
+/// is in sprite sheet pixels; `fill` is an SDF icon's colour, or the opacity in every channel
+/// (premultiplied white) for a picture; `parameters.x` is 1 for an SDF icon and 0 for a picture,
+/// `parameters.y` how far below the outline its halo reaches, in distance-field units.
+typealias IconVertex = TextVertex
+
+extension GLVertexArray {
+    /// Describes screen quads of ``TextVertex`` (glyphs and icons) in the bound array buffer.
+    func describeScreenQuads() {
+        let stride = MemoryLayout<TextVertex>.stride
+        attribute(AttributeSlot.position, components: 2, stride: stride,
+                  offset: MemoryLayout<TextVertex>.offset(of: \.position) ?? 0)
+        attribute(AttributeSlot.textCoordinate, components: 2, stride: stride,
+                  offset: MemoryLayout<TextVertex>.offset(of: \.texture) ?? 0)
+        attribute(AttributeSlot.textFill, components: 4, type: GLenum(GL_UNSIGNED_BYTE), normalized: true,
+                  stride: stride, offset: MemoryLayout<TextVertex>.offset(of: \.fill) ?? 0)
+        attribute(AttributeSlot.textHalo, components: 4, type: GLenum(GL_UNSIGNED_BYTE), normalized: true,
+                  stride: stride, offset: MemoryLayout<TextVertex>.offset(of: \.halo) ?? 0)
+        attribute(AttributeSlot.textParameters, components: 2, stride: stride,
+                  offset: MemoryLayout<TextVertex>.offset(of: \.parameters) ?? 0)
+    }
 }
 
 /// Boxes already taken on the screen, bucketed in a coarse grid so a query looks at few boxes.

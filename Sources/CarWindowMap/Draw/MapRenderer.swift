@@ -152,17 +152,7 @@ public actor MapRenderer {
         }
         glBindVertexArray(textVertexArray.name)
         glBindBuffer(GLenum(GL_ARRAY_BUFFER), textVertexBuffer.name)
-        let stride = MemoryLayout<TextVertex>.stride
-        textVertexArray.attribute(AttributeSlot.position, components: 2, stride: stride,
-                                  offset: MemoryLayout<TextVertex>.offset(of: \.position) ?? 0)
-        textVertexArray.attribute(AttributeSlot.textCoordinate, components: 2, stride: stride,
-                                  offset: MemoryLayout<TextVertex>.offset(of: \.texture) ?? 0)
-        textVertexArray.attribute(AttributeSlot.textFill, components: 4, type: GLenum(GL_UNSIGNED_BYTE), normalized: true,
-                                  stride: stride, offset: MemoryLayout<TextVertex>.offset(of: \.fill) ?? 0)
-        textVertexArray.attribute(AttributeSlot.textHalo, components: 4, type: GLenum(GL_UNSIGNED_BYTE), normalized: true,
-                                  stride: stride, offset: MemoryLayout<TextVertex>.offset(of: \.halo) ?? 0)
-        textVertexArray.attribute(AttributeSlot.textParameters, components: 2, stride: stride,
-                                  offset: MemoryLayout<TextVertex>.offset(of: \.parameters) ?? 0)
+        textVertexArray.describeScreenQuads()
         glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), textIndexBuffer.name)
         glBindVertexArray(0)
         screen.prepare(glyphs: glyphs, fonts: fonts, attribution: MapAttribution.text(style: style, tiles: source))
