@@ -184,6 +184,8 @@ public struct BackgroundPaint: Sendable {
     public var backgroundColor: StyleProperty<Color> = .constant(.black)
     /// Opacity of the background, 0...1 (`background-opacity`).
     public var backgroundOpacity: StyleProperty<Double> = .constant(1)
+    /// A sprite image repeated over the whole map instead of the colour (`background-pattern`).
+    public var backgroundPattern: StyleProperty<String>?
     /// MapLibre's defaults: opaque black.
     public init() {}
 }
@@ -198,6 +200,9 @@ public struct FillPaint: Sendable {
     public var fillOutlineColor: StyleProperty<Color>?
     /// Whether polygon edges get an outline that smooths them (`fill-antialias`).
     public var fillAntialias: StyleProperty<Bool> = .constant(true)
+    /// A sprite image repeated over the polygons instead of their colour (`fill-pattern`);
+    /// the same image for every feature of the layer.
+    public var fillPattern: StyleProperty<String>?
     /// MapLibre's defaults: opaque black, antialiased.
     public init() {}
 }
@@ -410,6 +415,7 @@ extension PropertyReader {
             switch key {
             case "background-color": try update(&p.backgroundColor, json, path)
             case "background-opacity": try update(&p.backgroundOpacity, json, path)
+            case "background-pattern": try update(&p.backgroundPattern, json, path, default: "")
             default: return false
             }
             paint = .background(p)
@@ -419,6 +425,7 @@ extension PropertyReader {
             case "fill-opacity": try update(&p.fillOpacity, json, path)
             case "fill-outline-color": try update(&p.fillOutlineColor, json, path, default: .black)
             case "fill-antialias": try update(&p.fillAntialias, json, path)
+            case "fill-pattern": try update(&p.fillPattern, json, path, default: "")
             default: return false
             }
             paint = .fill(p)

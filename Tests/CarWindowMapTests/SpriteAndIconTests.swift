@@ -282,6 +282,29 @@ import Testing
         #expect(Double(long) > 2.5 * Double(short), "long \(long) vs short \(short)")
     }
 
+    /// Fill and background patterns repeat a sprite image; a missing image leaves the layer out
+    /// rather than painting it in its colour.
+    @Test func patternsRepeatTheSpriteImageAndMissingOnesDrawNothing() async throws {
+        func buildings(_ pattern: String) throws -> Style {
+            try Self.style(layers: """
+            {"id": "buildings", "type": "fill", "source": "openmaptiles", "source-layer": "building",
+             "paint": {"fill-pattern": "\(pattern)", "fill-color": "#000000"}}
+            """)
+        }
+        let badgeRed = SIMD3(200, 48, 48)
+        let drawn = try await Self.render(try buildings("hospital"), zoom: 16)
+        #expect(Self.count(drawn, near: badgeRed) > 500)
+        let missing = try await Self.render(try buildings("no-such-pattern"), zoom: 16)
+        #expect(Self.count(missing, near: badgeRed) == 0)
+        #expect(Self.count(missing, near: SIMD3(0, 0, 0)) < 50, "the fill colour must not stand in for the pattern")
+        // A background pattern covers the whole map.
+        let background = try await Self.render(try Style(data: Data("""
+            {"version": 8, "sprite": "\(Self.spriteBase)", "sources": {"openmaptiles": {"type": "vector", "url": "x"}},
+             "layers": [{"id": "bg", "type": "background", "paint": {"background-pattern": "hospital"}}]}
+            """.utf8)), zoom: 16)
+        #expect(Self.count(background, near: badgeRed) > 400 * 240 / 3)
+    }
+
     /// Circles at place points: fill and ring in their colours, the radius following the zoom.
     @Test func circlesDrawWithTheirStrokeAndZoomDependentRadius() async throws {
         func circles(radius: String) throws -> Style {

@@ -99,7 +99,7 @@ struct StyleParsingTests {
     /// A layer painted with a sprite pattern is left out with a warning, not drawn in its
     /// default colour: OSM Bright's patterned water came out black. A null pattern is no pattern.
     @Test func patternLayersAreSkippedNotDrawnInAnotherColour() throws {
-        for (type, key) in [("fill", "fill-pattern"), ("line", "line-pattern"), ("fill-extrusion", "fill-extrusion-pattern")] {
+        for (type, key) in [("line", "line-pattern"), ("fill-extrusion", "fill-extrusion-pattern")] {
             let layer = """
                 {"id": "patterned", "type": "\(type)", "source": "omt", "source-layer": "water",
                  "paint": {"\(key)": "wave", "\(type)-opacity": 0.5}}
@@ -112,6 +112,16 @@ struct StyleParsingTests {
             {"version": 8, "sources": {}, "layers": [{"id": "bg", "type": "background", "paint": {"background-pattern": ["get", "x"]}}]}
             """)
         #expect(background.layers.isEmpty)
+        // Fill and background patterns are drawn: one image per layer, by name or by zoom.
+        let fill = try Self.loadLayer("""
+            {"id": "patterned", "type": "fill", "source": "omt", "source-layer": "water",
+             "paint": {"fill-pattern": ["step", ["zoom"], "wave", 14, "ripple"], "fill-opacity": 0.5}}
+            """)
+        #expect(fill.layers.first?.paint.fill?.fillPattern?.evaluate(zoom: 15) == "ripple")
+        let perFeature = try Self.loadLayer("""
+            {"id": "patterned", "type": "fill", "source": "omt", "source-layer": "water", "paint": {"fill-pattern": ["get", "p"]}}
+            """)
+        #expect(perFeature.layers.isEmpty && perFeature.warnings.contains { $0.message.contains("skipped") })
         let unpatterned = try Self.loadLayer("""
             {"id": "plain", "type": "fill", "source": "omt", "source-layer": "water", "paint": {"fill-pattern": null, "fill-color": "rgb(0, 0, 255)"}}
             """)

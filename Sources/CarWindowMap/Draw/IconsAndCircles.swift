@@ -31,6 +31,17 @@ final class IconRenderer {
         }
     }
 
+    /// Binds the sheet to texture unit 0 for a pattern; false when there is no sheet.
+    func bindSheet() -> Bool {
+        guard hasSheet else { return false }
+        glActiveTexture(GLenum(GL_TEXTURE0))
+        glBindTexture(GLenum(GL_TEXTURE_2D), sheetTexture.name)
+        return true
+    }
+
+    /// The sheet's size in pixels.
+    var sheetSize: SIMD2<Float> { SIMD2(Float(sheetTexture.width), Float(sheetTexture.height)) }
+
     /// Draws every icon quad gathered this frame in one call.
     func draw(_ placer: LabelPlacer, width: Int, height: Int, programs: Programs, drawCalls: inout Int) {
         guard hasSheet, !placer.iconIndices.isEmpty else { return }

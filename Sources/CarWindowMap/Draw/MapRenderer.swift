@@ -518,7 +518,8 @@ public actor MapRenderer {
         // The bottom background layer, when opaque, is the clear colour: no full-screen pass.
         var clear = Color.white
         var firstLayer = 0
-        if let first = layers.first, let paint = first.paint.background, first.isVisible(atZoom: zoom) {
+        if let first = layers.first, let paint = first.paint.background, paint.backgroundPattern == nil,
+           first.isVisible(atZoom: zoom) {
             let color = paint.backgroundColor.evaluate(zoom: zoom)
             let opacity = Float(paint.backgroundOpacity.evaluate(zoom: zoom))
             if color.a * opacity >= 1 {
@@ -586,8 +587,12 @@ public actor MapRenderer {
             glDepthRangef(depth(index), depth(index))
             if index > opaqueTop { glDisable(GLenum(GL_DEPTH_TEST)) } else { glEnable(GLenum(GL_DEPTH_TEST)) }
             switch layer.type {
+            case .background where layer.paint.background?.backgroundPattern != nil:
+                drawPattern(layer, index, drawn, matrices, cullers, transform)
             case .background:
                 drawBackground(layer, zoom: zoom)
+            case .fill where layer.paint.fill?.fillPattern != nil:
+                drawPattern(layer, index, drawn, matrices, cullers, transform)
             case .fill:
                 if opaqueFillColor(layer, zoom) == nil, let paint = layer.paint.fill {
                     drawFills(layer, index, drawn, matrices, cullers, color: paint.fillColor.evaluate(zoom: zoom),
@@ -645,7 +650,8 @@ public actor MapRenderer {
 
     /// The colour of a fill layer that covers what lies below completely, or nil if it blends.
     private func opaqueFillColor(_ layer: StyleLayer, _ zoom: Double) -> Color? {
-        guard let paint = layer.paint.fill, !paint.fillColor.dependsOnFeature, !paint.fillOpacity.dependsOnFeature else { return nil }
+        guard let paint = layer.paint.fill, paint.fillPattern == nil, !paint.fillColor.dependsOnFeature,
+              !paint.fillOpacity.dependsOnFeature else { return nil }
         let color = paint.fillColor.evaluate(zoom: zoom)
         return color.a >= 1 && paint.fillOpacity.evaluate(zoom: zoom) >= 1 ? color : nil
     }
@@ -710,10 +716,66 @@ public actor MapRenderer {
         }
     }
 
+    /// A fill or background layer painted with a sprite image: every tile's polygons (or whole
+    /// square, for a background) with the image repeated at its own size in screen pixels. An
+    /// image the sprite lacks leaves the layer out, as MapLibre does.
+    private func drawPattern(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
+                             _ cullers: [ChunkCuller], _ transform: MapTransform) {
+        let zoom = transform.camera.zoom
+        let pattern: StyleProperty<String>?, opacity: Double
+        switch layer.paint {
+        case .fill(let paint): (pattern, opacity) = (paint.fillPattern, paint.fillOpacity.evaluate(zoom: zoom))
+        case .background(let paint): (pattern, opacity) = (paint.backgroundPattern, paint.backgroundOpacity.evaluate(zoom: zoom))
+        default: return
+        }
+        guard let pattern, opacity > 0 else { return }
+        let name = pattern.evaluate(zoom: zoom, feature: nil, availableImages: sprites.names)
+        guard !name.isEmpty else { return }
+        guard let image = sprites.images[name] else {
+            SpriteWarnings.missingImage(name)
+            return
+        }
+        guard resources.icons.bindSheet() else { return }
+        let program = programs.fillPattern
+        glUseProgram(program.name)
+        let sheet = resources.icons.sheetSize
+        let size = image.displaySize
+        glUniform1i(program.location("u_sheet"), 0)
+        glUniform1f(program.location("u_opacity"), Float(min(max(opacity, 0), 1)))
+        glUniform2f(program.location("u_image_size"), size.x, size.y)
+        // Half a texel in from each edge, so linear filtering never reads the neighbour image.
+        glUniform2f(program.location("u_image_origin"), (Float(image.x) + 0.5) / sheet.x, (Float(image.y) + 0.5) / sheet.y)
+        glUniform2f(program.location("u_image_extent"), (Float(image.width) - 1) / sheet.x, (Float(image.height) - 1) / sheet.y)
+        let isBackground = layer.type == .background
+        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
+            let mesh: GPUMesh
+            if isBackground {
+                mesh = programs.tileQuad
+            } else {
+                guard index < tile.layers.count, case .fill(let fill)? = tile.layers[index] else { continue }
+                mesh = fill
+            }
+            useTileStencil(tileIndex)
+            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            let id = tile.layout.tile
+            let tileSize = transform.worldSize / Double(1 << id.z)
+            glUniform1f(program.location("u_pixels_per_unit"), Float(tileSize / Double(tile.layout.extent)))
+            let origin = SIMD2(Double(id.x), Double(id.y)) * tileSize
+            glUniform2f(program.location("u_offset"), Float(origin.x.truncatingRemainder(dividingBy: Double(size.x))),
+                        Float(origin.y.truncatingRemainder(dividingBy: Double(size.y))))
+            if isBackground {
+                mesh.draw()
+                drawCalls += 1
+            } else {
+                drawCalls += mesh.draw(cullers[tileIndex], margin: 0)
+            }
+        }
+    }
+
     private func drawFillOutlines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
                                   _ cullers: [ChunkCuller], _ transform: MapTransform) {
         let zoom = transform.camera.zoom
-        guard let paint = layer.paint.fill else { return }
+        guard let paint = layer.paint.fill, paint.fillPattern == nil else { return }
         let opacity = Float(paint.fillOpacity.evaluate(zoom: zoom))
         guard opacity > 0 else { return }
         let program = programs.fillOutline

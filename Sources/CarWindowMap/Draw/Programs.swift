@@ -8,6 +8,7 @@ import CarWindowSystemSupport
 final class Programs {
     let fill: GLProgram
     let fillOutline: GLProgram
+    let fillPattern: GLProgram
     let line: GLProgram
     let dashedLine: GLProgram
     /// The route's line program: it leaves out what lies before `u_trim_before`.
@@ -27,6 +28,7 @@ final class Programs {
         fill = try GLProgram(vertex: "fill.vert", fragment: "fill.frag", attributes: ["a_pos", "a_color"])
         fillOutline = try GLProgram(vertex: "fill_outline.vert", fragment: "fill_outline.frag",
                                     attributes: ["a_pos", "a_color"])
+        fillPattern = try GLProgram(vertex: "fill_pattern.vert", fragment: "fill_pattern.frag", attributes: ["a_pos"])
         let lineAttributes = ["a_pos", "a_extrude", "a_edge", "a_distance", "a_color", "a_width"]
         line = try GLProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes)
         // Dashes cost a loop per fragment: only dashed layers pay for it.
