@@ -209,6 +209,25 @@ extension ProjectionSession {
         changed()
     }
 
+    /// Replaces the styles the map is drawn with: any MapLibre style (read with
+    /// `Style(contentsOf:)` from a path, with its sprite and GeoJSON files beside it), by day and,
+    /// optionally, a different one by night; ``setAppearance(_:)`` still picks between them. The
+    /// new style's tiles are laid out before it is shown, as for a day/night switch, and the
+    /// engine's GeoJSON stays for sources of the same id. Calls take effect in order; one that a
+    /// later call overtook while it waited is skipped.
+    public func setStyles(day: Style, night: Style? = nil) async {
+        styleCalls += 1
+        let call = styleCalls
+        await oneAtATime {
+            guard call == styleCalls else { return }
+            engineStyles = (day, night)
+            if let renderer {
+                await renderer.switchStyle(to: style(for: appearance))
+            }
+            changed()
+        }
+    }
+
     /// Declares the engine's own haptic regions (rendered pixels), replacing earlier ones.
     /// Ids must be in 0...2,000,000,000 outside the block reserved for the renderer's controls.
     public func setHapticRegions(_ regions: [HapticRegion]) {

@@ -160,6 +160,10 @@ public actor ProjectionSession {
     private var lifeCycleWaiters: [CheckedContinuation<Void, Never>] = []
     /// Counts ``setAppearance(_:)`` calls, so a call that a later one overtook loads no style.
     var appearanceCalls = 0
+    /// Styles the engine set at runtime (``setStyles(day:night:)``), in place of the configuration's.
+    var engineStyles: (day: Style, night: Style?)?
+    /// Counts ``setStyles(day:night:)`` calls, so a call that a later one overtook loads no style.
+    var styleCalls = 0
     /// The engine's GeoJSON by source id, kept for renderers made later (after a stop).
     var geojson: [String: GeoJSONData] = [:]
     /// Frame loops running now: one while a stream exists (streaming or suspended), else none.
@@ -655,7 +659,8 @@ public actor ProjectionSession {
     }
 
     func style(for appearance: MapAppearance) -> Style {
-        appearance == .night ? (configuration.nightStyle ?? configuration.dayStyle) : configuration.dayStyle
+        let (day, night) = engineStyles ?? (configuration.dayStyle, configuration.nightStyle)
+        return appearance == .night ? (night ?? day) : day
     }
 
     /// Something visible changed: draw at the next frame slot.

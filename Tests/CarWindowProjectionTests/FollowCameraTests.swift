@@ -142,3 +142,37 @@ import Testing
         await context.shutdown()
     }
 }
+
+/// An engine's own style at runtime, and its GeoJSON through the session.
+@Suite struct SessionStyleTests {
+    static let magenta = """
+    {"version": 8, "sources": {"openmaptiles": {"type": "vector", "url": "x"}, "pins": {"type": "geojson"}},
+     "layers": [{"id": "bg", "type": "background", "paint": {"background-color": "#ff00ff"}},
+                {"id": "pins", "type": "circle", "source": "pins", "paint": {"circle-color": "#00ff00", "circle-radius": 30}}]}
+    """
+
+    @Test func anEngineStyleAndItsGeoJSONShowInTheNextPicture() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let (session, _) = try await ProjectionSessionTests.streaming(sink, context: context, time: time)
+        await session.setStyles(day: try Style(data: Data(Self.magenta.utf8)))
+        await time.advance(by: 0.2)
+        let styled = try #require(await session.snapshot())
+        let corner = styled.pixel(x: 10, y: 10)
+        #expect(corner.x > 240 && corner.y < 20 && corner.z > 240, "\(corner)")
+
+        let centre = await session.camera.center
+        try await session.setGeoJSON(GeoJSONData(features: [GeoJSONFeature(geometry: .point(centre))]), forSource: "pins")
+        await time.advance(by: 0.2)
+        let pinned = try #require(await session.snapshot())
+        let middle = pinned.pixel(x: pinned.width / 2, y: pinned.height / 2)
+        #expect(middle.y > 240 && middle.x < 20, "\(middle)")
+        await #expect(throws: ProjectionSessionError.self) {
+            try await session.setGeoJSON(.empty, forSource: "nope")
+        }
+        await session.stop()
+        await session.close()
+        await context.shutdown()
+    }
+}
