@@ -117,6 +117,8 @@ ICONS = {
     # SDF: an arrow pointing along its line (+x), coloured by the style: one-way streets.
     "oneway": {"size": (13, 9), "sdf": polygon(
         [(1, 3.3), (7.2, 3.3), (7.2, 0.9), (12, 4.5), (7.2, 8.1), (7.2, 5.7), (1, 5.7)])},
+    # SDF: the head of the maneuver arrow, pointing north; icon-rotate turns it to the exit.
+    "maneuver-head": {"size": (18, 16), "sdf": polygon([(9, 1), (17, 15), (9, 11.5), (1, 15)])},
     # SDF: a road shield, stretched around the road number with icon-text-fit; icon-color
     # fills it and icon-halo-color draws its edge.
     "shield": {"size": (20, 16), "sdf": box(2, 2, 18, 14, 3), "content": [4, 3, 16, 13]},

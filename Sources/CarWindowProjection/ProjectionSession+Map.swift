@@ -228,6 +228,87 @@ extension ProjectionSession {
         }
     }
 
+    /// Shows up to two alternative routes, drawn by the style's layers on the
+    /// `carwindow-alternatives` GeoJSON source (each line has an `index` property, 0 and 1);
+    /// empty hides them. Points that are not finite are dropped; a line of fewer than two is left out.
+    public func setAlternatives(_ routes: [[GeoCoordinate]]) async {
+        let features = routes.prefix(2).enumerated().compactMap { index, route -> GeoJSONFeature? in
+            let points = route.filter(Self.isDrawable)
+            guard points.count >= 2 else { return nil }
+            return GeoJSONFeature(geometry: .lineString(points), properties: ["index": .double(Double(index))])
+        }
+        await setBuiltInGeoJSON(GeoJSONData(features: features), source: Self.alternativesSource)
+    }
+
+    /// Shows the destination and the waypoints before it, drawn by the style's layers on the
+    /// `carwindow-markers` GeoJSON source (points with `kind` "destination" or "waypoint", and
+    /// `order`, from 0); nil and no waypoints hide them.
+    public func setDestination(_ destination: GeoCoordinate?, waypoints: [GeoCoordinate] = []) async {
+        var features = waypoints.filter(Self.isDrawable).enumerated().map { index, point in
+            GeoJSONFeature(geometry: .point(point), properties: ["kind": .string("waypoint"), "order": .double(Double(index))])
+        }
+        if let destination, Self.isDrawable(destination) {
+            features.append(GeoJSONFeature(geometry: .point(destination), properties: ["kind": .string("destination")]))
+        }
+        await setBuiltInGeoJSON(GeoJSONData(features: features), source: Self.markersSource)
+    }
+
+    /// Shows the maneuver arrow for the turn `metres` along the route (from its first point): the
+    /// route from 40 m before the turn to 25 m after it as a line, and its end as a point with a
+    /// `bearing` (degrees clockwise from north), drawn by the style's layers on the
+    /// `carwindow-maneuver` source. Nil, a distance that is not finite, or no route hides it.
+    public func setManeuver(atMetres metres: Double?) async {
+        var features: [GeoJSONFeature] = []
+        if let metres, metres.isFinite, let slice = Self.slice(of: overlays.route, from: metres - 40, to: metres + 25),
+           slice.count >= 2, let last = slice.last {
+            let before = slice[slice.count - 2]
+            let east = before.offset(to: last)
+            let bearing = atan2(east.x, east.y) * 180 / .pi
+            features = [GeoJSONFeature(geometry: .lineString(slice), properties: ["part": .string("shaft")]),
+                        GeoJSONFeature(geometry: .point(last), properties: ["part": .string("head"), "bearing": .double(bearing)])]
+        }
+        await setBuiltInGeoJSON(GeoJSONData(features: features), source: Self.maneuverSource)
+    }
+
+    static let alternativesSource = "carwindow-alternatives"
+    static let markersSource = "carwindow-markers"
+    static let maneuverSource = "carwindow-maneuver"
+
+    static func isDrawable(_ point: GeoCoordinate) -> Bool {
+        point.latitude.isFinite && point.longitude.isFinite && abs(point.latitude) <= 90 && abs(point.longitude) <= 180
+    }
+
+    /// The part of `route` between two distances along it (metres from its first point), ends
+    /// interpolated; nil when they do not overlap it.
+    static func slice(of route: [GeoCoordinate], from start: Double, to end: Double) -> [GeoCoordinate]? {
+        guard route.count >= 2, end > start else { return nil }
+        var result: [GeoCoordinate] = []
+        var walked = 0.0
+        for index in route.indices.dropFirst() {
+            let a = route[index - 1], b = route[index]
+            let length = a.metres(to: b)
+            defer { walked += length }
+            guard length > 0, walked + length >= start, walked <= end else { continue }
+            func point(at distance: Double) -> GeoCoordinate {
+                let t = min(max((distance - walked) / length, 0), 1)
+                return GeoCoordinate(latitude: a.latitude + (b.latitude - a.latitude) * t,
+                                     longitude: a.longitude + (b.longitude - a.longitude) * t)
+            }
+            if result.isEmpty { result.append(point(at: max(start, walked))) }
+            result.append(point(at: min(end, walked + length)))
+        }
+        return result.count >= 2 ? result : nil
+    }
+
+    /// Sets one of the session's own GeoJSON sources; a style without it simply does not show
+    /// it (the features are kept for a style that has it).
+    private func setBuiltInGeoJSON(_ data: GeoJSONData, source: String) async {
+        geojson[source] = data
+        guard style(for: appearance).sources[source]?.type == .geojson else { return }
+        try? await renderer?.setGeoJSON(data, forSource: source)
+        changed()
+    }
+
     /// Declares the engine's own haptic regions (rendered pixels), replacing earlier ones.
     /// Ids must be in 0...2,000,000,000 outside the block reserved for the renderer's controls.
     public func setHapticRegions(_ regions: [HapticRegion]) {

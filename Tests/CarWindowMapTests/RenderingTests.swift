@@ -85,19 +85,22 @@ import Testing
     /// at the car looks like the remaining route drawn from the car (what engines sent before),
     /// within the golden tolerance; the progress hides something; past the end hides it all.
     @Test func aRouteTrimmedAtTheCarLooksLikeTheRemainingRoute() async throws {
+        // The day style without its layer for the driven part, which this is about hiding.
+        var style = try Style(contentsOf: TestPaths.style("day"))
+        style.layers.removeAll { $0.id == "route-driven" }
         let car = VehicleMarker(coordinate: Self.route[1], heading: 60)
         var view = Self.views[4]
         let driven = Self.route[0].metres(to: Self.route[1])
         view.overlays = MapOverlays(route: Self.route, routeProgress: driven, vehicle: car)
-        let trimmed = try await Self.render(view)
+        let trimmed = try await Self.render(view, styleOverride: style)
         view.overlays = MapOverlays(route: Array(Self.route[1...]), vehicle: car)
-        let remaining = try await Self.render(view)
+        let remaining = try await Self.render(view, styleOverride: style)
         view.overlays = MapOverlays(route: Self.route, vehicle: car)
-        let whole = try await Self.render(view)
+        let whole = try await Self.render(view, styleOverride: style)
         view.overlays = MapOverlays(route: Self.route, routeProgress: 1_000_000, vehicle: car)
-        let pastTheEnd = try await Self.render(view)
+        let pastTheEnd = try await Self.render(view, styleOverride: style)
         view.overlays = MapOverlays(vehicle: car)
-        let none = try await Self.render(view)
+        let none = try await Self.render(view, styleOverride: style)
 
         let likeRemaining = try #require(trimmed.difference(from: remaining, tolerance: Self.channelTolerance))
         print("route trimmed at \(Int(driven)) m: against the remaining route \(likeRemaining); "
@@ -106,6 +109,34 @@ import Testing
         let hidden = try #require(trimmed.difference(from: whole, tolerance: Self.channelTolerance))
         #expect(hidden.differingFraction > Self.allowedDifferingFraction, "the driven \(Int(driven)) m still drawn: \(hidden)")
         #expect(pastTheEnd.pixels == none.pixels, "a route driven to its end is not drawn")
+    }
+
+    /// The style draws the route: its layer for the driven part shows that part in its own
+    /// colour, and a style without route layers gets the built-in look.
+    @Test func theStylesRouteLayersDrawTheDrivenPartAndTheRest() async throws {
+        let car = VehicleMarker(coordinate: Self.route[1], heading: 60)
+        var view = Self.views[4]
+        view.overlays = MapOverlays(route: Self.route, routeProgress: Self.route[0].metres(to: Self.route[1]), vehicle: car)
+        let styled = try await Self.render(view)
+        var plain = try Style(contentsOf: TestPaths.style("day"))
+        plain.layers.removeAll { $0.source == "carwindow-route" }
+        let builtIn = try await Self.render(view, styleOverride: plain)
+        // On the driven part a little behind the car: the style's grey there, the map without it.
+        let middle = GeoCoordinate(latitude: Self.route[0].latitude * 0.15 + Self.route[1].latitude * 0.85,
+                                   longitude: Self.route[0].longitude * 0.15 + Self.route[1].longitude * 0.85)
+        let point = try #require(MapTransform(camera: view.camera, width: styled.width, height: styled.height)
+            .screenPoint(for: middle))
+        try #require(point.x >= 0 && point.y >= 0 && point.x < Double(styled.width) && point.y < Double(styled.height),
+                     "\(point) is off the \(styled.width)x\(styled.height) picture")
+        func isDrivenGrey(_ image: RGBAImage) -> Bool {
+            let p = image.pixel(x: Int(point.x), y: Int(point.y))
+            let (r, g, b) = (Int(p.x), Int(p.y), Int(p.z))
+            return abs(r - 0x9a) < 30 && abs(g - 0xa4) < 30 && abs(b - 0xb1) < 30 && b > r
+        }
+        #expect(isDrivenGrey(styled))
+        #expect(!isDrivenGrey(builtIn))
+        let difference = try #require(styled.difference(from: builtIn, tolerance: Self.channelTolerance))
+        #expect(difference.differingFraction > Self.allowedDifferingFraction, "\(difference)")
     }
 
     @Test func framesHaveTheAttributionAndControls() async throws {

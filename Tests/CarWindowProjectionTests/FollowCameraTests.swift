@@ -176,3 +176,61 @@ import Testing
         await context.shutdown()
     }
 }
+
+/// The session's own GeoJSON: maneuver arrow, destination and alternatives drawn by the style.
+@Suite struct NavigationOverlayTests {
+    @Test func aRouteSliceStartsAndEndsWhereAsked() throws {
+        let route = [FollowCameraTests.east(0), FollowCameraTests.east(100), FollowCameraTests.east(300)]
+        let slice = try #require(ProjectionSession.slice(of: route, from: 60, to: 125))
+        #expect(slice.count == 3)
+        #expect(abs(FollowCameraTests.metresEast(of: slice[0]) - 60) < 0.1)
+        #expect(abs(FollowCameraTests.metresEast(of: slice[1]) - 100) < 0.1)
+        #expect(abs(FollowCameraTests.metresEast(of: slice[2]) - 125) < 0.1)
+        #expect(ProjectionSession.slice(of: route, from: 400, to: 500) == nil)
+        #expect(ProjectionSession.slice(of: route, from: 50, to: 40) == nil)
+    }
+
+    /// A maneuver at the centre of the view draws the white arrow there; the destination pin
+    /// draws its red; alternatives draw under the route. All from the day style's layers.
+    @Test func maneuverDestinationAndAlternativesAreDrawn() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let (session, _) = try await ProjectionSessionTests.streaming(sink, context: context, time: time)
+        let centre = await session.camera.center
+        await session.setCamera(Camera(center: centre, zoom: 17))
+        let perDegree = 111_320 * cos(centre.latitude * .pi / 180)
+        func east(_ metres: Double) -> GeoCoordinate {
+            GeoCoordinate(latitude: centre.latitude, longitude: centre.longitude + metres / perDegree)
+        }
+        await session.setRoute([east(-300), east(300)])
+        await time.advance(by: 0.2)
+        let before = try #require(await session.snapshot())
+        await session.setManeuver(atMetres: 300)
+        // The picture is 320x192 here, about 0.3 m a pixel: all of it within sight.
+        await session.setDestination(east(-30))
+        await session.setAlternatives([[GeoCoordinate(latitude: centre.latitude + 0.00012, longitude: centre.longitude - 0.003),
+                                        GeoCoordinate(latitude: centre.latitude + 0.00012, longitude: centre.longitude + 0.003)]])
+        await time.advance(by: 0.2)
+        let after = try #require(await session.snapshot())
+        func count(_ image: RGBAImage, _ test: (SIMD4<UInt8>) -> Bool) -> Int {
+            var count = 0
+            for y in 0..<image.height { for x in 0..<image.width where test(image.pixel(x: x, y: y)) { count += 1 } }
+            return count
+        }
+        let white: (SIMD4<UInt8>) -> Bool = { $0.x > 250 && $0.y > 250 && $0.z > 250 }
+        let pinRed: (SIMD4<UInt8>) -> Bool = { abs(Int($0.x) - 204) < 20 && $0.y < 60 && $0.z < 70 }
+        let alternative: (SIMD4<UInt8>) -> Bool = { abs(Int($0.x) - 0xb7) < 12 && abs(Int($0.y) - 0xc6) < 12 && abs(Int($0.z) - 0xda) < 12 }
+        #expect(count(after, white) > count(before, white) + 100)
+        #expect(count(after, pinRed) > 100 && count(before, pinRed) == 0)
+        #expect(count(after, alternative) > count(before, alternative) + 100)
+        await session.setManeuver(atMetres: nil)
+        await session.setDestination(nil)
+        await time.advance(by: 0.2)
+        let cleared = try #require(await session.snapshot())
+        #expect(count(cleared, pinRed) == 0)
+        await session.stop()
+        await session.close()
+        await context.shutdown()
+    }
+}

@@ -125,8 +125,11 @@ struct IconLayerPaint {
     var allowOverlap = false
     var ignorePlacement = false
     var optional = false
-    /// Whether a line-placed icon turns with its line.
+    /// Whether the icon turns with the map (`icon-rotation-alignment` map, or auto along a line):
+    /// with its line when placed on one, else with the map's bearing.
     var followsLine = true
+    /// The map's bearing in radians, which map-aligned point icons turn against.
+    var mapBearing: Float = 0
     var textFit = IconTextFit.none
     /// Top, right, bottom, left.
     var textFitPadding = SIMD4<Float>(0, 0, 0, 0)
@@ -241,7 +244,8 @@ struct LabelPlacer {
         }
         var icon: IconQuad?
         if let candidate = label.icon, paint.icon.opacity > 0 {
-            let angle = (paint.icon.followsLine ? lineAngle ?? 0 : 0) + candidate.rotate * .pi / 180
+            let aligned = paint.icon.followsLine ? lineAngle ?? -paint.icon.mapBearing : 0
+            let angle = aligned + candidate.rotate * .pi / 180
             icon = iconQuad(candidate, at: anchor, angle: angle, paint: paint.icon, fitting: textBox)
         }
         guard textBox != nil || icon != nil else { return false }

@@ -599,6 +599,15 @@ public actor MapRenderer {
                               opacity: Float(paint.fillOpacity.evaluate(zoom: zoom)))
                 }
                 drawFillOutlines(layer, index, drawn, matrices, cullers, transform)
+            case .line where layer.source == RouteOverlay.sourceID:
+                // The engine's route, drawn where the style puts it, as the style paints it.
+                if let part = RouteOverlay.part(of: layer, zoom: zoom) {
+                    glDisable(GLenum(GL_STENCIL_TEST))
+                    glDisable(GLenum(GL_DEPTH_TEST))
+                    route.draw(overlays.route, progress: overlays.routeProgress, part: part, transform: transform,
+                               programs: programs, drawCalls: &drawCalls)
+                    glEnable(GLenum(GL_STENCIL_TEST))
+                }
             case .line:
                 drawLines(layer, index, drawn, matrices, cullers, transform)
             case .fillExtrusion:
@@ -616,8 +625,10 @@ public actor MapRenderer {
         glDisable(GLenum(GL_DEPTH_TEST))
         glDisable(GLenum(GL_STENCIL_TEST))
 
-        route.draw(overlays.route, progress: overlays.routeProgress, transform: transform, programs: programs,
-                   drawCalls: &drawCalls)
+        if !style.drawsRoute {
+            route.draw(overlays.route, progress: overlays.routeProgress, transform: transform, programs: programs,
+                       drawCalls: &drawCalls)
+        }
         let labels = drawLabels(transform, drawn, matrices)
         screen.drawVehicle(overlays.vehicle, transform: transform, programs: programs, drawCalls: &drawCalls)
         if overlays.showsControls {
@@ -963,6 +974,7 @@ public actor MapRenderer {
             ignorePlacement: layout.iconIgnorePlacement.evaluate(zoom: zoom),
             optional: layout.iconOptional.evaluate(zoom: zoom),
             followsLine: iconAlignment == .map || (iconAlignment == .auto && isLine),
+            mapBearing: Float(camera.bearing * .pi / 180),
             textFit: layout.iconTextFit.evaluate(zoom: zoom),
             textFitPadding: SIMD4(padding(0), padding(1), padding(2), padding(3)))
         return SymbolLayerPaint(

@@ -90,6 +90,12 @@ final class Programs {
 }
 
 extension Style {
+    /// Whether the style has line layers for the engine's route (``RouteOverlay/sourceID``):
+    /// then they draw it, else the built-in look goes on top of the map.
+    var drawsRoute: Bool {
+        layers.contains { $0.source == RouteOverlay.sourceID && $0.type == .line }
+    }
+
     /// Whether the style's background is dark, so screen text (attribution) should be light.
     func isDark(atZoom zoom: Double) -> Bool {
         guard let background = layers.lazy.compactMap(\.paint.background).first else { return false }

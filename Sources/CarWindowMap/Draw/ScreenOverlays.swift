@@ -266,7 +266,62 @@ final class RouteOverlay {
     private var metresAlong: [Double] = []
     private var unitsAlong: [Double] = []
 
+    /// The source id whose line layers draw the route: a style that has them decides the
+    /// route's look and where it lies among its layers.
+    static let sourceID = "carwindow-route"
+
+    /// One line of the route as a style layer draws it.
+    struct Part {
+        var color: Color
+        var width: Float
+        var opacity: Float = 1
+        var blur: Float = 0
+        /// The part already driven (up to the progress) rather than the part ahead.
+        var isDriven = false
+    }
+
+    /// The route's look without a style layer for it: a dark casing and a bright line, the
+    /// driven part hidden.
+    static func defaultParts(zoom: Double) -> [Part] {
+        let widen = Float(min(max((zoom - 12) / 6, 0), 1))
+        return [Part(color: Color(r: 0.05, g: 0.28, b: 0.62), width: 10 + 6 * widen),
+                Part(color: Color(r: 0.25, g: 0.6, b: 1), width: 6 + 5 * widen)]
+    }
+
+    // Made once: the layers' filters and paint read them every frame.
+    private static let drivenFeature = VectorTileFeature(type: .lineString, properties: ["part": .string("driven")],
+                                                         geometry: [])
+    private static let remainingFeature = VectorTileFeature(type: .lineString, properties: ["part": .string("remaining")],
+                                                            geometry: [])
+
+    /// The part a line layer on ``sourceID`` draws, at `zoom`; nil for other layers. Its
+    /// filter sees one feature with `part` "driven" or "remaining", so a style draws the driven
+    /// part with a layer filtered on `["==", ["get", "part"], "driven"]`.
+    static func part(of layer: StyleLayer, zoom: Double) -> Part? {
+        guard layer.source == sourceID, let paint = layer.paint.line else { return nil }
+        let driven = Self.drivenFeature, remaining = Self.remainingFeature
+        let isDriven: Bool
+        switch (layer.matches(driven, zoom: zoom), layer.matches(remaining, zoom: zoom)) {
+        case (true, false): isDriven = true
+        case (false, true), (true, true): isDriven = false
+        case (false, false): return nil
+        }
+        let feature = isDriven ? driven : remaining
+        return Part(color: paint.lineColor.evaluate(zoom: zoom, feature: feature),
+                    width: Float(paint.lineWidth.evaluate(zoom: zoom, feature: feature)),
+                    opacity: Float(paint.lineOpacity.evaluate(zoom: zoom, feature: feature)),
+                    blur: Float(paint.lineBlur.evaluate(zoom: zoom, feature: feature)), isDriven: isDriven)
+    }
+
     func draw(_ route: [GeoCoordinate], progress: Double, transform: MapTransform, programs: Programs,
+              drawCalls: inout Int) {
+        for part in Self.defaultParts(zoom: transform.camera.zoom) {
+            draw(route, progress: progress, part: part, transform: transform, programs: programs, drawCalls: &drawCalls)
+        }
+    }
+
+    /// Draws one part of the route (the mesh is made when the route changes).
+    func draw(_ route: [GeoCoordinate], progress: Double, part: Part, transform: MapTransform, programs: Programs,
               drawCalls: inout Int) {
         if route != self.route {
             self.route = route
@@ -294,9 +349,13 @@ final class RouteOverlay {
                 mesh = .line(tessellation, colors: nil, widths: nil)
             }
         }
-        guard let mesh else { return }
+        guard let mesh, part.width > 0, part.opacity > 0 else { return }
         let trimUnits = units(atMetres: progress)
-        guard trimUnits < (unitsAlong.last ?? 0) else { return }
+        if part.isDriven {
+            guard trimUnits > 0 else { return }
+        } else {
+            guard trimUnits < (unitsAlong.last ?? 0) else { return }
+        }
         let scale = transform.worldSize / Self.unitsPerWorld
         let matrix = transform.worldMatrix
             * Matrix4.translation(origin.x * transform.worldSize, origin.y * transform.worldSize, 0)
@@ -305,19 +364,17 @@ final class RouteOverlay {
         programs.setMatrix(program.location("u_matrix"), matrix)
         glUniform1f(program.location("u_units_per_pixel"), Float(1 / scale))
         glUniform1f(program.location("u_centre_w"), Float(transform.cameraToCenterDistance))
-        glUniform1f(program.location("u_opacity"), 1)
-        glUniform1f(program.location("u_blur"), 0)
+        glUniform1f(program.location("u_opacity"), min(max(part.opacity, 0), 1))
+        glUniform1f(program.location("u_blur"), max(part.blur, 0))
         // In the shader's distance unit, pixels at the centre of the view (v_distance).
-        glUniform1f(program.location("u_trim_before"), trimUnits > 0 ? Float(trimUnits * scale) : -1e9)
-        // A wider dark casing, then the bright route inside it.
-        let widen = Float(min(max((transform.camera.zoom - 12) / 6, 0), 1))
-        for (color, width) in [(Color(r: 0.05, g: 0.28, b: 0.62), 10 + 6 * widen), (Color(r: 0.25, g: 0.6, b: 1), 6 + 5 * widen)] {
-            let c = color.premultiplied
-            glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
-            glVertexAttrib1f(AttributeSlot.lineWidth, width)
-            mesh.draw()
-            drawCalls += 1
-        }
+        let trim = Float(trimUnits * scale)
+        glUniform1f(program.location("u_trim_before"), part.isDriven || trimUnits <= 0 ? -1e9 : trim)
+        glUniform1f(program.location("u_trim_after"), part.isDriven ? trim : 1e30)
+        let c = part.color.premultiplied
+        glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
+        glVertexAttrib1f(AttributeSlot.lineWidth, min(part.width, 1024))
+        mesh.draw()
+        drawCalls += 1
     }
 
     /// The tessellation's distance (local units) `metres` along the route; interpolated within

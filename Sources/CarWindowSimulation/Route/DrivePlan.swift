@@ -163,6 +163,24 @@ package struct DrivePlan: Sendable {
     /// The length driven in metres.
     package var length: Double { distances[distances.count - 1] }
 
+    /// Distances along the route (metres) of its turns: vertices where the direction changes by
+    /// more than `degrees`, as a guidance engine would announce them.
+    package func turns(sharperThan degrees: Double = 35) -> [Double] {
+        guard points.count >= 3 else { return [] }
+        var result: [Double] = []
+        for index in 1..<(points.count - 1) {
+            let incoming = points[index - 1].offset(to: points[index])
+            let outgoing = points[index].offset(to: points[index + 1])
+            let lengths = (incoming * incoming).sum().squareRoot() * (outgoing * outgoing).sum().squareRoot()
+            guard lengths > 0 else { continue }
+            let cosine = min(max((incoming * outgoing).sum() / lengths, -1), 1)
+            if acos(cosine) * 180 / .pi > degrees, distances[index] - (result.last ?? -100) > 30 {
+                result.append(distances[index])
+            }
+        }
+        return result
+    }
+
     /// Plans the drive, or says why the route or the options cannot be driven.
     package init(route: DrivingRoute, options: DriveOptions = DriveOptions()) throws(DrivePlanError) {
         try Self.validate(options)

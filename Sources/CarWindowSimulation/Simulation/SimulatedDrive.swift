@@ -106,6 +106,10 @@ package actor SimulatedDrive {
         var lastReport = -Double.infinity
         var routeShown = false
         var nextFix = 0.0
+        // The turns a guidance engine announces, the one shown now, and the destination.
+        let turns = options.followsWithFixes ? plan.turns() : []
+        var shownTurn: Double?
+        if options.followsWithFixes { await session.setDestination(plan.points.last) }
         if options.followsWithFixes {
             var follow = FollowCameraConfiguration()
             follow.slowZoom = options.zoom
@@ -141,6 +145,14 @@ package actor SimulatedDrive {
                 await session.setRoute([])
             } else {
                 await session.setRouteProgress(state.distance)
+            }
+            if options.followsWithFixes {
+                // The arrow from 150 m before a turn until the car has made it.
+                let turn = turns.first { $0 > state.distance - 10 && $0 - state.distance < 150 }
+                if turn != shownTurn {
+                    shownTurn = turn
+                    await session.setManeuver(atMetres: turn)
+                }
             }
             while nextTap < options.taps.count, time >= options.taps[nextTap].at * plan.duration {
                 // Head units stamp touches in milliseconds of their own clock.
