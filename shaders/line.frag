@@ -5,8 +5,10 @@ uniform int u_dash_count;
 uniform float u_dash_ends[8];
 #endif
 #ifdef TRIMMED
-// The route: what lies before this distance (v_distance's unit) is the part already driven.
+// The route: what lies before this distance (v_distance's unit) is the part already driven;
+// the remaining route is drawn from it, the driven part (when a style draws it) up to it.
 uniform float u_trim_before;
+uniform float u_trim_after;
 #endif
 
 in vec2 v_edge;
@@ -38,6 +40,7 @@ void main() {
 #ifdef TRIMMED
     // A one-pixel soft cut, as at the line's sides.
     alpha *= clamp((v_distance - u_trim_before) / v_pixel + 0.5, 0.0, 1.0);
+    alpha *= clamp((u_trim_after - v_distance) / v_pixel + 0.5, 0.0, 1.0);
 #endif
     fragColor = v_color * alpha;
 }
