@@ -71,6 +71,10 @@ extension ProjectionSession {
                     emit(.regionTapped(id: id))
                 }
             case .mapTapped(let point):
+                if let index = alternative(at: point, width: width, height: height) {
+                    emit(.alternativeTapped(index: index))
+                    continue
+                }
                 let coordinate = MapTransform(camera: cameraOnScreen, width: width, height: height).coordinate(at: point)
                 emit(.mapTapped(point: point, coordinate: coordinate))
             }
@@ -81,6 +85,33 @@ extension ProjectionSession {
             emit(.cameraMovedByUser(cameraOnScreen))
             changed()
         }
+    }
+
+    /// A finger's width in rendered pixels: a tap this close to an alternative's line picks it.
+    static let alternativeTapReach = 24.0
+
+    /// The alternative whose line passes nearest `point` (rendered pixels), within reach.
+    func alternative(at point: SIMD2<Double>, width: Int, height: Int) -> Int? {
+        guard !alternativeRoutes.isEmpty else { return nil }
+        let transform = MapTransform(camera: cameraOnScreen, width: width, height: height)
+        var best: (index: Int, distance: Double)?
+        for (index, route) in alternativeRoutes.enumerated() {
+            var previous: SIMD2<Double>?
+            for coordinate in route {
+                let screen = transform.screenPoint(for: coordinate)
+                defer { previous = screen }
+                guard let a = previous, let b = screen else { continue }
+                let d = b - a
+                let lengthSquared = (d * d).sum()
+                let t = lengthSquared > 0 ? min(max(((point - a) * d).sum() / lengthSquared, 0), 1) : 0
+                let offset = point - (a + d * t)
+                let distance = (offset * offset).sum().squareRoot()
+                if distance <= Self.alternativeTapReach, distance < (best?.distance ?? .infinity) {
+                    best = (index, distance)
+                }
+            }
+        }
+        return best?.index
     }
 
     /// The renderer's own buttons: zoom in and out here; recenter follows the vehicle again when

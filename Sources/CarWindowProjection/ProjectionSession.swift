@@ -164,6 +164,8 @@ public actor ProjectionSession {
     var engineStyles: (day: Style, night: Style?)?
     /// Counts ``setStyles(day:night:)`` calls, so a call that a later one overtook loads no style.
     var styleCalls = 0
+    /// The alternatives shown, for taps on them.
+    var alternativeRoutes: [[GeoCoordinate]] = []
     /// The engine's GeoJSON by source id, kept for renderers made later (after a stop).
     var geojson: [String: GeoJSONData] = [:]
     /// Frame loops running now: one while a stream exists (streaming or suspended), else none.

@@ -171,6 +171,9 @@ public enum ProjectionSessionEvent: Sendable, Equatable {
     case regionTapped(id: Int)
     /// The map was tapped outside every region: the point in rendered pixels and the place there.
     case mapTapped(point: SIMD2<Double>, coordinate: GeoCoordinate?)
+    /// An alternative route (its index in ``ProjectionSession/setAlternatives(_:)``) was tapped:
+    /// a tap within a finger's width of its line, outside every region.
+    case alternativeTapped(index: Int)
     /// The user moved the map with a gesture; an engine that follows the vehicle may stop doing
     /// so until the user taps recenter.
     case cameraMovedByUser(Camera)

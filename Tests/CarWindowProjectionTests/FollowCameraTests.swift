@@ -224,6 +224,15 @@ import Testing
         #expect(count(after, white) > count(before, white) + 100)
         #expect(count(after, pinRed) > 100 && count(before, pinRed) == 0)
         #expect(count(after, alternative) > count(before, alternative) + 100)
+        // A tap on the alternative's line (45 px above the centre) picks it; one beside it does not.
+        let log = EventLog(session)
+        let size = after.width, middle = Double(after.height) / 2
+        let alternativeY = middle - 0.00012 * 111_320 / 0.3
+        await session.apply([.tap(at: SIMD2(Double(size) / 4, alternativeY))])
+        await session.apply([.tap(at: SIMD2(Double(size) / 4, alternativeY + 40))])
+        #expect(await eventually { log.all.contains { if case .alternativeTapped(index: 0) = $0 { true } else { false } } })
+        #expect(await eventually { log.all.contains { if case .mapTapped = $0 { true } else { false } } })
+        #expect(log.all.filter { if case .alternativeTapped = $0 { true } else { false } }.count == 1)
         await session.setManeuver(atMetres: nil)
         await session.setDestination(nil)
         await time.advance(by: 0.2)
