@@ -195,7 +195,8 @@ struct LabelPlacer {
                 switch label.anchor {
                 case .point(let point):
                     guard let projected = project(point) else { continue }
-                    placed = placeSymbol(label, at: SIMD2(projected.x, projected.y), lineAngle: nil, paint: paint,
+                    placed = placeSymbol(label, at: SIMD2(projected.x, projected.y), lineAngle: nil,
+                                         perspective: Self.perspectiveScale(projected.z), paint: paint,
                                          width: width, height: height)
                 case .line(let path, let distance, let level):
                     guard Double(level) <= zoomAboveTile else { continue }
@@ -207,7 +208,8 @@ struct LabelPlacer {
                         guard let (anchorIndex, anchorT) = projectPath(bucket.paths[path], anchorAt: distance,
                                                                         project: project),
                               let along = pointAlong(from: anchorIndex, t: anchorT, offset: 0) else { continue }
-                        placed = placeSymbol(label, at: along.position, lineAngle: along.angle, paint: paint,
+                        placed = placeSymbol(label, at: along.position, lineAngle: along.angle,
+                                             perspective: Self.perspectiveScale(screenScales[anchorIndex]), paint: paint,
                                              width: width, height: height)
                     }
                 }
@@ -233,12 +235,12 @@ struct LabelPlacer {
     /// unless the style makes one of them optional. `lineAngle` is the line's direction at the
     /// anchor for line placement, which icons aligned with the map turn by.
     private mutating func placeSymbol(_ label: LabelCandidate, at anchor: SIMD2<Float>, lineAngle: Float?,
-                                      paint: SymbolLayerPaint, width: Int, height: Int) -> Bool {
+                                      perspective: Float, paint: SymbolLayerPaint, width: Int, height: Int) -> Bool {
         if repeatsNearby(label.textKey, at: anchor, within: paint.repeatDistance) { return false }
-        let scale = paint.size / GlyphAtlas.baseSize
+        let scale = paint.size * perspective / GlyphAtlas.baseSize
         var textBox: SIMD4<Float>?
         if label.hasText && paint.size > 0 && paint.opacity > 0 {
-            let origin = anchor + label.text.origin * scale + label.textOffset * paint.size
+            let origin = anchor + label.text.origin * scale + label.textOffset * paint.size * perspective
             textBox = SIMD4(origin.x, origin.y, origin.x + label.text.width * scale,
                             origin.y + label.text.height * scale)
         }
@@ -246,7 +248,11 @@ struct LabelPlacer {
         if let candidate = label.icon, paint.icon.opacity > 0 {
             let aligned = paint.icon.followsLine ? lineAngle ?? -paint.icon.mapBearing : 0
             let angle = aligned + candidate.rotate * .pi / 180
-            icon = iconQuad(candidate, at: anchor, angle: angle, paint: paint.icon, fitting: textBox)
+            var iconPaint = paint.icon
+            iconPaint.size *= perspective
+            var scaled = candidate
+            scaled.size = candidate.size.map { $0 * perspective }
+            icon = iconQuad(scaled, at: anchor, angle: angle, paint: iconPaint, fitting: textBox)
         }
         guard textBox != nil || icon != nil else { return false }
         let paddedText = textBox.map { $0 + SIMD4(-paint.padding, -paint.padding, paint.padding, paint.padding) }
@@ -469,6 +475,13 @@ struct LabelPlacer {
                      fill: fill, halo: halo, haloWidth: paint.haloWidth)
         }
         return true
+    }
+
+    /// How much larger a symbol facing the viewer is drawn at a point of a pitched map, from the
+    /// perspective there (`z`: 1 at the centre of the view, smaller farther away): half way
+    /// between constant size and full perspective, as MapLibre sizes viewport-aligned symbols.
+    static func perspectiveScale(_ z: Float) -> Float {
+        z.isFinite ? min(max(0.5 + 0.5 * z, 0), 4) : 1
     }
 
     /// Projects `path` into `screenPath` (and perspective scales into `screenScales`) and finds
