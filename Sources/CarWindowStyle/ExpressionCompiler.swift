@@ -43,6 +43,9 @@ enum ValueKind: Sendable {
 struct ExpressionCompiler {
     private(set) var usesZoom = false
     private(set) var usesFeature = false
+    /// Whether an `image` operator appears: its result depends on the sprite, known only when
+    /// drawing, so the expression must not be folded into a constant at load.
+    private(set) var usesImages = false
     private(set) var warnings: [StyleWarning] = []
 
     // MARK: Expressions
@@ -190,9 +193,7 @@ struct ExpressionCompiler {
             return try compileInterpolate(args, path: path, expected: expected)
         case "image":
             try requireCount(1...1)
-            // The result depends on the sprite's images, known only when drawing: it must not be
-            // folded into a constant at load, so it counts as depending on the feature.
-            usesFeature = true
+            usesImages = true
             return .image(try compile(args[0], path: argPath(0), expected: .value))
         case "concat":
             try requireCount(1...Int.max)

@@ -42,7 +42,7 @@ struct PropertyReader {
         for warning in compiler.warnings { warn(warning) }
         let expression = Expression(root: root, isZoomDependent: compiler.usesZoom,
                                     isFeatureDependent: compiler.usesFeature, warnings: compiler.warnings)
-        if !expression.isZoomDependent && !expression.isFeatureDependent {
+        if !expression.isZoomDependent && !expression.isFeatureDependent && !compiler.usesImages {
             let result = expression.evaluate(EvaluationContext(zoom: 0))
             if let value = T(styleValue: result) { return .constant(value) }
             // The type is right but the arithmetic is not (["/", 1, 0]): MapLibre draws with the

@@ -29,7 +29,7 @@ struct ExpressionTests {
     /// first image that exists; without a sprite to ask, every name counts as present.
     @Test func imageFallsThroughToTheFirstImageTheSpriteHas() throws {
         let expression = try Expression(json(#"["coalesce", ["image", ["concat", ["get", "class"], "_11"]], ["image", "dot"]]"#))
-        #expect(expression.isFeatureDependent)
+        #expect(expression.isFeatureDependent) // through ["get", "class"]
         func image(_ available: Set<String>?) -> StyleValue {
             expression.evaluate(EvaluationContext(zoom: 14, feature: Self.road, availableImages: available))
         }

@@ -297,6 +297,11 @@ struct StyleParsingTests {
         let property = try #require(style.layers.first?.layout.symbol?.iconImage)
         #expect(property.evaluate(zoom: 14, feature: nil, availableImages: ["b"]) == "b")
         #expect(property.evaluate(zoom: 14, feature: nil, availableImages: ["a", "b"]) == "a")
+        // An image expression is one image for the whole layer: a pattern written that way draws.
+        let pattern = try Self.loadLayer("""
+            {"id": "p", "type": "fill", "source": "omt", "source-layer": "water", "paint": {"fill-pattern": ["image", "wave"]}}
+            """)
+        #expect(pattern.layers.first?.paint.fill?.fillPattern?.evaluate(zoom: 14, feature: nil, availableImages: ["wave"]) == "wave")
     }
 
     @Test func spriteOfTheWrongShapeIsATypedError() throws {
