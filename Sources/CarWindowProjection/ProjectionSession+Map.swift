@@ -130,11 +130,8 @@ extension ProjectionSession {
     /// move ``setRouteProgress(_:)`` along it as the car drives, instead of sending the
     /// remaining route again, which costs the renderer a new mesh each time.
     public func setRoute(_ route: [GeoCoordinate]) {
-        func isValid(_ point: GeoCoordinate) -> Bool {
-            point.latitude.isFinite && point.longitude.isFinite && abs(point.latitude) <= 90 && abs(point.longitude) <= 180
-        }
         // Engines send the route often; a valid one is taken as it is, without a copy.
-        let valid = route.allSatisfy(isValid) ? route : route.filter(isValid)
+        let valid = route.allSatisfy(Self.isDrawable) ? route : route.filter(Self.isDrawable)
         if valid.count != route.count {
             emit(.warning(.routePointsDropped(dropped: route.count - valid.count, of: route.count)))
         }
@@ -275,6 +272,8 @@ extension ProjectionSession {
     static let markersSource = "carwindow-markers"
     static let maneuverSource = "carwindow-maneuver"
 
+    /// Whether a point lies on the globe with finite coordinates: routes, alternatives and
+    /// markers drop the others.
     static func isDrawable(_ point: GeoCoordinate) -> Bool {
         point.latitude.isFinite && point.longitude.isFinite && abs(point.latitude) <= 90 && abs(point.longitude) <= 180
     }
