@@ -475,7 +475,7 @@ public actor ProjectionSession {
             do {
                 let made = try await MapRenderer(context: context, width: size.width, height: size.height,
                                                  style: style(for: appearance), tiles: configuration.tiles,
-                                                 fonts: configuration.fonts, camera: cameraOnScreen)
+                                                 sources: configuration.sources, fonts: configuration.fonts, camera: cameraOnScreen)
                 // What the engine set before there was a map to draw it on.
                 for (id, data) in geojson.sorted(by: { $0.key < $1.key }) {
                     try? await made.setGeoJSON(data, forSource: id)

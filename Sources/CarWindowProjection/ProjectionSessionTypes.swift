@@ -41,6 +41,11 @@ public struct ProjectionSessionConfiguration: Sendable {
     /// The vector tiles. Give several sessions the same `SharedTileCache` to read and decode
     /// each tile once for all of them.
     public var tiles: any TileSource
+    /// Tile sources of their own for vector sources of the styles, by source id (an overlay
+    /// archive beside the basemap); every other vector source draws from ``tiles``. The map is not
+    /// made when the style it starts with lacks a vector source of an id bound here; a style set
+    /// later without one draws nothing from that binding.
+    public var sources: [String: any TileSource] = [:]
     /// The style by day.
     public var dayStyle: Style
     /// Fonts for labels.

@@ -20,6 +20,9 @@ struct EncodeCommand: AsyncParsableCommand {
 
     @Option(help: "Tile source (default: the bundled Helsinki tiles).") var tiles: String?
     @Option(help: "MapLibre style JSON, or 'day' / 'night'.") var style = "day"
+    @Option(name: .customLong("source"),
+            help: "A tile source of its own for one of the style's vector sources, as ID=PATH; repeatable. The style's other vector sources draw from --tiles.")
+    var sources: [String] = []
     @Option(help: "Frame size WIDTHxHEIGHT (even sides, within H.264 level 5.1).") var size = "800x480"
     @Option(help: "Frames to encode (1-100000).") var frames = 150
     @Option(help: "Frames per second (0.1-240).") var fps = 15.0
@@ -43,6 +46,7 @@ struct EncodeCommand: AsyncParsableCommand {
             throw ValidationError("--rate-control is cbr or vbr; got '\(rateControl)'")
         }
         _ = try encoderChoice(encoder)
+        _ = try parseSourceBindings(sources)
         _ = try eglPlatform(platform)
         do {
             try encoderSettings().validate()
@@ -76,7 +80,7 @@ struct EncodeCommand: AsyncParsableCommand {
         let map: MapData
         let context: RenderContext
         do {
-            map = try MapData(tiles: tiles, style: style)
+            map = try MapData(tiles: tiles, sources: sources, style: style)
             context = try await RenderContext(platform: try eglPlatform(platform))
         } catch {
             file.closeUnused()
@@ -85,6 +89,7 @@ struct EncodeCommand: AsyncParsableCommand {
         print(context.info)
         var configuration = ProjectionSessionConfiguration(tiles: map.tiles, dayStyle: map.style, fonts: map.fonts,
                                                            camera: path[0], makeSink: file.factory)
+        configuration.sources = map.sources
         configuration.name = "encode"
         configuration.encoder = choice
         configuration.encoderSettings = settings

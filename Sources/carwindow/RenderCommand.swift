@@ -21,6 +21,9 @@ struct RenderCommand: AsyncParsableCommand {
     var tiles: String?
     @Option(help: "MapLibre style JSON, or 'day' / 'night' for the bundled styles.")
     var style = "day"
+    @Option(name: .customLong("source"),
+            help: "A tile source of its own for one of the style's vector sources, as ID=PATH (.pmtiles, .mbtiles or a z/x/y folder); repeatable. The style's other vector sources draw from --tiles.")
+    var sources: [String] = []
     @Option(help: "Latitude of the centre, -85.0511-85.0511 (Web Mercator's limit).") var lat = 60.1699
     @Option(help: "Longitude of the centre, -180-180.") var lon = 24.9415
     @Option(help: "Zoom level 0-22 (MapLibre's, 512-pixel tiles).") var zoom = 16.0
@@ -43,6 +46,7 @@ struct RenderCommand: AsyncParsableCommand {
         try OptionCheck.integer(frames, "--frames", in: 1...10_000)
         try OptionCheck.number(vehicleHeading, "--vehicle-heading", in: -360...360, unit: " degrees")
         _ = try eglPlatform(platform)
+        _ = try parseSourceBindings(sources)
     }
 
     func run() async throws {
@@ -50,7 +54,7 @@ struct RenderCommand: AsyncParsableCommand {
             let (width, height) = try parseSize(size)
             let outURL = URL(fileURLWithPath: out)
             try outputFolder(for: outURL, option: "--out", createIfMissing: false)
-            let setup = try await MapSetup(tiles: tiles, style: style, width: width, height: height, platform: platform,
+            let setup = try await MapSetup(tiles: tiles, sources: sources, style: style, width: width, height: height, platform: platform,
                                            camera: Camera(center: GeoCoordinate(latitude: lat, longitude: lon), zoom: zoom,
                                                           bearing: bearing, pitch: pitch))
             print(setup.context.info)
@@ -118,16 +122,25 @@ func parseSize(_ text: String) throws -> (Int, Int) {
 /// The tiles, style and fonts a command draws with, checked and opened.
 struct MapData {
     let tiles: any TileSource
+    /// Tile sources bound to the style's vector source ids by `--source`.
+    let sources: [String: any TileSource]
     let style: Style
     let fonts: FontLibrary
 
-    init(tiles: String?, style: String) throws {
+    init(tiles: String?, sources bindings: [String] = [], style: String) throws {
         let tileURL = try tiles.map {
             try inputFile($0, option: "--tiles", kind: "a .pmtiles or .mbtiles file or a z/x/y tile folder", folderAllowed: true)
         } ?? Assets.tiles
         let styleURL = try ["day", "night"].contains(style)
             ? Assets.style(style) : inputFile(style, option: "--style", kind: "a MapLibre style JSON file, or day or night")
         self.tiles = try openTileSource(at: tileURL)
+        var sources: [String: any TileSource] = [:]
+        for (id, path) in try parseSourceBindings(bindings) {
+            let url = try inputFile(path, option: "--source \(id)", kind: "a .pmtiles or .mbtiles file or a z/x/y tile folder",
+                                    folderAllowed: true)
+            sources[id] = try openTileSource(at: url)
+        }
+        self.sources = sources
         // Warnings are printed here, once; the style's own logger would print each again.
         self.style = try Style(contentsOf: styleURL, logger: Logger(label: "carwindow.style") { _ in SwiftLogNoOpLogHandler() })
         for warning in self.style.warnings { Console.warning("\(warning)") }
@@ -140,10 +153,28 @@ struct MapSetup {
     let context: RenderContext
     let renderer: MapRenderer
 
-    init(tiles: String?, style: String, width: Int, height: Int, platform: String?, camera: Camera) async throws {
-        let data = try MapData(tiles: tiles, style: style)
+    init(tiles: String?, sources: [String], style: String, width: Int, height: Int, platform: String?,
+         camera: Camera) async throws {
+        let data = try MapData(tiles: tiles, sources: sources, style: style)
         context = try await RenderContext(platform: try eglPlatform(platform))
         renderer = try await MapRenderer(context: context, width: width, height: height, style: data.style,
-                                         tiles: data.tiles, fonts: data.fonts, camera: camera)
+                                         tiles: data.tiles, sources: data.sources, fonts: data.fonts, camera: camera)
     }
+}
+
+/// `--source` values as (style source id, path) pairs, each id once.
+func parseSourceBindings(_ values: [String]) throws -> [(id: String, path: String)] {
+    var bindings: [(id: String, path: String)] = []
+    for value in values {
+        guard let equals = value.firstIndex(of: "="), equals != value.startIndex,
+              value.index(after: equals) != value.endIndex else {
+            throw ValidationError("--source must be ID=PATH, the style's source id and a tile file or folder, like traffic=traffic.pmtiles; got '\(value)'")
+        }
+        let id = String(value[..<equals]), path = String(value[value.index(after: equals)...])
+        guard !bindings.contains(where: { $0.id == id }) else {
+            throw ValidationError("--source \(id)= is given twice; give each of the style's sources one tile source")
+        }
+        bindings.append((id: id, path: path))
+    }
+    return bindings
 }

@@ -213,6 +213,7 @@ struct CommandLineTests {
         ["encode", "--fps=nan"], ["encode", "--frames=-5"], ["encode", "--bitrate=0"], ["encode", "--threads=99"],
         ["encode", "--idr-every=0"], ["headunit", "--port=65536"], ["headunit", "--fps=-1"], ["headunit", "--seconds=nan"],
         ["headunit", "--tap-after=inf"], ["headunit", "--drop-after=-3"], ["headunit", "--scale=0"],
+        ["render", "--source=openmaptiles"], ["render", "--source==x.pmtiles"], ["encode", "--source=a=x", "--source=a=y"],
     ])
     func badNumbersAreRefusedWithTheOptionAndItsRange(_ arguments: [String]) throws {
         let directory = try Self.temporaryDirectory()
@@ -236,6 +237,9 @@ struct CommandLineTests {
         (["render", "--style", "/nonexistent-carwindow.json"], Int32(66), "--style /nonexistent-carwindow.json: cannot read it: ENOENT"),
         (["render", "--tiles", "/nonexistent-carwindow.pmtiles"], Int32(66), "--tiles /nonexistent-carwindow.pmtiles: cannot read it"),
         (["render", "--out", "/nonexistent-carwindow/map.png"], Int32(73), "the folder /nonexistent-carwindow does not exist"),
+        (["render", "--source", "traffic=/nonexistent-carwindow.pmtiles"], Int32(66), "--source traffic /nonexistent-carwindow.pmtiles: cannot read it"),
+        (["render", "--source", "traffic=\(TestPaths.tiles.path)", "--size", "64x64"], Int32(1),
+         "the style has no vector source of that id; its vector sources are \"openmaptiles\""),
         (["encode", "--out", "/nonexistent-carwindow/map.h264"], Int32(73), "the folder /nonexistent-carwindow does not exist"),
         (["headunit", "--out", "/nonexistent-carwindow/r.h264", "--port", "0"], Int32(73), "the folder /nonexistent-carwindow does not exist"),
     ])

@@ -95,7 +95,7 @@ import Testing
 
     @Test func linesLeavingAndReturningGiveTwoPieces() {
         let box = SIMD4<Double>(0, 0, 10, 10)
-        let pieces = GeoJSONData.clipLine([SIMD2(-5, 5), SIMD2(5, 5), SIMD2(5, 15), SIMD2(8, 15), SIMD2(8, 5), SIMD2(20, 5)],
+        let pieces = TileClipping.line([SIMD2(-5, 5), SIMD2(5, 5), SIMD2(5, 15), SIMD2(8, 15), SIMD2(8, 5), SIMD2(20, 5)],
                                           to: box)
         #expect(pieces == [[SIMD2(0, 5), SIMD2(5, 5), SIMD2(5, 10)], [SIMD2(8, 10), SIMD2(8, 5), SIMD2(10, 5)]])
     }

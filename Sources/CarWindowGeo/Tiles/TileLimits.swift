@@ -68,6 +68,18 @@ public struct TileReductions: Sendable, Equatable, CustomStringConvertible {
         verticesAfterThinning += after
     }
 
+    /// Adds what was cut of another tile joined to this one.
+    package mutating func merge(_ other: TileReductions) {
+        droppedLayers += other.droppedLayers
+        droppedFeatures += other.droppedFeatures
+        droppedParts += other.droppedParts
+        droppedHoles += other.droppedHoles
+        thinnedParts += other.thinnedParts
+        verticesBeforeThinning += other.verticesBeforeThinning
+        verticesAfterThinning += other.verticesAfterThinning
+        droppedLabels += other.droppedLabels
+    }
+
     /// What was cut, as a list for a log line; "nothing" when nothing was.
     public var description: String {
         var parts: [String] = []

@@ -17,6 +17,8 @@ public enum MapRenderError: Error, Equatable, CustomStringConvertible {
     case encoderSurfaceImport(DMABufImportError)
     /// GeoJSON was set for a source the style does not have as a `geojson` source.
     case unknownGeoJSONSource(id: String, known: [String])
+    /// A tile source was bound to a source id the style does not have as a `vector` source.
+    case unknownVectorSource(id: String, known: [String])
 
     public var description: String {
         switch self {
@@ -29,6 +31,10 @@ public enum MapRenderError: Error, Equatable, CustomStringConvertible {
             "the style has no GeoJSON source \"\(id)\"" + (known.isEmpty
                 ? "; add one to the style's sources ({\"type\": \"geojson\"}) and layers that draw it"
                 : "; its GeoJSON sources are " + known.map { "\"\($0)\"" }.joined(separator: ", "))
+        case .unknownVectorSource(let id, let known):
+            "a tile source was given for \"\(id)\", but the style has no vector source of that id" + (known.isEmpty
+                ? "; add one to the style's sources ({\"type\": \"vector\"}) and layers that draw from it"
+                : "; its vector sources are " + known.map { "\"\($0)\"" }.joined(separator: ", "))
         }
     }
 }
@@ -76,6 +82,8 @@ public actor MapRenderer {
     /// The style's sprite images, for icons; empty when the style has no sprite.
     public private(set) var sprites: SpriteSheet
     private var tiles: TileLayoutStore
+    /// Tile sources the engine bound to vector source ids; they outlive style changes.
+    private let boundSources: [String: any TileSource]
     /// GeoJSON the engine set, by source id; it outlives style changes.
     private var engineGeoJSON: [String: GeoJSONData] = [:]
     /// Counts style changes, so a GeoJSON update that waited for its tiles knows whether the
@@ -119,10 +127,21 @@ public actor MapRenderer {
     }
 
     /// Makes a renderer drawing `style` over `tiles` at `width` x `height`.
-    public init(context: RenderContext, width: Int, height: Int, style: Style, tiles source: any TileSource,
+    ///
+    /// - Parameters:
+    ///   - tiles: the basemap: every vector source of the style draws from it, except those
+    ///     bound in `sources`. It also sets the zoom levels tiles are loaded at.
+    ///   - sources: tile sources of their own for vector sources of the style, by source id (an
+    ///     overlay of traffic or charging stations beside the basemap). A source whose zoom
+    ///     levels end below the view's has its highest tiles cut and scaled up. The bindings
+    ///     hold across style changes; a style without the id draws nothing from it.
+    /// - Throws: ``MapRenderError/unknownVectorSource(id:known:)`` when `style` has no vector
+    ///   source of a bound id, and the errors of making GL resources.
+    public init(context: RenderContext, width: Int, height: Int, style: Style, tiles: any TileSource,
+                sources: [String: any TileSource] = [:],
                 fonts: FontLibrary, camera: Camera) async throws(MapRenderError) {
-        try await self.init(making: context, width: width, height: height, style: style, tiles: source,
-                            fonts: fonts, camera: camera)
+        try await self.init(making: context, width: width, height: height, style: style, tiles: tiles,
+                            sources: sources, fonts: fonts, camera: camera)
     }
 
     // Why the public initializer only delegates: Swift 6.3.1 -O builds of any module that
@@ -130,7 +149,12 @@ public actor MapRenderer {
     // "circular reference" while stack promotion asks for the isolation of its isolated deinit.
     // A private designated initializer keeps the allocation out of what other modules inline.
     private init(making context: RenderContext, width: Int, height: Int, style: Style, tiles source: any TileSource,
-                 fonts: FontLibrary, camera: Camera) async throws(MapRenderError) {
+                 sources: [String: any TileSource], fonts: FontLibrary, camera: Camera) async throws(MapRenderError) {
+        let vectorSources = style.sources.filter { $0.value.type == .vector }.keys.sorted()
+        if let unknown = sources.keys.sorted().first(where: { !vectorSources.contains($0) }) {
+            throw .unknownVectorSource(id: unknown, known: vectorSources)
+        }
+        boundSources = sources
         self.context = context
         self.width = width
         self.height = height
@@ -142,7 +166,7 @@ public actor MapRenderer {
         // Read before the renderer is isolated, so the files are not read on the render thread.
         let sprites = Self.loadSprites(for: style)
         self.sprites = sprites
-        tiles = TileLayoutStore(source: source, builder: TileLayoutBuilder(
+        tiles = TileLayoutStore(source: source, overlays: sources, builder: TileLayoutBuilder(
             style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: source.maxZoom, sprites: sprites,
             geojson: Self.loadGeoJSON(for: style, engineData: [:])))
         // GL objects must be made on the render thread: the rest of set-up hops there.
@@ -155,7 +179,8 @@ public actor MapRenderer {
         textVertexArray.describeScreenQuads()
         glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), textIndexBuffer.name)
         glBindVertexArray(0)
-        screen.prepare(glyphs: glyphs, fonts: fonts, attribution: MapAttribution.text(style: style, tiles: source))
+        screen.prepare(glyphs: glyphs, fonts: fonts,
+                       attribution: MapAttribution.text(style: style, tiles: source, sources: sources))
         resources.icons.upload(sprites)
     }
 
@@ -203,7 +228,7 @@ public actor MapRenderer {
 
     /// A tile store for `style` over the same tiles, with its sprites and GeoJSON.
     private func makeStore(style: Style, sprites: SpriteSheet, geojson: [String: GeoJSONData]) -> TileLayoutStore {
-        TileLayoutStore(source: tiles.source, builder: TileLayoutBuilder(
+        TileLayoutStore(source: tiles.source, overlays: boundSources, builder: TileLayoutBuilder(
             style: style, glyphs: glyphs, fonts: fonts, sourceMaxZoom: tiles.source.maxZoom, sprites: sprites,
             geojson: geojson))
     }
@@ -259,7 +284,7 @@ public actor MapRenderer {
         }
         self.style = style
         styleGeneration += 1
-        screen.setAttribution(MapAttribution.text(style: style, tiles: tiles.source), glyphs: glyphs, fonts: fonts)
+        screen.setAttribution(MapAttribution.text(style: style, tiles: tiles.source, sources: boundSources), glyphs: glyphs, fonts: fonts)
         tiles = makeStore(style: style, sprites: sprites, geojson: Self.loadGeoJSON(for: style, engineData: engineGeoJSON))
         gpuTiles.removeAll()
     }
@@ -283,7 +308,7 @@ public actor MapRenderer {
         }
         self.style = style
         styleGeneration += 1
-        screen.setAttribution(MapAttribution.text(style: style, tiles: tiles.source), glyphs: glyphs, fonts: fonts)
+        screen.setAttribution(MapAttribution.text(style: style, tiles: tiles.source, sources: boundSources), glyphs: glyphs, fonts: fonts)
         if sprites.width != newSprites.width || sprites.height != newSprites.height || sprites.names != newSprites.names
             || sprites.pixels != newSprites.pixels {
             resources.icons.upload(newSprites)

@@ -99,13 +99,15 @@ public enum MapAttribution {
     /// text comes from files.
     public static let maximumLength = 160
 
-    /// The credit line for `style` drawn over `tiles`. HTML in the attributions (links, `&copy;`)
-    /// is reduced to its text, and credits are told apart by their "©".
-    public static func text(style: Style, tiles: (any TileSource)?) -> String {
+    /// The credit line for `style` drawn over `tiles` and the tile sources bound to its source
+    /// ids. HTML in the attributions (links, `&copy;`) is reduced to its text, and credits are
+    /// told apart by their "©".
+    public static func text(style: Style, tiles: (any TileSource)?, sources bound: [String: any TileSource] = [:]) -> String {
         var credits = ["OpenStreetMap contributors"]
         var seen: Set<String> = ["openstreetmap contributors"]
         var sources = style.sources.sorted { $0.key < $1.key }.compactMap(\.value.attribution)
         if let attribution = tiles?.attribution { sources.append(attribution) }
+        sources += bound.sorted { $0.key < $1.key }.compactMap { style.sources[$0.key] == nil ? nil : $0.value.attribution }
         for attribution in sources {
             for credit in Self.credits(in: attribution) where seen.insert(credit.lowercased()).inserted {
                 credits.append(credit)

@@ -22,9 +22,17 @@ struct TileLayoutBuilder: Sendable {
     /// have it, as tile layer names never start with a control character.
     static func geojsonLayerName(_ source: String) -> String { "\u{1}geojson:" + source }
 
-    /// The tile layer `layer` draws from: its `source-layer`, or its GeoJSON source's layer.
+    /// The style's vector sources bound to tile sources of their own instead of the basemap.
+    var boundSources: Set<String> = []
+
+    /// The tile layer `layer` draws from: its `source-layer` of the basemap or of its own bound
+    /// source, or its GeoJSON source's layer.
     func sourceLayerName(of layer: StyleLayer) -> String? {
-        if let source = layer.source, geojson[source] != nil { return Self.geojsonLayerName(source) }
+        guard let source = layer.source else { return layer.sourceLayer }
+        if geojson[source] != nil { return Self.geojsonLayerName(source) }
+        if boundSources.contains(source), let sourceLayer = layer.sourceLayer {
+            return BoundTileSources.layerName(source: source, layer: sourceLayer)
+        }
         return layer.sourceLayer
     }
 

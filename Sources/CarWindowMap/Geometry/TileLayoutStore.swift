@@ -34,7 +34,8 @@ final class TileLayoutStore: Sendable {
     /// The longest wait between retries of a failed tile.
     static let maximumRetryDelay = 60.0
 
-    let source: any TileSource
+    /// The basemap and the sources bound to style sources of their own.
+    let sources: BoundTileSources
     let builder: TileLayoutBuilder
     let capacity: Int
     let workerCount: Int
@@ -42,20 +43,24 @@ final class TileLayoutStore: Sendable {
     let loader: TileLoader
 
     /// - Parameters:
+    ///   - overlays: tile sources bound to style source ids; every other vector source draws from
+    ///     `source`.
     ///   - capacity: laid-out tiles kept (at least 8).
     ///   - cacheBytes: bytes of laid-out tiles kept, as ``defaultCacheBytes`` describes.
     ///   - workerCount: loads that may run at once (at least 1).
     ///   - now: seconds on a monotonic clock, for the retry back-off; tests pass their own.
     ///   - logger: where failed loads and tiles over budget are reported.
-    init(source: any TileSource, builder: TileLayoutBuilder, capacity: Int = 128,
+    init(source: any TileSource, overlays: [String: any TileSource] = [:], builder: TileLayoutBuilder, capacity: Int = 128,
          cacheBytes: Int = TileLayoutStore.defaultCacheBytes, workerCount: Int = TileLayoutStore.defaultWorkerCount,
          now: @escaping @Sendable () -> Double = TileLayoutStore.monotonicSeconds,
          logger: Logger = Logger(label: "carwindow.tiles")) {
-        self.source = source
+        sources = BoundTileSources(basemap: source, overlays: overlays)
+        var builder = builder
+        builder.boundSources = Set(overlays.keys)
         self.builder = builder
         self.capacity = max(capacity, 8)
         self.workerCount = max(workerCount, 1)
-        loader = TileLoader(source: source, builder: builder, capacity: self.capacity, cacheBytes: cacheBytes,
+        loader = TileLoader(sources: sources, builder: builder, capacity: self.capacity, cacheBytes: cacheBytes,
                             workerCount: self.workerCount, now: now, logger: logger)
     }
 
@@ -67,6 +72,9 @@ final class TileLayoutStore: Sendable {
     static func monotonicSeconds() -> Double {
         Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
+
+    /// The basemap, which sets the zoom levels tiles are loaded at.
+    var source: any TileSource { sources.basemap }
 
     /// The zoom of the source's tiles that cover a view at `zoom`.
     func dataZoom(for zoom: Double) -> Int {
@@ -131,7 +139,7 @@ final class TileLoader: @unchecked Sendable {
     private var delivering = 0
     private var isShutDown = false
 
-    private let source: any TileSource
+    private let sources: BoundTileSources
     private let builder: TileLayoutBuilder
     private let capacity: Int
     private let cacheBytes: Int
@@ -167,11 +175,11 @@ final class TileLoader: @unchecked Sendable {
     /// comes sooner.
     private static let failureCapacity = 1024
 
-    init(source: any TileSource, builder: TileLayoutBuilder, capacity: Int, cacheBytes: Int, workerCount: Int,
+    init(sources: BoundTileSources, builder: TileLayoutBuilder, capacity: Int, cacheBytes: Int, workerCount: Int,
          now: @escaping @Sendable () -> Double, logger: Logger) {
         self.cacheBytes = cacheBytes
         self.logger = logger
-        self.source = source
+        self.sources = sources
         self.builder = builder
         self.capacity = capacity
         self.workerCount = workerCount
@@ -353,7 +361,7 @@ final class TileLoader: @unchecked Sendable {
     private func load(_ tile: TileID) -> Result<TileLayout, TileSourceError> {
         do throws(TileSourceError) {
             // Where the tiles end, an engine's GeoJSON may still have something to draw.
-            guard let decoded = try source.decodedTile(for: tile) ?? (builder.geojson.isEmpty ? nil : VectorTile(layers: []))
+            guard let decoded = try sources.decodedTile(for: tile) ?? (builder.geojson.isEmpty ? nil : VectorTile(layers: []))
             else {
                 return .success(TileLayout(tile: tile, extent: 4096, buckets: []))
             }
@@ -363,7 +371,7 @@ final class TileLoader: @unchecked Sendable {
                 if !decoded.reductions.isEmpty { cuts.append("decoding: \(decoded.reductions)") }
                 if !layout.reductions.isEmpty { cuts.append("layout: \(layout.reductions)") }
                 let limits = VectorTileLimits.standard
-                logger.warning("tile \(tile) of \(source.name) is over the per-tile budget (\(TileLayoutBudget.layoutBytes >> 20) MiB of layout; \(limits.maximumVertices) vertices, \(limits.maximumFeatures) features decoded) and is drawn simplified; \(cuts.joined(separator: "; "))")
+                logger.warning("tile \(tile) of \(sources.basemap.name) is over the per-tile budget (\(TileLayoutBudget.layoutBytes >> 20) MiB of layout; \(limits.maximumVertices) vertices, \(limits.maximumFeatures) features decoded) and is drawn simplified; \(cuts.joined(separator: "; "))")
             }
             return .success(layout)
         } catch {
@@ -405,7 +413,7 @@ final class TileLoader: @unchecked Sendable {
            let oldest = failures.min(by: { $0.value.retryAt < $1.value.retryAt })?.key {
             failures[oldest] = nil
         }
-        let message: Logger.Message = "tile \(tile) of \(source.name) could not be loaded (attempt \(attempts)): \(error); trying again in \(StyleValue.format(delay)) s if it is still needed"
+        let message: Logger.Message = "tile \(tile) of \(sources.basemap.name) could not be loaded (attempt \(attempts)): \(error); trying again in \(StyleValue.format(delay)) s if it is still needed"
         if attempts == 1 { logger.warning(message) } else { logger.debug(message) }
     }
 }
