@@ -225,6 +225,40 @@ extension ProjectionSession {
         }
     }
 
+    /// Changes the day and the night style alike with `edit`: the engine adds its own sources
+    /// and layers to styles it did not write (search results as a GeoJSON source with a circle
+    /// layer, say), or removes them. The next picture shows the change, laid out before it is
+    /// shown as for a day/night switch; the engine's GeoJSON stays for sources of the same id,
+    /// and ``setGeoJSON(_:forSource:)`` fills a source added here.
+    ///
+    /// ```swift
+    /// try await session.editStyles { style in
+    ///     try style.addSource(id: "results", json: Data(#"{"type": "geojson"}"#.utf8))
+    ///     try style.addLayer(json: Data(#"{"id": "results", "type": "circle", "source": "results"}"#.utf8))
+    /// }
+    /// ```
+    ///
+    /// Edits apply in order with ``setStyles(day:night:)`` calls, to the styles the earlier calls
+    /// left; a later ``setStyles(day:night:)`` replaces the edited styles.
+    ///
+    /// - Throws: what `edit` throws first, for either style (the `Style` methods throw
+    ///   ``StyleError``); then neither style changes.
+    public func editStyles(_ edit: @Sendable (inout Style) throws -> Void) async throws {
+        try await oneAtATime { () async throws in
+            var (day, night) = engineStyles ?? (configuration.dayStyle, configuration.nightStyle)
+            try edit(&day)
+            if var edited = night {
+                try edit(&edited)
+                night = edited
+            }
+            engineStyles = (day, night)
+            if let renderer {
+                await renderer.switchStyle(to: style(for: appearance))
+            }
+            changed()
+        }
+    }
+
     /// Shows up to two alternative routes, drawn by the style's layers on the
     /// `carwindow-alternatives` GeoJSON source (each line has an `index` property, 0 and 1);
     /// empty hides them. A tap on one is reported as ``ProjectionSessionEvent/alternativeTapped(index:)``. Points that are not finite are dropped; a line of fewer than two is left out.

@@ -246,7 +246,7 @@ struct StyleLoader {
         }
     }
 
-    private mutating func loadSource(_ json: JSONValue, path: String) throws(StyleError) -> StyleSource? {
+    mutating func loadSource(_ json: JSONValue, path: String) throws(StyleError) -> StyleSource? {
         guard case .object(let object) = json else {
             throw .wrongType(path: path, expected: "a source object", found: json.typeName)
         }
@@ -291,7 +291,7 @@ struct StyleLoader {
         }
     }
 
-    private mutating func loadLayer(_ json: JSONValue, path: String,
+    mutating func loadLayer(_ json: JSONValue, path: String,
                                     sources: [String: StyleSource]) throws(StyleError) -> StyleLayer? {
         guard case .object(let object) = json else {
             throw .wrongType(path: path, expected: "a layer object", found: json.typeName)

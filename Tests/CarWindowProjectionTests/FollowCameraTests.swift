@@ -177,6 +177,48 @@ import Testing
     }
 }
 
+extension SessionStyleTests {
+    /// An engine adds a GeoJSON source and a layer to the bundled day style at runtime, fills
+    /// the source, and sees it in the next picture; a failing edit changes nothing.
+    @Test func anEngineAddsASourceAndALayerAtRuntime() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let (session, _) = try await ProjectionSessionTests.streaming(sink, context: context, time: time)
+        try await session.editStyles { style in
+            try style.addSource(id: "results", json: Data(#"{"type": "geojson"}"#.utf8))
+            try style.addLayer(json: Data(#"""
+                {"id": "results", "type": "circle", "source": "results",
+                 "paint": {"circle-color": "#00ff00", "circle-radius": 30}}
+                """#.utf8))
+        }
+        let centre = await session.camera.center
+        try await session.setGeoJSON(GeoJSONData(features: [GeoJSONFeature(geometry: .point(centre))]), forSource: "results")
+        await time.advance(by: 0.2)
+        let shown = try #require(await session.snapshot())
+        let middle = shown.pixel(x: shown.width / 2, y: shown.height / 2)
+        #expect(middle.y > 240 && middle.x < 20 && middle.z < 20, "\(middle)")
+
+        // A layer on a source the style lacks: an error, and the layer added above stays.
+        await #expect(throws: StyleError.self) {
+            try await session.editStyles { style in
+                try style.addLayer(json: Data(#"{"id": "x", "type": "line", "source": "missing"}"#.utf8))
+            }
+        }
+        try await session.editStyles { style in
+            style.removeLayer(id: "results")
+            try style.removeSource(id: "results")
+        }
+        await time.advance(by: 0.2)
+        let removed = try #require(await session.snapshot())
+        let after = removed.pixel(x: removed.width / 2, y: removed.height / 2)
+        #expect(!(after.y > 240 && after.x < 20 && after.z < 20), "\(after)")
+        await session.stop()
+        await session.close()
+        await context.shutdown()
+    }
+}
+
 /// The session's own GeoJSON: maneuver arrow, destination and alternatives drawn by the style.
 @Suite struct NavigationOverlayTests {
     @Test func aRouteSliceStartsAndEndsWhereAsked() throws {
