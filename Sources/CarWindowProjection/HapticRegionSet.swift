@@ -65,12 +65,32 @@ public struct HapticRegionSet: Sendable {
         reservedControlIDs.lowerBound + control.rawValue
     }
 
+    /// Width and height in rendered pixels of an alternative route's region: a finger's width.
+    public static let alternativeRegionSize = 48.0
+    /// Alternatives that get regions; their ids lie in the reserved block.
+    static let alternativeRegionCapacity = 100
+
+    /// The id of the region of the alternative route at `index` (in the reserved block).
+    public static func regionID(forAlternative index: Int) -> Int {
+        reservedControlIDs.lowerBound + 500 + index
+    }
+
+    /// The alternative route whose region has `id`, or nil for any other id.
+    public static func alternativeIndex(ofRegion id: Int) -> Int? {
+        let index = id - regionID(forAlternative: 0)
+        return (0..<alternativeRegionCapacity).contains(index) ? index : nil
+    }
+
     private static let logger = Logger(label: "carwindow.haptics")
 
     /// Regions the navigation engine declares, in rendered pixels.
     public var declaredRegions: [HapticRegion]
     /// Regions that follow the map.
     public var mapFeatures: [MapFeature]
+    /// Alternative routes on the map, by index: each gets a region (``alternativeRegionSize``
+    /// square, id ``regionID(forAlternative:)``) half way along its part on the screen, so the
+    /// head unit's haptic layer can focus and select it.
+    public var alternativeRoutes: [[GeoCoordinate]] = []
     /// The regions of the last update, in rendered pixels, sorted by id: what hit tests use.
     public private(set) var regions: [HapticRegion] = []
     /// What was last returned for sending, nil before the first update or after ``resend()``.
@@ -110,7 +130,7 @@ public struct HapticRegionSet: Sendable {
     public mutating func update(controls: [MapControl], transform: MapTransform?, scale: Double = 1) -> [HapticRegion]? {
         // Nothing that moves with the map and nothing changed: the answer is "already sent",
         // found without building the set again (this runs every frame).
-        if mapFeatures.isEmpty, lastEmitted != nil, let last = lastInputs,
+        if mapFeatures.isEmpty, alternativeRoutes.isEmpty, lastEmitted != nil, let last = lastInputs,
            last.controls == controls, last.declared == declaredRegions, last.scale == scale {
             return nil
         }
@@ -124,6 +144,17 @@ public struct HapticRegionSet: Sendable {
                 warnings.append("declared haptic region \(region.id) dropped: \(problem)")
             } else {
                 candidates.append(region)
+            }
+        }
+        if let transform {
+            for (index, route) in alternativeRoutes.prefix(Self.alternativeRegionCapacity).enumerated() {
+                guard let center = Self.midpointOnScreen(of: route, transform: transform) else { continue }
+                let size = Self.alternativeRegionSize
+                let box = ScreenRect(x: center.x - size / 2, y: center.y - size / 2, width: size, height: size)
+                let screen = ScreenRect(x: 0, y: 0, width: Double(transform.width), height: Double(transform.height))
+                if let visible = Self.intersection(box, screen) {
+                    candidates.append(HapticRegion(id: Self.regionID(forAlternative: index), rect: visible))
+                }
             }
         }
         if !mapFeatures.isEmpty, let transform {
@@ -201,6 +232,30 @@ public struct HapticRegionSet: Sendable {
     }
 
     // MARK: Helpers
+
+    /// The point half way along the part of `line` on the screen, in rendered pixels; nil when
+    /// none of it is. Two passes over the line, so nothing is allocated per frame.
+    static func midpointOnScreen(of line: [GeoCoordinate], transform: MapTransform) -> SIMD2<Double>? {
+        let box = SIMD4(0, 0, Double(transform.width), Double(transform.height))
+        func visibleLength(upTo limit: Double) -> (length: Double, point: SIMD2<Double>?) {
+            var total = 0.0
+            var previous: SIMD2<Double>?
+            for coordinate in line {
+                let point = transform.screenPoint(for: coordinate)
+                defer { previous = point }
+                guard let a = previous, let b = point, let (start, end) = TileClipping.segment(a, b, to: box) else { continue }
+                let length = ((end - start) * (end - start)).sum().squareRoot()
+                if total + length >= limit {
+                    return (limit, length > 0 ? start + (end - start) * ((limit - total) / length) : start)
+                }
+                total += length
+            }
+            return (total, nil)
+        }
+        let total = visibleLength(upTo: .infinity).length
+        guard total > 0 else { return nil }
+        return visibleLength(upTo: total / 2).point
+    }
 
     private static func problem(with region: HapticRegion) -> String? {
         guard HapticRegion.idRange.contains(region.id) else {

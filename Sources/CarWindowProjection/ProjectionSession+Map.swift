@@ -261,10 +261,14 @@ extension ProjectionSession {
 
     /// Shows up to two alternative routes, drawn by the style's layers on the
     /// `carwindow-alternatives` GeoJSON source (each line has an `index` property, 0 and 1);
-    /// empty hides them. A tap on one is reported as ``ProjectionSessionEvent/alternativeTapped(index:)``. Points that are not finite are dropped; a line of fewer than two is left out.
+    /// empty hides them. A tap on one, or a haptic select of its region
+    /// (``HapticRegionSet/regionID(forAlternative:)``, half way along its part on the screen), is
+    /// reported as ``ProjectionSessionEvent/alternativeTapped(index:)``. Points that are not
+    /// finite are dropped; a line of fewer than two is left out.
     public func setAlternatives(_ routes: [[GeoCoordinate]]) async {
         let kept = routes.prefix(2).map { $0.filter(Self.isDrawable) }
         alternativeRoutes = kept
+        haptics.alternativeRoutes = kept
         let features = kept.enumerated().compactMap { index, points -> GeoJSONFeature? in
             guard points.count >= 2 else { return nil }
             return GeoJSONFeature(geometry: .lineString(points), properties: ["index": .double(Double(index))])

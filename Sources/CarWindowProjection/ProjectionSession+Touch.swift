@@ -67,6 +67,8 @@ extension ProjectionSession {
             case .regionTapped(let id):
                 if let control = MapControl.Kind.allCases.first(where: { HapticRegionSet.regionID(for: $0) == id }) {
                     controlTapped(control)
+                } else if let index = HapticRegionSet.alternativeIndex(ofRegion: id) {
+                    emit(.alternativeTapped(index: index))
                 } else {
                     emit(.regionTapped(id: id))
                 }

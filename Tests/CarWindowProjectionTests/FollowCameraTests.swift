@@ -275,6 +275,11 @@ extension SessionStyleTests {
         #expect(await eventually { log.all.contains { if case .alternativeTapped(index: 0) = $0 { true } else { false } } })
         #expect(await eventually { log.all.contains { if case .mapTapped = $0 { true } else { false } } })
         #expect(log.all.filter { if case .alternativeTapped = $0 { true } else { false } }.count == 1)
+        // The head unit's haptic layer selects the alternative's region: the same event.
+        let region = HapticRegionSet.regionID(forAlternative: 0)
+        #expect(await session.hapticRegions.contains { $0.id == region })
+        await session.selectHapticRegion(id: region)
+        #expect(await eventually { log.all.filter { if case .alternativeTapped(index: 0) = $0 { true } else { false } }.count == 2 })
         await session.setManeuver(atMetres: nil)
         await session.setDestination(nil)
         await time.advance(by: 0.2)

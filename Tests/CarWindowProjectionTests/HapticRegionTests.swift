@@ -138,6 +138,32 @@ struct HapticRegionTests {
         #expect(set.update(controls: [], transform: MapTransform(camera: camera, width: 400, height: 240)) == [])
     }
 
+    @Test("An alternative route gets a region half way along its part on the screen")
+    func alternativeRouteRegions() throws {
+        let centre = GeoCoordinate(latitude: 60.1699, longitude: 24.9415)
+        let degreesPerPixel = 360 / (512 * Double(1 << 16))
+        func at(_ pixelsEast: Double) -> GeoCoordinate {
+            GeoCoordinate(latitude: centre.latitude, longitude: centre.longitude + pixelsEast * degreesPerPixel)
+        }
+        var set = HapticRegionSet()
+        set.alternativeRoutes = [[at(-1000), at(1000)], [at(0), at(500), at(5000)], [at(3000), at(4000)]]
+        let transform = MapTransform(camera: Camera(center: centre, zoom: 16), width: 400, height: 240)
+        let update = set.update(controls: [], transform: transform)
+        let regions = try #require(update)
+        let first = HapticRegionSet.regionID(forAlternative: 0), second = HapticRegionSet.regionID(forAlternative: 1)
+        // Across the whole screen: the middle. From the centre rightwards: half way to the edge.
+        // Wholly off screen: none.
+        #expect(regions.map(\.id) == [first, second])
+        #expect(abs(regions[0].rect.x - 176) < 1e-6 && abs(regions[0].rect.y - 96) < 1e-6 && regions[0].rect.width == 48)
+        #expect(abs(regions[1].rect.x - 276) < 1e-6)
+        #expect(HapticRegionSet.alternativeIndex(ofRegion: second) == 1)
+        #expect(HapticRegionSet.alternativeIndex(ofRegion: HapticRegionSet.regionID(for: .zoomIn)) == nil)
+        #expect(HapticRegionSet.alternativeIndex(ofRegion: 7) == nil)
+        // The engine may not declare ids of the block.
+        set.declaredRegions = [HapticRegion(id: first, rect: rect(0, 0, 10, 10))]
+        #expect(set.update(controls: [], transform: transform)?.count ?? 2 == 2)
+    }
+
     @Test("Gestures become map actions; taps on regions are region events")
     func mapActions() {
         var set = HapticRegionSet(declaredRegions: [HapticRegion(id: 9, rect: rect(0, 0, 40, 40))])

@@ -1,9 +1,9 @@
 /// Cuts tile geometry to a box, in the tile's own units: GeoJSON cut into tiles, and a coarser
 /// tile's features cut to the finer tile they are drawn in.
-enum TileClipping {
+package enum TileClipping {
     /// The pieces of a line inside `box` (minX, minY, maxX, maxY), segment by segment
     /// (Liang-Barsky): a line that leaves and comes back gives two pieces.
-    static func line(_ line: [SIMD2<Double>], to box: SIMD4<Double>) -> [[SIMD2<Double>]] {
+    package static func line(_ line: [SIMD2<Double>], to box: SIMD4<Double>) -> [[SIMD2<Double>]] {
         var pieces: [[SIMD2<Double>]] = []
         var current: [SIMD2<Double>] = []
         for i in line.indices.dropFirst() {
@@ -27,8 +27,9 @@ enum TileClipping {
         return pieces
     }
 
-    private static func segment(_ a: SIMD2<Double>, _ b: SIMD2<Double>,
-                                    to box: SIMD4<Double>) -> (SIMD2<Double>, SIMD2<Double>)? {
+    /// The part of the segment from `a` to `b` inside `box`, nil when none is.
+    package static func segment(_ a: SIMD2<Double>, _ b: SIMD2<Double>,
+                                to box: SIMD4<Double>) -> (SIMD2<Double>, SIMD2<Double>)? {
         let d = b - a
         var t0 = 0.0, t1 = 1.0
         for (p, q) in [(-d.x, a.x - box.x), (d.x, box.z - a.x), (-d.y, a.y - box.y), (d.y, box.w - a.y)] {
@@ -44,7 +45,7 @@ enum TileClipping {
     }
 
     /// A ring cut to `box` (Sutherland-Hodgman against each edge); closed, or empty.
-    static func ring(_ ring: [SIMD2<Double>], to box: SIMD4<Double>) -> [SIMD2<Double>] {
+    package static func ring(_ ring: [SIMD2<Double>], to box: SIMD4<Double>) -> [SIMD2<Double>] {
         var points = ring
         if let first = points.first, first == points.last { points.removeLast() }
         for edge in 0..<4 {
