@@ -32,6 +32,17 @@ import Testing
         #expect(quad.size.x > firstAdvance, "the spread border makes the quad wider than the glyph")
     }
 
+    /// "{name:latin}\n{name:nonlatin}" without a non-Latin name leaves a line break at the end:
+    /// one line, placed as "Helsinki" alone (MapLibre trims labels the same way).
+    @Test func breaksAndSpacesAtTheEndsAreTrimmed() throws {
+        let plain = try #require(atlas.shape("Helsinki", font: regular, size: 16))
+        let trailing = try #require(atlas.shape(" Helsinki\n", font: regular, size: 16))
+        #expect(trailing.lineCount == 1 && abs(trailing.height - plain.height) < 0.001)
+        #expect(abs(trailing.width - plain.width) < 0.001 && trailing.origin == plain.origin)
+        #expect(try #require(atlas.shape("Helsinki\nHelsingfors", font: regular, size: 16)).lineCount == 2)
+        #expect(atlas.shape("\n \n", font: regular, size: 16) == nil)
+    }
+
     @Test func letterSpacingWidensTheLineBetweenGlyphsOnly() throws {
         let plain = try #require(atlas.shape("Kallio", font: regular, size: 20))
         let spaced = try #require(atlas.shape("Kallio", font: regular, size: 20, letterSpacing: 0.1))

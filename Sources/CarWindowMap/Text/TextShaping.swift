@@ -118,8 +118,11 @@ extension GlyphAtlas {
         case .uppercase: text.uppercased()
         case .lowercase: text.lowercased()
         }
+        // Spaces and line breaks at either end are dropped, as MapLibre trims a label: a
+        // "{name:latin}\n{name:nonlatin}" label without a non-Latin name has one line, not two.
         // Decomposed input ("a" + U+0308) must find the precomposed glyphs the fonts carry.
-        let scalars = Array(transformed.precomposedStringWithCanonicalMapping.unicodeScalars
+        let scalars = Array(transformed.trimmingCharacters(in: .whitespacesAndNewlines)
+            .precomposedStringWithCanonicalMapping.unicodeScalars
             .prefix(maximumLabelScalars))
 
         var hardLines: [[ShapingItem]] = [[]]
