@@ -10,6 +10,8 @@ import SystemPackage
 
 /// `carwindow render`: one frame to a PNG.
 struct RenderCommand: AsyncParsableCommand {
+    // Coordinates and angles are read unconditionally, so "--bearing -40" is a value and not an
+    // unknown option "-40".
     static let configuration = CommandConfiguration(
         commandName: "render", abstract: "Renders one view of the map to a PNG file.",
         discussion: """
@@ -24,17 +26,17 @@ struct RenderCommand: AsyncParsableCommand {
     @Option(name: .customLong("source"),
             help: "A tile source of its own for one of the style's vector sources, as ID=PATH (.pmtiles, .mbtiles or a z/x/y folder); repeatable. The style's other vector sources draw from --tiles.")
     var sources: [String] = []
-    @Option(help: "Latitude of the centre, -85.0511-85.0511 (Web Mercator's limit).") var lat = 60.1699
-    @Option(help: "Longitude of the centre, -180-180.") var lon = 24.9415
+    @Option(parsing: .unconditional, help: "Latitude of the centre, -85.0511-85.0511 (Web Mercator's limit).") var lat = 60.1699
+    @Option(parsing: .unconditional, help: "Longitude of the centre, -180-180.") var lon = 24.9415
     @Option(help: "Zoom level 0-22 (MapLibre's, 512-pixel tiles).") var zoom = 16.0
-    @Option(help: "Degrees clockwise from north that point up, -360-360.") var bearing = 0.0
+    @Option(parsing: .unconditional, help: "Degrees clockwise from north that point up, -360-360.") var bearing = 0.0
     @Option(help: "Camera tilt in degrees, 0-60.") var pitch = 0.0
     @Option(help: "Image size as WIDTHxHEIGHT (each side 1-8192).") var size = "800x480"
     @Option(help: "Output PNG path (its folder must exist).") var out = "map.png"
     @Option(help: "Frames to draw for timing, 1-10000 (the PNG shows the last).") var frames = 1
     @Option(help: "Force an EGL platform: gbm, device or surfaceless.") var platform: String?
     @Flag(help: "Hide the zoom and recenter buttons.") var noControls = false
-    @Option(help: "Draw a vehicle at this heading (degrees, -360-360) at the centre.") var vehicleHeading: Double?
+    @Option(parsing: .unconditional, help: "Draw a vehicle at this heading (degrees, -360-360) at the centre.") var vehicleHeading: Double?
 
     func validate() throws {
         _ = try parseSize(size)

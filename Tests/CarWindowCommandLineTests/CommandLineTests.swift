@@ -254,6 +254,16 @@ struct CommandLineTests {
         #expect(!FileManager.default.fileExists(atPath: "/nonexistent-carwindow"), "a missing folder was created")
     }
 
+    /// Negative coordinates and angles are values, written with or without "=".
+    @Test(.enabled(if: isAvailable, "needs the built carwindow"))
+    func negativeNumbersAreValuesNotOptions() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let command = try Self.run(["render", "--bearing", "-40", "--vehicle-heading", "-90", "--lon", "-0.1", "--lat", "-33.9",
+                                    "--size", "64x64", "--out", directory.appendingPathComponent("map.png").path], in: directory)
+        #expect(command.exitStatus == 0, "\(command.outcome)")
+    }
+
     /// A style warning is printed once (the style's logger used to print it a second time).
     @Test(.enabled(if: isAvailable, "needs the built carwindow"))
     func aStyleWarningIsPrintedOnce() throws {
