@@ -305,6 +305,50 @@ import Testing
         #expect(Self.count(background, near: badgeRed) > 400 * 240 / 3)
     }
 
+    /// Anchors along a line as MapLibre puts them at each zoom: evenly spaced at every level,
+    /// the first where the symbol just fits, a short piece at its middle once the symbol fits.
+    @Test func lineAnchorsAreEvenAtEveryLevelAndShortPiecesGetTheirMiddle() {
+        let single = TileLayoutBuilder.lineAnchors(length: 1000, halfLength: 20, spacing: 300, clearance: 10, levels: 0,
+                                                   continues: false)
+        #expect(single.map(\.distance) == [30, 330, 630, 930] && single.allSatisfy { $0.level == 0 })
+        let deep = TileLayoutBuilder.lineAnchors(length: 1000, halfLength: 20, spacing: 300, clearance: 10, levels: 2,
+                                                 continues: false)
+        for level in 0...2 {
+            // What is shown at a level: it and every coarser one, one anchor per spacing / 2^level.
+            let shown = deep.filter { $0.level <= level }.map(\.distance)
+            let gaps = zip(shown.dropFirst(), shown).map { $0 - $1 }
+            #expect(gaps.allSatisfy { abs($0 - 300 / Float(1 << level)) < 0.001 }, "level \(level): \(shown)")
+        }
+        // 30 units long: the symbol (40) does not fit at the tile's zoom, its half (20) does one level up.
+        let short = TileLayoutBuilder.lineAnchors(length: 30, halfLength: 20, spacing: 300, clearance: 10, levels: 4,
+                                                  continues: false)
+        #expect(short.first.map { $0.distance == 15 && $0.level == 1 } == true, "\(short)")
+        // A line coming in over the tile's edge keeps its neighbour's rhythm: half a spacing in.
+        let continued = TileLayoutBuilder.lineAnchors(length: 1000, halfLength: 20, spacing: 300, clearance: 10,
+                                                      levels: 0, continues: true)
+        #expect(continued.map(\.distance) == [150, 450, 750])
+    }
+
+    /// One-way arrows along the bundled roads at z16: every piece of road gets its arrows, even
+    /// where several pieces start at one junction, and icons without text are not kept apart
+    /// like repeated labels (that left half of MapLibre's arrows out).
+    @Test func everyOneWayPieceGetsItsArrows() async throws {
+        let style = try Self.style(layers: """
+            {"id": "arrows", "type": "symbol", "source": "openmaptiles", "source-layer": "transportation",
+             "filter": ["==", ["get", "oneway"], 1],
+             "layout": {"symbol-placement": "line", "symbol-spacing": 75, "icon-image": "oneway", "icon-size": 0.5}}
+            """)
+        let context = try await RenderContext()
+        let renderer = try await MapRenderer(context: context, width: 800, height: 480, style: style,
+                                             tiles: try openTileSource(at: TestPaths.tiles), fonts: bundledFonts,
+                                             camera: Camera(center: helsinki, zoom: 16))
+        await renderer.setOverlays(MapOverlays(showsControls: false))
+        let report = await renderer.renderWhenLoaded()
+        await context.shutdown()
+        // 35 were placed before; MapLibre Native draws about 60 arrows over this view.
+        #expect(report.labels >= 55, "\(report.labels) arrows")
+    }
+
     /// Circles at place points: fill and ring in their colours, the radius following the zoom.
     @Test func circlesDrawWithTheirStrokeAndZoomDependentRadius() async throws {
         func circles(radius: String) throws -> Style {

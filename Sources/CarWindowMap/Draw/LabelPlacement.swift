@@ -236,7 +236,9 @@ struct LabelPlacer {
     /// anchor for line placement, which icons aligned with the map turn by.
     private mutating func placeSymbol(_ label: LabelCandidate, at anchor: SIMD2<Float>, lineAngle: Float?,
                                       perspective: Float, paint: SymbolLayerPaint, width: Int, height: Int) -> Bool {
-        if repeatsNearby(label.textKey, at: anchor, within: paint.repeatDistance) { return false }
+        // Only text repeats are kept apart, as in MapLibre: one-way arrows and other icons
+        // without text follow their spacing alone.
+        if label.hasText && repeatsNearby(label.textKey, at: anchor, within: paint.repeatDistance) { return false }
         let scale = paint.size * perspective / GlyphAtlas.baseSize
         var textBox: SIMD4<Float>?
         if label.hasText && paint.size > 0 && paint.opacity > 0 {

@@ -449,44 +449,51 @@ struct TileLayoutBuilder: Sendable {
                 let spacing = max(Float(layout.symbolSpacing.evaluate(zoom: zoom)), 1) * unitsPerPixel
                 // Overzoomed tiles are drawn up to this many levels above their own zoom.
                 let levels = tile.z >= sourceMaxZoom ? Self.overzoomLevels : 0
-                parts: for part in feature.geometry {
+                // The symbol's length along the line: an anchor must have half of it on either side.
+                let textLength = shaped.width * Float(layout.textSize.evaluate(zoom: zoom, feature: feature)) / GlyphAtlas.baseSize
+                let iconLength = icon.map {
+                    $0.image.displaySize.x * ($0.size ?? Float(layout.iconSize.evaluate(zoom: zoom, feature: feature)))
+                } ?? 0
+                let halfLength = max(textLength, iconLength, 0) / 2 * unitsPerPixel
+                parts: for (partIndex, part) in feature.geometry.enumerated() {
                     let path = part.map { SIMD2(Float($0.x), Float($0.y)) * scale }
                     let length = Self.length(of: path)
-                    guard length > 0 else { continue }
+                    // Drawn `levels` above the tile's zoom, the symbol is that much shorter in tile units.
+                    guard length > 0, length >= 2 * halfLength / Float(1 << levels) else { continue }
+                    let anchors = Self.lineAnchors(length: length, halfLength: halfLength, spacing: spacing,
+                                                   clearance: 2 * Self.labelEndClearance * unitsPerPixel, levels: levels,
+                                                   continues: path.first.map { !Self.isInsideTile($0) || $0.x == 0 || $0.y == 0 } ?? false)
+                    guard !anchors.isEmpty else { continue }
                     // Placing a label projects its whole path every frame, so a long path is cut
                     // into a stretch around each anchor; short ones, all real roads, are shared.
                     let isShared = path.count <= TileLayoutBudget.maximumLabelPathPoints
                     let sharedIndex = bucket.paths.count
                     if isShared { bucket.paths.append(path) }
-                    // Level 0 anchors sit at odd multiples of spacing/2; each finer level fills the
-                    // midpoints of the one before, so no anchor repeats across levels.
-                    for level in 0...levels {
-                        let step = spacing / Float(1 << level)
-                        var distance = level == 0 ? min(step / 2, length / 2) : step / 2
-                        var walker = PathWalker(path)
-                        while distance < length {
-                            defer { distance += level == 0 ? step : 2 * step }
-                            // Anchors in the tile's buffer belong to the neighbouring tile.
-                            guard Self.isInsideTile(walker.point(at: distance)) else { continue }
-                            guard budget.takeLabelCandidate() else {
-                                budget.reductions.droppedLabels += 1
-                                break parts
-                            }
-                            var keyHasher = hasher
-                            keyHasher.combine(Int(distance / 16))
-                            keyHasher.combine(path.first.map { Int($0.x) / 16 } ?? 0)
-                            var pathIndex = sharedIndex, anchorDistance = distance
-                            if !isShared {
-                                let stretch = walker.stretch(points: TileLayoutBudget.maximumLabelPathPoints)
-                                pathIndex = bucket.paths.count
-                                bucket.paths.append(stretch.path)
-                                anchorDistance = distance - stretch.startDistance
-                            }
-                            bucket.labels.append(LabelCandidate(
-                                anchor: .line(path: pathIndex, distance: anchorDistance, level: level), text: shaped,
-                                textOffset: textOffset, icon: icon, key: keyHasher.finalize(), textKey: textKey,
-                                fillColor: fill, haloColor: halo))
+                    var walker = PathWalker(path)
+                    for (distance, level) in anchors {
+                        // Anchors in the tile's buffer belong to the neighbouring tile.
+                        guard Self.isInsideTile(walker.point(at: distance)) else { continue }
+                        guard budget.takeLabelCandidate() else {
+                            budget.reductions.droppedLabels += 1
+                            break parts
                         }
+                        // Pieces of several roads often start at one junction: the feature and
+                        // part tell their symbols apart.
+                        var keyHasher = hasher
+                        keyHasher.combine(featureIndex)
+                        keyHasher.combine(partIndex)
+                        keyHasher.combine(Int(distance / 16))
+                        var pathIndex = sharedIndex, anchorDistance = distance
+                        if !isShared {
+                            let stretch = walker.stretch(points: TileLayoutBudget.maximumLabelPathPoints)
+                            pathIndex = bucket.paths.count
+                            bucket.paths.append(stretch.path)
+                            anchorDistance = distance - stretch.startDistance
+                        }
+                        bucket.labels.append(LabelCandidate(
+                            anchor: .line(path: pathIndex, distance: anchorDistance, level: level), text: shaped,
+                            textOffset: textOffset, icon: icon, key: keyHasher.finalize(), textKey: textKey,
+                            fillColor: fill, haloColor: halo))
                     }
                 }
             } else {
@@ -607,6 +614,45 @@ struct TileLayoutBuilder: Sendable {
 
     /// How many zoom levels past its own an overzoomed tile gets extra line-label anchors for.
     static let overzoomLevels = 4
+
+    /// Where symbols go along a line of `length` tile units, and the overzoom level from which
+    /// each is shown, as MapLibre places them at each zoom: the first just far enough along for
+    /// the symbol (`halfLength` either side) and `clearance` to fit, or half a spacing in for a
+    /// line that `continues` over the tile's edge, keeping its neighbour's rhythm; then one every
+    /// `spacing`. Each finer level fills the midpoints of the levels before, so the anchors
+    /// shown at any zoom are evenly spaced and none repeats; the symbol shrinks by half in tile
+    /// units with each level, so a line too short for it at one level may take it at a finer
+    /// one, at its middle when the even rhythm finds no room on it. Sorted by distance.
+    static func lineAnchors(length: Float, halfLength: Float, spacing: Float, clearance: Float, levels: Int,
+                            continues: Bool) -> [(distance: Float, level: Int)] {
+        var anchors: [(distance: Float, level: Int)] = []
+        guard length > 0, spacing > 0, halfLength >= 0, clearance >= 0 else { return anchors }
+        let first = continues ? spacing / 2 : (halfLength + clearance).truncatingRemainder(dividingBy: spacing)
+        for level in 0...max(levels, 0) {
+            let scale = Float(1 << level)
+            let half = halfLength / scale
+            let step = spacing / scale
+            var distance = level == 0 ? first : first + step
+            var placed = false
+            while distance + half <= length {
+                if distance >= half {
+                    anchors.append((distance, level))
+                    placed = true
+                }
+                distance += level == 0 ? step : 2 * step
+            }
+            if !placed && anchors.isEmpty && !continues && length >= 2 * half {
+                anchors.append((length / 2, level))
+            }
+        }
+        // In order along the line, for a walker that only goes forward.
+        anchors.sort { $0.distance < $1.distance }
+        return anchors
+    }
+
+    /// Pixels MapLibre keeps between a line's start and the first symbol on it, on either side
+    /// of the symbol's half length (a tenth of its 24 px glyph size).
+    static let labelEndClearance: Float = 2.4
 
     static func isInsideTile(_ point: SIMD2<Float>) -> Bool {
         point.x >= 0 && point.y >= 0 && point.x < 4096 && point.y < 4096
