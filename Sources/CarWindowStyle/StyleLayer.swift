@@ -59,6 +59,12 @@ public enum IconTextFit: String, Sendable, CaseIterable, StyleEnumeration {
     case none, width, height, both
 }
 
+/// What a `*-translate` offset is measured along (`*-translate-anchor`): the map's axes, turning
+/// with its bearing, or the screen's.
+public enum TranslateAnchor: String, Sendable, CaseIterable, StyleEnumeration {
+    case map, viewport
+}
+
 /// Whether circles lie on the map or face the viewer (`circle-pitch-alignment`), and whether
 /// they shrink with distance under pitch (`circle-pitch-scale`).
 public enum CirclePitchAlignment: String, Sendable, CaseIterable, StyleEnumeration {
@@ -203,6 +209,11 @@ public struct FillPaint: Sendable {
     /// A sprite image repeated over the polygons instead of their colour (`fill-pattern`);
     /// the same image for every feature of the layer.
     public var fillPattern: StyleProperty<String>?
+    /// Pixels the polygons are moved by, right and down (`fill-translate`): a building's roof
+    /// drawn over its darker footprint, say.
+    public var fillTranslate: StyleProperty<[Double]> = .constant([0, 0])
+    /// Whether ``fillTranslate`` turns with the map or stays on the screen's axes.
+    public var fillTranslateAnchor: StyleProperty<TranslateAnchor> = .constant(.map)
     /// MapLibre's defaults: opaque black, antialiased.
     public init() {}
 }
@@ -211,6 +222,10 @@ public struct FillPaint: Sendable {
 public struct LinePaint: Sendable {
     /// Colour of the line (`line-color`); black by default.
     public var lineColor: StyleProperty<Color> = .constant(.black)
+    /// Pixels the line is moved by, right and down (`line-translate`).
+    public var lineTranslate: StyleProperty<[Double]> = .constant([0, 0])
+    /// Whether ``lineTranslate`` turns with the map or stays on the screen's axes.
+    public var lineTranslateAnchor: StyleProperty<TranslateAnchor> = .constant(.map)
     /// Width of the line in pixels (`line-width`); 1 by default.
     public var lineWidth: StyleProperty<Double> = .constant(1)
     /// Opacity of the line, 0...1 (`line-opacity`).
@@ -426,6 +441,8 @@ extension PropertyReader {
             case "fill-outline-color": try update(&p.fillOutlineColor, json, path, default: .black)
             case "fill-antialias": try update(&p.fillAntialias, json, path)
             case "fill-pattern": try update(&p.fillPattern, json, path, default: "")
+            case "fill-translate": try update(&p.fillTranslate, json, path)
+            case "fill-translate-anchor": try update(&p.fillTranslateAnchor, json, path)
             default: return false
             }
             paint = .fill(p)
@@ -438,6 +455,8 @@ extension PropertyReader {
             case "line-blur": try update(&p.lineBlur, json, path)
             case "line-gap-width": try update(&p.lineGapWidth, json, path)
             case "line-offset": try update(&p.lineOffset, json, path)
+            case "line-translate": try update(&p.lineTranslate, json, path)
+            case "line-translate-anchor": try update(&p.lineTranslateAnchor, json, path)
             default: return false
             }
             paint = .line(p)

@@ -139,6 +139,49 @@ import Testing
         #expect(difference.differingFraction > Self.allowedDifferingFraction, "\(difference)")
     }
 
+    /// `fill-translate` moves buildings by its pixels at any zoom; anchored to the viewport it
+    /// stays on the screen's axes when the map turns.
+    @Test func translatedFillsMoveByTheirPixels() async throws {
+        func buildings(_ translate: String, anchor: String = "map") throws -> Style {
+            try Style(data: Data("""
+            {"version": 8, "sources": {"openmaptiles": {"type": "vector", "url": "pmtiles://helsinki.pmtiles"}},
+             "layers": [{"id": "bg", "type": "background", "paint": {"background-color": "#ffffff"}},
+                        {"id": "b", "type": "fill", "source": "openmaptiles", "source-layer": "building",
+                         "paint": {"fill-color": "#000000", "fill-antialias": false, "fill-translate": \(translate),
+                                   "fill-translate-anchor": "\(anchor)"}}]}
+            """.utf8))
+        }
+        func render(_ style: Style, bearing: Double = 0) async throws -> RGBAImage {
+            let (context, renderer) = try await makeRenderer(camera: Camera(center: helsinki, zoom: 16, bearing: bearing))
+            await renderer.setStyle(style)
+            await renderer.setOverlays(MapOverlays(showsControls: false))
+            _ = await renderer.renderWhenLoaded()
+            let image = await renderer.readPixels()
+            await context.shutdown()
+            return image
+        }
+        /// Pixels whose darkness differs between `a` at (x, y) and `b` at (x + dx, y + dy).
+        func mismatches(_ a: RGBAImage, _ b: RGBAImage, dx: Int, dy: Int) -> Int {
+            var count = 0
+            for y in 20..<(a.height - 20) {
+                for x in 20..<(a.width - 20) where (a.pixel(x: x, y: y).x < 128) != (b.pixel(x: x + dx, y: y + dy).x < 128) {
+                    count += 1
+                }
+            }
+            return count
+        }
+        let plain = try await render(try buildings("[0, 0]"))
+        let moved = try await render(try buildings("[8, -4]"))
+        let pixels = (plain.width - 40) * (plain.height - 40)
+        #expect(mismatches(plain, plain, dx: 8, dy: -4) > pixels / 20, "the view must have buildings to move")
+        #expect(mismatches(plain, moved, dx: 8, dy: -4) < pixels / 200)
+        // Turned 90 degrees: 8 px to the right of the screen is 8 px south on the map.
+        let viewport = try await render(try buildings("[8, 0]", anchor: "viewport"), bearing: 90)
+        let mapSouth = try await render(try buildings("[0, 8]"), bearing: 90)
+        #expect(mismatches(viewport, mapSouth, dx: 0, dy: 0) < pixels / 200)
+        #expect(mismatches(viewport, try await render(try buildings("[8, 0]"), bearing: 90), dx: 0, dy: 0) > pixels / 100)
+    }
+
     @Test func framesHaveTheAttributionAndControls() async throws {
         let (context, renderer) = try await makeRenderer(width: 640, height: 360)
         let controls = await renderer.controls

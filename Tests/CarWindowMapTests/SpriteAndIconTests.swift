@@ -329,6 +329,27 @@ import Testing
         #expect(continued.map(\.distance) == [150, 450, 750])
     }
 
+    /// Pieces of one street are joined end to start before labels are placed along them, as
+    /// MapLibre joins them; other names, lines running the other way and multi-lines stay apart.
+    @Test func piecesOfOneStreetAreJoinedForItsLabel() {
+        func line(_ name: String, _ points: [(Int32, Int32)], parts: Int = 1) -> (Int, VectorTileFeature) {
+            let part = points.map { TilePoint(x: $0.0, y: $0.1) }
+            return (0, VectorTileFeature(type: .lineString, properties: ["name": .string(name)],
+                                         geometry: Array(repeating: part, count: parts)))
+        }
+        let features = [
+            line("Aleksanterinkatu", [(0, 0), (10, 0)]), line("Aleksanterinkatu", [(20, 0), (30, 5)]),
+            line("Mikonkatu", [(10, 0), (10, 40)]), line("Aleksanterinkatu", [(10, 0), (20, 0)]),
+            line("Aleksanterinkatu", [(50, 0), (30, 5)]), line("Aleksanterinkatu", [(30, 5), (40, 5)], parts: 2),
+        ]
+        let merged = TileLayoutBuilder.mergedLines(features) {
+            if case .string(let name)? = $0.properties["name"] { name } else { "" }
+        }
+        let lines = merged.map { $0.1.geometry[0].map { [$0.x, $0.y] } }
+        #expect(lines == [[[0, 0], [10, 0], [20, 0], [30, 5]], [[10, 0], [10, 40]], [[50, 0], [30, 5]], [[30, 5], [40, 5]]],
+                "\(lines)")
+    }
+
     /// One-way arrows along the bundled roads at z16: every piece of road gets its arrows, even
     /// where several pieces start at one junction, and icons without text are not kept apart
     /// like repeated labels (that left half of MapLibre's arrows out).

@@ -586,7 +586,7 @@ public actor MapRenderer {
             guard layer.isVisible(atZoom: zoom) else { continue }
             if layer.type == .fill, let color = opaqueFillColor(layer, zoom) {
                 glDepthRangef(depth(index), depth(index))
-                drawFills(layer, index, drawn, matrices, cullers, color: color, opacity: 1)
+                drawFills(layer, index, drawn, matrices, cullers, transform, color: color, opacity: 1)
             } else if layer.type == .fillExtrusion, isOpaqueExtrusion(layer, zoom) {
                 if hasFlatStandIn(for: index, transform: transform) { continue }
                 // Buildings span their own depth range in front of every layer below.
@@ -620,7 +620,7 @@ public actor MapRenderer {
                 drawPattern(layer, index, drawn, matrices, cullers, transform)
             case .fill:
                 if opaqueFillColor(layer, zoom) == nil, let paint = layer.paint.fill {
-                    drawFills(layer, index, drawn, matrices, cullers, color: paint.fillColor.evaluate(zoom: zoom),
+                    drawFills(layer, index, drawn, matrices, cullers, transform, color: paint.fillColor.evaluate(zoom: zoom),
                               opacity: Float(paint.fillOpacity.evaluate(zoom: zoom)))
                 }
                 drawFillOutlines(layer, index, drawn, matrices, cullers, transform)
@@ -692,6 +692,34 @@ public actor MapRenderer {
         return color.a >= 1 && paint.fillOpacity.evaluate(zoom: zoom) >= 1 ? color : nil
     }
 
+    /// A fill or line layer's `*-translate`, in pixels along the map's axes; nil when it has
+    /// none. A translation anchored to the viewport is turned by the bearing onto the map.
+    nonisolated static func translation(of layer: StyleLayer, camera: Camera) -> SIMD2<Double>? {
+        let offset: [Double], anchor: TranslateAnchor
+        switch layer.paint {
+        case .fill(let paint):
+            (offset, anchor) = (paint.fillTranslate.evaluate(zoom: camera.zoom), paint.fillTranslateAnchor.evaluate(zoom: camera.zoom))
+        case .line(let paint):
+            (offset, anchor) = (paint.lineTranslate.evaluate(zoom: camera.zoom), paint.lineTranslateAnchor.evaluate(zoom: camera.zoom))
+        default:
+            return nil
+        }
+        guard offset.count == 2, offset[0].isFinite, offset[1].isFinite, offset[0] != 0 || offset[1] != 0 else { return nil }
+        let shift = SIMD2(offset[0], offset[1])
+        guard anchor == .viewport else { return shift }
+        let angle = camera.bearing * .pi / 180
+        return SIMD2(cos(angle) * shift.x - sin(angle) * shift.y, sin(angle) * shift.x + cos(angle) * shift.y)
+    }
+
+    /// A tile's matrix with the layer's translation in its tile units, so the shift stays the
+    /// same number of pixels at every zoom and lies on the map under pitch, as MapLibre draws it.
+    nonisolated static func matrix(_ base: Matrix4, for tile: GPUTile, shiftedBy shift: SIMD2<Double>?,
+                                   _ transform: MapTransform) -> Matrix4 {
+        guard let shift else { return base }
+        let units = transform.tileUnitsPerPixel(for: tile.layout.tile, extent: tile.layout.extent)
+        return base * .translation(shift.x * units, shift.y * units, 0)
+    }
+
     private func setMatrix(_ location: GLint, _ matrix: Matrix4) {
         programs.setMatrix(location, matrix)
     }
@@ -736,15 +764,16 @@ public actor MapRenderer {
     }
 
     private func drawFills(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
-                           _ cullers: [ChunkCuller], color: Color, opacity: Float) {
+                           _ cullers: [ChunkCuller], _ transform: MapTransform, color: Color, opacity: Float) {
         let program = programs.fill
         glUseProgram(program.name)
         glUniform1f(program.location("u_opacity"), opacity)
         let constant = color.premultiplied
+        let shift = Self.translation(of: layer, camera: transform.camera)
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
             guard index < tile.layers.count, case .fill(let mesh)? = tile.layers[index] else { continue }
             useTileStencil(tileIndex)
-            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            setMatrix(program.location("u_matrix"), Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
             if !mesh.hasPerVertexColor {
                 glVertexAttrib4f(AttributeSlot.fillColor, constant.x, constant.y, constant.z, constant.w)
             }
@@ -783,6 +812,7 @@ public actor MapRenderer {
         glUniform2f(program.location("u_image_origin"), (Float(image.x) + 0.5) / sheet.x, (Float(image.y) + 0.5) / sheet.y)
         glUniform2f(program.location("u_image_extent"), (Float(image.width) - 1) / sheet.x, (Float(image.height) - 1) / sheet.y)
         let isBackground = layer.type == .background
+        let shift = Self.translation(of: layer, camera: transform.camera)
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
             let mesh: GPUMesh
             if isBackground {
@@ -792,7 +822,7 @@ public actor MapRenderer {
                 mesh = fill
             }
             useTileStencil(tileIndex)
-            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            setMatrix(program.location("u_matrix"), Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
             let id = tile.layout.tile
             let tileSize = transform.worldSize / Double(1 << id.z)
             glUniform1f(program.location("u_pixels_per_unit"), Float(tileSize / Double(tile.layout.extent)))
@@ -820,10 +850,11 @@ public actor MapRenderer {
         glUniform2f(program.location("u_viewport"), Float(width), Float(height))
         glLineWidth(2)
         let color = (paint.fillOutlineColor ?? paint.fillColor).evaluate(zoom: zoom).premultiplied
+        let shift = Self.translation(of: layer, camera: transform.camera)
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
             guard index < tile.layers.count, case .fill(let mesh)? = tile.layers[index], mesh.hasLines else { continue }
             useTileStencil(tileIndex)
-            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            setMatrix(program.location("u_matrix"), Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
             if !mesh.hasPerVertexColor || paint.fillOutlineColor != nil {
                 glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
             }
@@ -839,7 +870,8 @@ public actor MapRenderer {
         let dashes = paint.lineDasharray?.evaluate(zoom: zoom)
         drawLineMeshes(index, drawn, matrices, cullers, transform, color: paint.lineColor.evaluate(zoom: zoom),
                        opacity: Float(paint.lineOpacity.evaluate(zoom: zoom)), width: width,
-                       blur: Float(paint.lineBlur.evaluate(zoom: zoom)), dashes: dashes) { layer in
+                       blur: Float(paint.lineBlur.evaluate(zoom: zoom)), dashes: dashes,
+                       shift: Self.translation(of: layer, camera: transform.camera)) { layer in
             if case .line(let mesh) = layer { return mesh }
             return nil
         }
@@ -848,7 +880,7 @@ public actor MapRenderer {
     private func drawLineMeshes(_ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4], _ cullers: [ChunkCuller],
                                 _ transform: MapTransform,
                                 color: Color, opacity: Float, width: Float, blur: Float, dashes: [Double]?,
-                                mesh select: (GPUTile.Layer) -> GPUMesh?) {
+                                shift: SIMD2<Double>? = nil, mesh select: (GPUTile.Layer) -> GPUMesh?) {
         guard opacity > 0, width > 0 else { return }
         let program = programs.useLineProgram(dashes: dashes, lineWidth: width)
         glUniform1f(program.location("u_opacity"), opacity)
@@ -858,7 +890,7 @@ public actor MapRenderer {
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
             guard index < tile.layers.count, let layer = tile.layers[index], let mesh = select(layer) else { continue }
             useTileStencil(tileIndex)
-            setMatrix(program.location("u_matrix"), matrices[tileIndex])
+            setMatrix(program.location("u_matrix"), Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
             let unitsPerPixel = Float(transform.tileUnitsPerPixel(for: tile.layout.tile, extent: tile.layout.extent))
             glUniform1f(program.location("u_units_per_pixel"), unitsPerPixel)
             if !mesh.hasPerVertexColor {

@@ -388,6 +388,10 @@ struct TileLayoutBuilder: Sendable {
         let cost = DrawCost.of(.symbol)
         // Spacing is given in pixels at the tile's own zoom: 4096 units span 512 pixels.
         let unitsPerPixel = Float(4096) / Float(MapTransform.tileSize)
+        var features = features
+        if layout.symbolPlacement.evaluate(zoom: zoom) != .point {
+            features = Self.mergedLines(features) { textField.evaluate(zoom: zoom, feature: $0) }
+        }
         for (featureIndex, (_, feature)) in features.enumerated() {
             let text = textField.evaluate(zoom: zoom, feature: feature).trimmingCharacters(in: .whitespaces)
             let icon = iconCandidate(layout, paint, feature: feature, zoom: zoom)
@@ -614,6 +618,61 @@ struct TileLayoutBuilder: Sendable {
 
     /// How many zoom levels past its own an overzoomed tile gets extra line-label anchors for.
     static let overzoomLevels = 4
+
+    /// Line features with the same label joined where one ends and the next begins, as
+    /// MapLibre joins them before placing labels along lines: tiles cut a street into many short
+    /// pieces at every junction, none long enough for its name. Features of other kinds, of
+    /// several lines or without a label pass through; a joined feature keeps the first piece's
+    /// attributes and place in the list.
+    static func mergedLines(_ features: [(Int, VectorTileFeature)],
+                            label: (VectorTileFeature) -> String) -> [(Int, VectorTileFeature)] {
+        struct End: Hashable {
+            var label: String
+            var point: TilePoint
+        }
+        var merged: [(Int, VectorTileFeature)?] = []
+        // Where a joined line starts and where it ends, by label: its index in `merged`.
+        var byStart: [End: Int] = [:], byEnd: [End: Int] = [:]
+        for (cell, feature) in features {
+            guard feature.type == .lineString, feature.geometry.count == 1, let line = feature.geometry.first,
+                  let first = line.first, let last = line.last, line.count >= 2 else {
+                merged.append((cell, feature))
+                continue
+            }
+            let label = label(feature)
+            guard !label.isEmpty else {
+                merged.append((cell, feature))
+                continue
+            }
+            let start = End(label: label, point: first), end = End(label: label, point: last)
+            let before = byEnd[start], after = byStart[end]
+            switch (before, after) {
+            case let (before?, after?) where before != after:
+                // Joins two lines into one: the one before, this piece, the one after.
+                guard let afterLine = merged[after]?.1.geometry.first else { continue }
+                merged[before]?.1.geometry[0] += line.dropFirst() + afterLine.dropFirst()
+                merged[after] = nil
+                byEnd[start] = nil
+                byStart[end] = nil
+                if let newEnd = afterLine.last { byEnd[End(label: label, point: newEnd)] = before }
+            case let (before?, _):
+                merged[before]?.1.geometry[0] += line.dropFirst()
+                byEnd[start] = nil
+                byEnd[end] = before
+            case let (_, after?):
+                if let afterLine = merged[after]?.1.geometry.first {
+                    merged[after]?.1.geometry[0] = line + afterLine.dropFirst()
+                }
+                byStart[end] = nil
+                byStart[start] = after
+            default:
+                merged.append((cell, feature))
+                byStart[start] = merged.count - 1
+                byEnd[end] = merged.count - 1
+            }
+        }
+        return merged.compactMap { $0 }
+    }
 
     /// Where symbols go along a line of `length` tile units, and the overzoom level from which
     /// each is shown, as MapLibre places them at each zoom: the first just far enough along for
