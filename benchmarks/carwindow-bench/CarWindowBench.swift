@@ -22,6 +22,9 @@ struct CarWindowBench: AsyncParsableCommand {
     var glyphs: String?
     @Option(help: "Python with mapli, pmtiles and pillow installed, for the MapLibre Native peer.")
     var python = "python3"
+    @Option(name: .customLong("agreement-style"),
+            help: "Another MapLibre style to compare with MapLibre Native in the agreement section, over the bundled tiles (its sprite on both sides); repeatable.")
+    var agreementStyles: [String] = []
     @Option(help: "Where results.json, results.md, charts and images go.")
     var outDir = "benchmarks/results"
     @Flag(name: .customLong("require-ffmpeg"), help: "Fail (instead of skip) the decode and Y-PSNR checks when ffmpeg is missing.")
@@ -74,7 +77,15 @@ struct CarWindowBench: AsyncParsableCommand {
         let machine = MachineDescription.describe(render.info, root: root)
         let (peer, peerSkipReason) = MapLibrePeer.probe(
             python: python, glyphs: glyphs ?? ProcessInfo.processInfo.environment["CARWINDOW_GLYPHS"], root: root, out: out)
-        let context = BenchContext(render: render, root: root, out: out, sizes: frameSizes, quick: quick, peer: peer,
+        let extraStyles = try agreementStyles.map { path -> URL in
+            let url = URL(fileURLWithPath: path, relativeTo: cwd).standardizedFileURL
+            guard FileManager.default.isReadableFile(atPath: url.path) else {
+                throw ValidationError("--agreement-style \(path): no readable style file there")
+            }
+            return url
+        }
+        let context = BenchContext(render: render, root: root, out: out, sizes: frameSizes, quick: quick,
+                                   agreementStyles: extraStyles, peer: peer,
                                    peerSkipReason: peerSkipReason, ffmpeg: findExecutable("ffmpeg"),
                                    requireFFmpeg: requireFFmpeg, verbose: verbose, firstContextMilliseconds: firstContextMilliseconds)
         print("carwindow-bench \(quick ? "quick" : "full") run: sections \(sections.map(\.name).joined(separator: ", ")); sizes "

@@ -49,6 +49,8 @@ struct BenchContext: Sendable {
     let out: URL
     let sizes: [FrameSize]
     let quick: Bool
+    /// Styles besides day and night that the agreement section compares (`--agreement-style`).
+    var agreementStyles: [URL] = []
     /// MapLibre Native through scripts/maplibre_render.py; nil when skipped (see `peerSkipReason`).
     let peer: MapLibrePeer?
     let peerSkipReason: String?
@@ -70,9 +72,13 @@ struct BenchContext: Sendable {
     func count(quick quickCount: Int, full: Int) -> Int { quick ? quickCount : full }
 
     func makeRenderer(style name: String = "day", size: FrameSize, camera: Camera) async throws -> MapRenderer {
+        try await makeRenderer(style: style(name), size: size, camera: camera)
+    }
+
+    func makeRenderer(style url: URL, size: FrameSize, camera: Camera) async throws -> MapRenderer {
         try await MapRenderer(
             context: render, width: size.width, height: size.height,
-            style: try Style(contentsOf: style(name)),
+            style: try Style(contentsOf: url),
             tiles: try openTileSource(at: tiles),
             fonts: try FontLibrary(directory: assets.appendingPathComponent("fonts")), camera: camera)
     }
