@@ -77,6 +77,12 @@ struct PMTilesHeader: Sendable {
     var bounds: GeoBounds
 
     init(parsing data: Data, path: String) throws(TileSourceError) {
+        try self.init(parsing: data, fileSize: UInt64(data.count), path: path)
+    }
+
+    /// Parses the header at the start of `data`, checking its sections against the size of the
+    /// whole archive (`data` may be only its first bytes, as read from a server).
+    init(parsing data: Data, fileSize: UInt64, path: String) throws(TileSourceError) {
         guard data.count >= Self.size, data.starts(with: Array("PMTiles".utf8)) else {
             throw .notPMTiles(path: path)
         }
@@ -92,8 +98,8 @@ struct PMTilesHeader: Sendable {
         /// A section of the file; one that does not lie inside the file makes the archive unusable.
         func section(_ at: Int, _ name: String) throws(TileSourceError) -> Range<Int> {
             let offset = uint64(at), length = uint64(at + 8)
-            guard offset <= UInt64(data.count), length <= UInt64(data.count) - offset else {
-                throw .corruptDirectory("\(name) section (offset \(offset), length \(length)) lies outside the \(data.count)-byte file")
+            guard offset <= fileSize, length <= fileSize - offset, offset + length <= UInt64(Int.max) else {
+                throw .corruptDirectory("\(name) section (offset \(offset), length \(length)) lies outside the \(fileSize)-byte file")
             }
             return Int(offset)..<Int(offset + length)
         }
@@ -201,8 +207,32 @@ package struct PMTilesEntry: Sendable, Equatable {
     }
 }
 
-/// A PMTiles v3 archive (https://github.com/protomaps/PMTiles/blob/main/spec/v3/spec.md), memory
-/// mapped so that opening a country-sized file costs nothing until tiles are read.
+/// Where a PMTiles archive's bytes come from: a file mapped into memory, or a server answering
+/// byte-range requests. An engine may give its own (an archive inside an asset pack, say).
+public protocol ByteRangeReader: Sendable {
+    /// The archive's size in bytes.
+    var size: UInt64 { get }
+    /// The path or URL, for errors.
+    var location: String { get }
+    /// `length` bytes from `offset`; the range lies inside ``size``.
+    func read(offset: UInt64, length: Int) throws(TileSourceError) -> Data
+}
+
+/// An archive already in memory (or mapped from a file).
+struct InMemoryBytes: ByteRangeReader {
+    let data: Data
+    let location: String
+    var size: UInt64 { UInt64(data.count) }
+
+    func read(offset: UInt64, length: Int) throws(TileSourceError) -> Data {
+        let start = data.startIndex + Int(offset)
+        return data.subdata(in: start..<(start + length))
+    }
+}
+
+/// A PMTiles v3 archive (https://github.com/protomaps/PMTiles/blob/main/spec/v3/spec.md): a file
+/// mapped into memory, so that opening a country-sized file costs nothing until tiles are read,
+/// or any other ``ByteRangeReader`` (a server, through CarWindowRemoteTiles).
 public final class PMTilesSource: TileSource {
     /// The metadata's name, or the archive's file name.
     public let name: String
@@ -215,8 +245,7 @@ public final class PMTilesSource: TileSource {
     /// The covered area the archive declares, if any.
     public let bounds: GeoBounds?
 
-    private let path: String
-    private let data: Data
+    private let reader: any ByteRangeReader
     private let header: PMTilesHeader
     private let rootEntries: [PMTilesEntry]
     /// Recently used leaf directories: panning reads neighbouring tiles, which share leaves.
@@ -225,6 +254,13 @@ public final class PMTilesSource: TileSource {
     private static let logger = Logger(label: "carwindow.tiles")
     /// Directories nest one level in practice; a bound stops a crafted archive from looping.
     private static let maxDirectoryDepth = 4
+    /// Bytes read at once when opening: the header and, as archives are laid out, the root
+    /// directory, in one request to a server.
+    static let openingRead = 16_384
+    /// The most bytes one directory may take (real ones are kilobytes to a few megabytes).
+    static let maximumDirectoryBytes = 32 << 20
+    /// The most bytes of metadata read for the name and credit.
+    static let maximumMetadataBytes = 4 << 20
 
     /// Opens the archive at `url` and reads its header, root directory and name.
     public convenience init(url: URL) throws(TileSourceError) {
@@ -240,19 +276,30 @@ public final class PMTilesSource: TileSource {
     }
 
     /// Reads an archive already in memory; `path` only names it in errors.
-    package init(archive data: Data, path: String, fallbackName: String) throws(TileSourceError) {
-        self.path = path
-        // Sections are addressed from byte 0, so a slice of a larger buffer is rebased.
-        let data = data.startIndex == 0 ? data : Data([UInt8](data))
-        self.data = data
-        header = try PMTilesHeader(parsing: data, path: path)
-        rootEntries = try PMTilesEntry.parseDirectory(
-            Self.inflateDirectory(data.subdata(in: header.rootDirectory), header.internalCompression))
+    package convenience init(archive data: Data, path: String, fallbackName: String) throws(TileSourceError) {
+        try self.init(reader: InMemoryBytes(data: data, location: path), fallbackName: fallbackName)
+    }
+
+    /// Opens the archive `reader` reads: its header, root directory and metadata are read now.
+    ///
+    /// - Parameter fallbackName: the name when the metadata has none.
+    public init(reader: any ByteRangeReader, fallbackName: String) throws(TileSourceError) {
+        self.reader = reader
+        let path = reader.location
+        let opening = try reader.read(offset: 0, length: Int(min(UInt64(Self.openingRead), reader.size)))
+        header = try PMTilesHeader(parsing: opening, fileSize: reader.size, path: path)
+        guard header.rootDirectory.count <= Self.maximumDirectoryBytes else {
+            throw .corruptDirectory("the root directory is \(header.rootDirectory.count) bytes, more than \(Self.maximumDirectoryBytes)")
+        }
+        let rootBytes = header.rootDirectory.upperBound <= opening.count
+            ? opening.subdata(in: header.rootDirectory)
+            : try reader.read(offset: UInt64(header.rootDirectory.lowerBound), length: header.rootDirectory.count)
+        rootEntries = try PMTilesEntry.parseDirectory(Self.inflateDirectory(rootBytes, header.internalCompression))
         guard !rootEntries.isEmpty else { throw .emptySource(path: path) }
         minZoom = header.minZoom
         maxZoom = header.maxZoom
         bounds = header.bounds
-        let metadata = Self.readMetadata(data: data, header: header)
+        let metadata = Self.readMetadata(reader: reader, header: header)
         name = metadata?["name"] as? String ?? fallbackName
         attribution = metadata?["attribution"] as? String
     }
@@ -292,6 +339,9 @@ public final class PMTilesSource: TileSource {
 
     private func leafDirectory(offset: UInt64, length: UInt64) throws(TileSourceError) -> [PMTilesEntry] {
         if let cached = leafCache.withLock({ $0.entries(at: offset) }) { return cached }
+        guard length <= UInt64(Self.maximumDirectoryBytes) else {
+            throw .corruptDirectory("a leaf directory is \(length) bytes, more than \(Self.maximumDirectoryBytes)")
+        }
         let bytes = try slice(of: header.leafDirectories, offset: offset, length: length,
                               orThrow: .corruptDirectory("leaf directory lies outside the leaf section"))
         let entries = try PMTilesEntry.parseDirectory(Self.inflateDirectory(bytes, header.internalCompression))
@@ -303,27 +353,31 @@ public final class PMTilesSource: TileSource {
                        orThrow error: TileSourceError) throws(TileSourceError) -> Data {
         let sectionLength = UInt64(section.count)
         guard offset <= sectionLength, length <= sectionLength - offset else { throw error }
-        let start = section.lowerBound + Int(offset)
-        return data.subdata(in: start..<(start + Int(length)))
+        return try reader.read(offset: UInt64(section.lowerBound) + offset, length: Int(length))
     }
 
     private static func inflateDirectory(_ bytes: Data, _ compression: PMTilesCompression) throws(TileSourceError) -> [UInt8] {
         let compressed = compression == .gzip || (compression == .unknown && Gzip.isCompressed(bytes))
         guard compressed else { return [UInt8](bytes) }
         do {
-            return [UInt8](try Gzip.decompress(bytes))
+            return [UInt8](try Gzip.decompress(bytes, limit: maximumDirectoryBytes))
         } catch {
             throw .corruptDirectory("directory cannot be inflated: \(error)")
         }
     }
 
-    /// The JSON metadata; a broken metadata block only costs the name and credit, not the map.
-    private static func readMetadata(data: Data, header: PMTilesHeader) -> [String: Any]? {
+    /// The JSON metadata; a broken or oversized metadata block only costs the name and credit,
+    /// not the map.
+    private static func readMetadata(reader: any ByteRangeReader, header: PMTilesHeader) -> [String: Any]? {
         guard !header.metadata.isEmpty else { return nil }
+        guard header.metadata.count <= maximumMetadataBytes else {
+            logger.warning("PMTiles metadata of \(reader.location) is \(header.metadata.count) bytes, more than \(maximumMetadataBytes); using the file name")
+            return nil
+        }
         do {
-            var json = data.subdata(in: header.metadata)
+            var json = try reader.read(offset: UInt64(header.metadata.lowerBound), length: header.metadata.count)
             if header.internalCompression == .gzip || Gzip.isCompressed(json) {
-                json = try Gzip.decompress(json)
+                json = try Gzip.decompress(json, limit: maximumMetadataBytes)
             }
             let object = try JSONSerialization.jsonObject(with: json)
             return object as? [String: Any]

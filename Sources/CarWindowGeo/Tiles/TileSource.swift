@@ -71,6 +71,9 @@ public enum TileSourceError: Error, Equatable, Sendable, CustomStringConvertible
     case sqlite(path: String, message: String)
     /// The source is well-formed but has no tiles.
     case emptySource(path: String)
+    /// A server could not be reached or gave an answer that cannot be used (an error status,
+    /// a body over the limit, no byte ranges where an archive needs them).
+    case network(url: String, reason: String)
 
     /// What went wrong and what to do about it, for logs and error messages.
     public var description: String {
@@ -101,6 +104,8 @@ public enum TileSourceError: Error, Equatable, Sendable, CustomStringConvertible
             "SQLite error reading \(path): \(message)."
         case .emptySource(let path):
             "\(path) contains no tiles; generate tiles into it first (for example with tilemaker)."
+        case .network(let url, let reason):
+            "Cannot fetch \(url): \(reason); check the address and the connection (tiles already cached are still drawn)."
         }
     }
 }
