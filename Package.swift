@@ -31,6 +31,7 @@ func tests(_ name: String, _ more: [Target.Dependency] = []) -> Target {
 
 // The data flow, each target depending only on those above it:
 //   Geo (tiles, camera) -> Style -> Map (geometry, text, GL, drawing, NV12 conversion)
+//   Geo, Style -> RemoteTiles (tiles on servers, disk cache, a style's own sources)
 //   VideoCore (frames, access units, sinks' protocol, render thread) -> Map, H264
 //   H264 (OpenH264, VA-API, bitstream) -> Sinks (files, RTP) -> Projection (session) -> SDL
 //   SDLTesting (head-unit simulator) and Simulation (routes, simulated drives) are for tools.
@@ -41,6 +42,7 @@ let package = Package(
         .library(name: "CarWindowGeo", targets: ["CarWindowGeo"]),
         .library(name: "CarWindowStyle", targets: ["CarWindowStyle"]),
         .library(name: "CarWindowMap", targets: ["CarWindowMap"]),
+        .library(name: "CarWindowRemoteTiles", targets: ["CarWindowRemoteTiles"]),
         .library(name: "CarWindowH264", targets: ["CarWindowH264"]),
         .library(name: "CarWindowSinks", targets: ["CarWindowSinks"]),
         .library(name: "CarWindowProjection", targets: ["CarWindowProjection"]),
@@ -82,6 +84,10 @@ let package = Package(
                 dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowSystemSupport",
                                "CEGL", "CGLES", "CGBM", "CFreeType", "CPNG", logging],
                 swiftSettings: library, plugins: ["EmbedShadersPlugin"]),
+        // Tile sources on servers (URL templates, TileJSON, PMTiles in byte ranges) with a disk
+        // cache, and opening the sources a style names; FoundationNetworking (libcurl).
+        .target(name: "CarWindowRemoteTiles", dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowSystemSupport", logging],
+                swiftSettings: library),
         .target(name: "CarWindowH264", dependencies: ["CarWindowVideoCore", "CarWindowSystemSupport", "COpenH264", "CVA", logging],
                 swiftSettings: library),
         .target(name: "CarWindowSinks",
@@ -105,7 +111,7 @@ let package = Package(
                 swiftSettings: library),
         // The umbrella: `import CarWindow` brings every engine-facing module.
         .target(name: "CarWindow",
-                dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap",
+                dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap", "CarWindowRemoteTiles",
                                "CarWindowH264", "CarWindowSinks", "CarWindowProjection", "CarWindowSDL"],
                 swiftSettings: library),
 
@@ -145,6 +151,7 @@ let package = Package(
         tests("CarWindowVideoCore"),
         tests("CarWindowStyle", [logging]),
         tests("CarWindowMap", ["CEGL", "CFreeType", "CZlib", logging]),
+        tests("CarWindowRemoteTiles", ["CarWindowMap"]),
         tests("CarWindowH264", ["CVA"]),
         tests("CarWindowSinks", [systemPackage]),
         tests("CarWindowProjection", [logging]),

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.build/docs}
-targets=(CarWindow CarWindowGeo CarWindowStyle CarWindowVideoCore CarWindowMap CarWindowH264
+targets=(CarWindow CarWindowGeo CarWindowStyle CarWindowVideoCore CarWindowMap CarWindowRemoteTiles CarWindowH264
          CarWindowSinks CarWindowProjection CarWindowSDL)
 mkdir -p "$out"
 args=()

@@ -9,9 +9,11 @@ packages=(
     libegl-mesa0 libgl1-mesa-dri           # Mesa's EGL and drivers: llvmpipe when there is no GPU
     libfreetype-dev zlib1g-dev libsqlite3-dev libpng-dev
     libopenh264-dev libva-dev              # H.264: OpenH264 (BSD) in software, VA-API in hardware
+    libcurl4                               # FoundationNetworking: tiles on servers
 )
 if [[ "${1:-}" == "--tests" ]]; then
     packages+=(glslang-tools ffmpeg)       # shader validator; the independent decoder of our streams
+    packages+=(python3)                    # the local tile server of the remote-tiles tests
 fi
 
 missing=()

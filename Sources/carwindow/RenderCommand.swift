@@ -19,7 +19,7 @@ struct RenderCommand: AsyncParsableCommand {
         complete, so a reader never sees half a picture and two renders to one path never mix.
         """)
 
-    @Option(help: "Tile source: .pmtiles, .mbtiles or a z/x/y folder (default: the bundled Helsinki tiles).")
+    @Option(help: "Tile source: .pmtiles, .mbtiles or a z/x/y folder (default: the sources the style names, local or on servers; the bundled Helsinki tiles for day and night).")
     var tiles: String?
     @Option(help: "MapLibre style JSON, or 'day' / 'night' for the bundled styles.")
     var style = "day"
@@ -132,20 +132,43 @@ struct MapData {
     init(tiles: String?, sources bindings: [String] = [], style: String) throws {
         let tileURL = try tiles.map {
             try inputFile($0, option: "--tiles", kind: "a .pmtiles or .mbtiles file or a z/x/y tile folder", folderAllowed: true)
-        } ?? Assets.tiles
-        let styleURL = try ["day", "night"].contains(style)
+        }
+        let isBundledStyle = ["day", "night"].contains(style)
+        let styleURL = try isBundledStyle
             ? Assets.style(style) : inputFile(style, option: "--style", kind: "a MapLibre style JSON file, or day or night")
-        self.tiles = try openTileSource(at: tileURL)
         var sources: [String: any TileSource] = [:]
         for (id, path) in try parseSourceBindings(bindings) {
             let url = try inputFile(path, option: "--source \(id)", kind: "a .pmtiles or .mbtiles file or a z/x/y tile folder",
                                     folderAllowed: true)
             sources[id] = try openTileSource(at: url)
         }
-        self.sources = sources
         // Warnings are printed here, once; the style's own logger would print each again.
         self.style = try Style(contentsOf: styleURL, logger: Logger(label: "carwindow.style") { _ in SwiftLogNoOpLogHandler() })
         for warning in self.style.warnings { Console.warning("\(warning)") }
+        if let tileURL {
+            self.tiles = try openTileSource(at: tileURL)
+        } else if isBundledStyle {
+            self.tiles = try openTileSource(at: Assets.tiles)
+        } else {
+            // Another style draws from the sources it names, local or on servers (through the
+            // disk cache), unless they cannot be opened: then the bundled tiles, with a warning.
+            let cache: HTTPDiskCache?
+            do {
+                cache = try HTTPDiskCache()
+            } catch {
+                Console.warning("\(error); tiles from servers are not kept")
+                cache = nil
+            }
+            do {
+                let opened = try StyleTileSources.open(for: self.style, fetcher: HTTPFetcher(cache: cache), given: sources)
+                self.tiles = opened.basemap
+                sources = opened.others
+            } catch {
+                Console.warning("\(error); drawing the bundled Helsinki tiles instead")
+                self.tiles = try openTileSource(at: Assets.tiles)
+            }
+        }
+        self.sources = sources
         fonts = try FontLibrary(directory: Assets.fonts)
     }
 }

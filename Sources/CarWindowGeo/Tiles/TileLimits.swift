@@ -13,7 +13,7 @@ package struct VectorTileLimits: Sendable, Equatable {
     /// Stored and inflated bytes of one tile. A larger tile is refused with an error (before it is
     /// read where the size is known up front, else while inflating), which stops decompression
     /// bombs before they take memory.
-    var maximumBytes = 16 << 20
+    package var maximumBytes = 16 << 20
     /// Features per tile. Each decoded feature costs about 200 bytes before its geometry (its
     /// property table and part arrays), so this keeps a tile of tiny features to about 13 MiB.
     /// Features past it, in the order the tile lists them, are left out.
