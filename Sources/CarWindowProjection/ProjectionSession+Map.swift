@@ -242,7 +242,7 @@ extension ProjectionSession {
     /// left; a later ``setStyles(day:night:)`` replaces the edited styles.
     ///
     /// - Throws: what `edit` throws first, for either style (the `Style` methods throw
-    ///   ``StyleError``); then neither style changes.
+    ///   `StyleError`); then neither style changes.
     public func editStyles(_ edit: @Sendable (inout Style) throws -> Void) async throws {
         try await oneAtATime { () async throws in
             var (day, night) = engineStyles ?? (configuration.dayStyle, configuration.nightStyle)

@@ -65,7 +65,7 @@ public final class HTTPFetcher: Sendable {
     /// server. A 404 answer is returned, not thrown: a tile the server lacks.
     ///
     /// - Parameter limit: the most bytes the body may have.
-    /// - Throws: ``TileSourceError/network(url:reason:)`` when the server cannot be reached and
+    /// - Throws: `TileSourceError.network` when the server cannot be reached and
     ///   nothing is cached, or answers with an error or too much.
     func get(_ url: URL, range: Range<UInt64>? = nil, limit: Int) throws(TileSourceError) -> HTTPAnswer {
         let key = HTTPDiskCache.key(url: url, range: range)

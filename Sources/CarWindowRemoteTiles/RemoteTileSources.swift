@@ -22,7 +22,7 @@ public final class HTTPByteRanges: ByteRangeReader {
 
     /// Asks the server for the archive's first bytes to learn its size and version.
     ///
-    /// - Throws: ``TileSourceError/network(url:reason:)`` when the server cannot be reached,
+    /// - Throws: `TileSourceError.network` when the server cannot be reached,
     ///   does not serve byte ranges, or has no archive there.
     public init(url: URL, fetcher: HTTPFetcher) throws(TileSourceError) {
         self.url = url
@@ -80,7 +80,7 @@ public final class URLTemplateTileSource: TileSource {
 
     /// Tiles of `templates` (each with `{z}`, `{x}` and `{y}`), between `minZoom` and `maxZoom`.
     ///
-    /// - Throws: ``TileSourceError/network(url:reason:)`` when a template is not an HTTP(S)
+    /// - Throws: `TileSourceError.network` when a template is not an HTTP(S)
     ///   URL with the three placeholders, or the zoom range is impossible.
     public init(templates: [String], minZoom: Int = 0, maxZoom: Int = 22, bounds: GeoBounds? = nil,
                 attribution: String? = nil, name: String? = nil, isTMS: Bool = false,

@@ -282,7 +282,9 @@ public final class PMTilesSource: TileSource {
 
     /// Opens the archive `reader` reads: its header, root directory and metadata are read now.
     ///
-    /// - Parameter fallbackName: the name when the metadata has none.
+    /// - Parameters:
+    ///   - reader: where the archive's bytes come from.
+    ///   - fallbackName: the name when the metadata has none.
     public init(reader: any ByteRangeReader, fallbackName: String) throws(TileSourceError) {
         self.reader = reader
         let path = reader.location

@@ -129,12 +129,18 @@ public actor MapRenderer {
     /// Makes a renderer drawing `style` over `tiles` at `width` x `height`.
     ///
     /// - Parameters:
+    ///   - context: the GL context and render thread to draw with.
+    ///   - width: width of the offscreen target in pixels.
+    ///   - height: height of the offscreen target in pixels.
+    ///   - style: the style to draw.
     ///   - tiles: the basemap: every vector source of the style draws from it, except those
     ///     bound in `sources`. It also sets the zoom levels tiles are loaded at.
     ///   - sources: tile sources of their own for vector sources of the style, by source id (an
     ///     overlay of traffic or charging stations beside the basemap). A source whose zoom
     ///     levels end below the view's has its highest tiles cut and scaled up. The bindings
     ///     hold across style changes; a style without the id draws nothing from it.
+    ///   - fonts: the faces labels are drawn with.
+    ///   - camera: where the first frame looks.
     /// - Throws: ``MapRenderError/unknownVectorSource(id:known:)`` when `style` has no vector
     ///   source of a bound id, and the errors of making GL resources.
     public init(context: RenderContext, width: Int, height: Int, style: Style, tiles: any TileSource,
