@@ -118,6 +118,10 @@ extension ProjectionSession {
         let moving = model.isMoving(at: now)
         follow = model
         overlays.vehicle = state.vehicle
+        if let along = Self.distanceAlong(overlays.route, metres: routeMetres, to: state.vehicle.coordinate,
+                                          near: engineRouteProgress) {
+            overlays.routeProgress = along
+        }
         if isFollowing {
             animation = nil
             cameraOnScreen = state.camera
@@ -142,18 +146,28 @@ extension ProjectionSession {
         guard overlays.route != drawn else { return }
         overlays.route = drawn
         overlays.routeProgress = 0
+        engineRouteProgress = 0
+        var walked = 0.0
+        routeMetres = drawn.indices.map { index in
+            if index > 0 { walked += drawn[index - 1].metres(to: drawn[index]) }
+            return walked
+        }
         changed()
     }
 
     /// Hides the first `metres` of the route, measured along it from its first point: the part
     /// already driven. The route is trimmed as it is drawn, so this costs no geometry work;
     /// past the route's end hides all of it. Metres that are negative or not finite are ignored
-    /// with a warning.
+    /// with a warning. While a vehicle from ``updateVehicle(_:)`` is shown on the route, the
+    /// split is drawn where the vehicle is drawn, between fixes too, so the car never sits on
+    /// the remaining route or ahead of it; `metres` says near which part of the route to look
+    /// (a route that passes a place twice).
     public func setRouteProgress(_ metres: Double) {
         guard metres.isFinite, metres >= 0 else {
             emit(.warning(.routeProgressIgnored(metres: metres)))
             return
         }
+        engineRouteProgress = metres
         guard overlays.routeProgress != metres else { return }
         overlays.routeProgress = metres
         changed()
@@ -314,6 +328,45 @@ extension ProjectionSession {
     /// markers drop the others.
     static func isDrawable(_ point: GeoCoordinate) -> Bool {
         point.latitude.isFinite && point.longitude.isFinite && abs(point.latitude) <= 90 && abs(point.longitude) <= 180
+    }
+
+    /// How far before and after the engine's progress the vehicle is looked for on the route:
+    /// a fix lags the car by up to a second or two, and a route may pass one place twice.
+    static let routeSearchWindow = -150.0...400.0
+    /// A vehicle farther than this from the route is off it (a detour): the engine's progress
+    /// stands.
+    static let onRouteDistance = 40.0
+
+    /// Metres along `route` (with `metres` from its first point to each point) to the point
+    /// nearest `position`, looked for within ``routeSearchWindow`` of `near`; nil when the
+    /// route is empty or the position is not within ``onRouteDistance`` of it. Allocates
+    /// nothing: it runs every frame while following.
+    static func distanceAlong(_ route: [GeoCoordinate], metres: [Double], to position: GeoCoordinate,
+                              near: Double) -> Double? {
+        guard route.count >= 2, metres.count == route.count else { return nil }
+        let from = near + routeSearchWindow.lowerBound, to = near + routeSearchWindow.upperBound
+        // The first segment that ends at or after `from`.
+        var low = 0, high = route.count - 2
+        while low < high {
+            let middle = (low + high) / 2
+            if metres[middle + 1] < from { low = middle + 1 } else { high = middle }
+        }
+        var best: (distance: Double, along: Double)?
+        var index = low
+        while index < route.count - 1, metres[index] <= to {
+            let a = route[index]
+            let segment = a.offset(to: route[index + 1]), toPosition = a.offset(to: position)
+            let lengthSquared = (segment * segment).sum()
+            let t = lengthSquared > 0 ? min(max((toPosition * segment).sum() / lengthSquared, 0), 1) : 0
+            let miss = toPosition - segment * t
+            let distance = (miss * miss).sum().squareRoot()
+            if distance < (best?.distance ?? .infinity) {
+                best = (distance, metres[index] + (metres[index + 1] - metres[index]) * t)
+            }
+            index += 1
+        }
+        guard let best, best.distance <= onRouteDistance else { return nil }
+        return best.along
     }
 
     /// The part of `route` between two distances along it (metres from its first point), ends

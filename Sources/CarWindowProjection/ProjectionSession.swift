@@ -103,6 +103,12 @@ public actor ProjectionSession {
     /// overview).
     var isFollowing = false
     var overlays: MapOverlays
+    /// Metres from the route's first point to each of its points, for finding the followed
+    /// vehicle along it every frame without measuring the route again.
+    var routeMetres: [Double] = []
+    /// The route progress the engine last set; while a followed vehicle is on the route, the
+    /// drawn split follows the vehicle shown instead (see ``followVehicle(at:width:height:)``).
+    var engineRouteProgress = 0.0
     var haptics = HapticRegionSet()
     var recognizer: GestureRecognizer
     /// Session-clock time of the last gesture tick, to move the recogniser's clock on.

@@ -116,6 +116,44 @@ import Testing
 
     /// A session following a vehicle: frames keep coming while it drives with one fix a second,
     /// the camera keeps it on the anchor, a pan stops following, recenter resumes it.
+    /// The driven part of the route ends where the car is drawn, between fixes too; a route
+    /// that passes a place twice is split on the pass near the engine's progress; off the route
+    /// the engine's progress stands.
+    @Test func theRouteSplitsWhereTheFollowedCarIsDrawn() async throws {
+        let north = { (metres: Double) in
+            GeoCoordinate(latitude: Self.east(0).latitude + metres / GeoCoordinate.metresPerDegree, longitude: Self.east(0).longitude)
+        }
+        // East 200 m, north 100 m, back west 200 m, south 100 m, and east again over the start.
+        let loop = [Self.east(0), Self.east(200), Self.east(200).offsetNorth(100), north(100), Self.east(0), Self.east(300)]
+        var walked = 0.0
+        let metres = loop.indices.map { index -> Double in
+            if index > 0 { walked += loop[index - 1].metres(to: loop[index]) }
+            return walked
+        }
+        let onFirstPass = ProjectionSession.distanceAlong(loop, metres: metres, to: Self.east(50), near: 40)
+        let onSecondPass = ProjectionSession.distanceAlong(loop, metres: metres, to: Self.east(50), near: 600)
+        #expect(onFirstPass.map { abs($0 - 50) < 0.5 } == true, "\(String(describing: onFirstPass))")
+        #expect(onSecondPass.map { abs($0 - 650) < 0.5 } == true, "\(String(describing: onSecondPass))")
+        #expect(ProjectionSession.distanceAlong(loop, metres: metres, to: Self.east(50).offsetNorth(50), near: 40) == nil)
+
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let (session, _) = try await ProjectionSessionTests.streaming(sink, context: context, time: time)
+        await session.setRoute([Self.east(0), Self.east(1000)])
+        await session.followVehicle(FollowCameraConfiguration())
+        await session.updateVehicle(VehicleFix(coordinate: Self.east(100), heading: 90, speed: 10))
+        await session.setRouteProgress(100)
+        await time.advance(by: 0.5)
+        let vehicle = try #require(await session.overlays.vehicle)
+        let split = await session.overlays.routeProgress
+        #expect(Self.metresEast(of: vehicle.coordinate) > 102, "the car is predicted ahead of its fix")
+        #expect(abs(split - Self.metresEast(of: vehicle.coordinate)) < 0.5, "split \(split), car \(Self.metresEast(of: vehicle.coordinate))")
+        await session.stop()
+        await session.close()
+        await context.shutdown()
+    }
+
     @Test func aSessionFollowsStopsForAPanAndRecenters() async throws {
         let context = try await RenderContext()
         let time = ManualTime()
@@ -140,6 +178,12 @@ import Testing
         await session.stop()
         await session.close()
         await context.shutdown()
+    }
+}
+
+extension GeoCoordinate {
+    func offsetNorth(_ metres: Double) -> GeoCoordinate {
+        GeoCoordinate(latitude: latitude + metres / GeoCoordinate.metresPerDegree, longitude: longitude)
     }
 }
 

@@ -317,7 +317,7 @@ struct StyleParsingTests {
         let style = try Self.loadLayer(#"""
         {"id": "roads", "type": "line", "source": "omt",
          "layout": {"line-sort-key": 3, "line-cap": "square"},
-         "paint": {"line-width": 4, "line-translate": [1, 2], "line-color": ["frobnicate", 1], "line-opacity": 0.5}}
+         "paint": {"line-width": 4, "line-emissive-strength": 1, "line-color": ["frobnicate", 1], "line-opacity": 0.5}}
         """#)
         let layer = try #require(style.layers.first)
         let paint = try #require(layer.paint.line)
@@ -325,9 +325,9 @@ struct StyleParsingTests {
         #expect(paint.lineOpacity.evaluate(zoom: 0) == 0.5)
         #expect(paint.lineColor.evaluate(zoom: 0) == .black)
         #expect(layer.layout.line?.lineCap.evaluate(zoom: 0) == .square)
-        #expect(style.warnings.map(\.path) == ["layers[0].layout.line-sort-key", "layers[0].paint.line-translate",
+        #expect(style.warnings.map(\.path) == ["layers[0].layout.line-sort-key", "layers[0].paint.line-emissive-strength",
                                                "layers[0].paint.line-color"])
-        #expect(style.warnings[1].message.contains("line-translate"))
+        #expect(style.warnings[1].message.contains("line-emissive-strength"))
         #expect(style.warnings[2].message.contains("frobnicate"))
     }
 
