@@ -43,6 +43,28 @@ import Testing
         #expect(atlas.shape("\n \n", font: regular, size: 16) == nil)
     }
 
+    /// Labels on a pitched map lie on the ground: their "down" is the ground's, foreshortened
+    /// and sheared as the camera sees it, and their size follows MapLibre's pitch-aligned text.
+    @Test func labelsOnThePitchedGroundAreForeshortened() {
+        // Flat and turned: the upright normal, unit length.
+        let turned = (east: SIMD2<Float>(0.6, 0.8) * 2, south: SIMD2<Float>(-0.8, 0.6) * 2)
+        let along = SIMD2<Float>(0.6, 0.8)
+        let flatDown = LabelPlacer.groundUp(along: along, turned)
+        #expect(abs(flatDown.x + 0.8) < 1e-5 && abs(flatDown.y - 0.6) < 1e-5)
+        // Pitched, north up: south squashed to 0.5 of east. A label along a road running east has
+        // its height halved; one along a road running south is not foreshortened across it.
+        let pitched = (east: SIMD2<Float>(2, 0), south: SIMD2<Float>(0, 1))
+        let eastward = LabelPlacer.groundUp(along: SIMD2(1, 0), pitched)
+        #expect(abs(eastward.x) < 1e-5 && abs(eastward.y - 0.5) < 1e-5)
+        let southward = LabelPlacer.groundUp(along: SIMD2(0, 1), pitched)
+        #expect(abs(southward.x + 2) < 1e-5 && abs(southward.y) < 1e-5)
+        #expect(LabelPlacer.groundUp(along: SIMD2(1, 0), nil) == SIMD2(0, 1))
+        // Size: 1.2 times near the camera (z 1.5), 1 at the centre, 2/3 far off (z 0.5).
+        #expect(abs(LabelPlacer.mapAlignedScale(1.5) - 1.2) < 1e-5)
+        #expect(LabelPlacer.mapAlignedScale(1) == 1 && abs(LabelPlacer.mapAlignedScale(0.5) - 2.0 / 3) < 1e-5)
+        #expect(LabelPlacer.mapAlignedScale(.nan) == 1)
+    }
+
     @Test func letterSpacingWidensTheLineBetweenGlyphsOnly() throws {
         let plain = try #require(atlas.shape("Kallio", font: regular, size: 20))
         let spaced = try #require(atlas.shape("Kallio", font: regular, size: 20, letterSpacing: 0.1))

@@ -407,10 +407,14 @@ struct LabelPlacer {
         let anchor = screenPath[anchorIndex] + (screenPath[anchorIndex + 1] - screenPath[anchorIndex]) * anchorT
         guard anchor.x >= 0, anchor.y >= 0, anchor.x <= Float(width), anchor.y <= Float(height) else { return false }
         if repeatsNearby(label.textKey, at: anchor, within: paint.repeatDistance) { return false }
-        // Line labels lie on the map, as MapLibre's pitch-aligned ones do: smaller farther away.
-        let perspective = min(max(screenScales[anchorIndex], 0.5), 1.5)
+        // Line labels lie on the map, as MapLibre's pitch-aligned ones do: laid out at the text
+        // size over the half-damped perspective and then seen in full perspective, so larger
+        // near the camera and smaller far off, and flattened onto the road.
+        let perspective = Self.mapAlignedScale(screenScales[anchorIndex])
         let scale = paint.size / GlyphAtlas.baseSize * perspective
         let halfLength = label.text.width * scale / 2
+        let ground = Self.groundMapping(at: path[anchorIndex] + (path[anchorIndex + 1] - path[anchorIndex]) * anchorT,
+                                        project: project)
 
         // Read left to right: if the line runs leftwards at the label, walk it the other way.
         guard let start = pointAlong(from: anchorIndex, t: anchorT, offset: -halfLength),
@@ -470,13 +474,57 @@ struct LabelPlacer {
         let fill = (label.fillColor ?? paint.fill).packed(opacity: paint.opacity)
         let halo = (label.haloColor ?? paint.halo).packed(opacity: paint.opacity)
         for (glyph, placement) in zip(label.text.glyphs, glyphPlacements) {
-            // The quad is laid out around the glyph's baseline centre, then turned with the road.
+            // The quad is laid out around the glyph's baseline centre, then laid along the road
+            // on the ground: its up direction is the ground's, foreshortened under pitch.
             let pivot = SIMD2(glyph.baselineCenterX, 0) * scale
+            let along = SIMD2(cos(placement.angle), sin(placement.angle))
             emitQuad(glyph, origin: placement.position + glyph.offset * scale - pivot, scale: scale,
-                     angle: placement.angle, pivot: placement.position,
+                     axes: (along, Self.groundUp(along: along, ground)), pivot: placement.position,
                      fill: fill, halo: halo, haloWidth: paint.haloWidth)
         }
         return true
+    }
+
+    /// How much larger a label lying on a pitched map is drawn at a point (`z`: the perspective
+    /// there, 1 at the centre of the view): MapLibre lays such text out at its size divided by
+    /// the half-damped perspective and projects it, so it grows by z / (0.5 + 0.5 z): 1.2 times
+    /// near the camera where z is 1.5, not 1.5 times.
+    static func mapAlignedScale(_ z: Float) -> Float {
+        guard z.isFinite, z > 0 else { return 1 }
+        return min(max(z / (0.5 + 0.5 * z), 0.25), 2)
+    }
+
+    /// How the ground maps to the screen near `point` (tile units): the screen pixels one tile
+    /// unit east and one south move, in the columns. Nil where the ground does not project (at
+    /// the horizon).
+    static func groundMapping(at point: SIMD2<Float>,
+                              project: (SIMD2<Float>) -> SIMD3<Float>?) -> (east: SIMD2<Float>, south: SIMD2<Float>)? {
+        let step: Float = 8
+        guard let origin = project(point), let east = project(point + SIMD2(step, 0)),
+              let south = project(point + SIMD2(0, step)) else { return nil }
+        let columns = (SIMD2(east.x - origin.x, east.y - origin.y) / step, SIMD2(south.x - origin.x, south.y - origin.y) / step)
+        let determinant = columns.0.x * columns.1.y - columns.0.y * columns.1.x
+        guard determinant.isFinite, abs(determinant) > 1e-9 else { return nil }
+        return columns
+    }
+
+    /// Where a glyph's "down" goes on the screen when the glyph lies on the ground with its
+    /// baseline along `along` (a unit screen direction): the ground direction at right angles
+    /// to the baseline, projected, at the scale the baseline has. Upright `(-y, x)` without a
+    /// ground mapping, or on a flat map, where both agree.
+    static func groundUp(along: SIMD2<Float>, _ ground: (east: SIMD2<Float>, south: SIMD2<Float>)?) -> SIMD2<Float> {
+        let upright = SIMD2(-along.y, along.x)
+        guard let (east, south) = ground else { return upright }
+        // The baseline on the ground: the inverse of the mapping applied to `along`.
+        let determinant = east.x * south.y - east.y * south.x
+        let groundAlong = SIMD2(south.y * along.x - south.x * along.y, -east.y * along.x + east.x * along.y) / determinant
+        let groundNormal = SIMD2(-groundAlong.y, groundAlong.x)
+        var down = east * groundNormal.x + south * groundNormal.y
+        // Both normals are taken a quarter turn from the baseline; a mirrored mapping flips it back.
+        if (down * upright).sum() < 0 { down = -down }
+        let baselineLength = ((east * groundAlong.x + south * groundAlong.y) * (east * groundAlong.x + south * groundAlong.y)).sum().squareRoot()
+        guard baselineLength > 1e-6, down.x.isFinite, down.y.isFinite else { return upright }
+        return down / baselineLength
     }
 
     /// How much larger a symbol facing the viewer is drawn at a point of a pitched map, from the
@@ -552,15 +600,26 @@ struct LabelPlacer {
 
     private mutating func emitQuad(_ glyph: PositionedGlyph, origin: SIMD2<Float>, scale: Float, angle: Float,
                                    pivot: SIMD2<Float>, fill: PackedColor, halo: PackedColor, haloWidth: Float) {
+        let cosine = cos(angle), sine = sin(angle)
+        emitQuad(glyph, origin: origin, scale: scale, axes: (SIMD2(cosine, sine), SIMD2(-sine, cosine)), pivot: pivot,
+                 fill: fill, halo: halo, haloWidth: haloWidth)
+    }
+
+    /// A glyph quad laid out at `origin` on upright screen axes, then carried onto `axes` (where
+    /// the layout's x and y directions go) around `pivot`: a turn, or a turn with the ground's
+    /// foreshortening.
+    private mutating func emitQuad(_ glyph: PositionedGlyph, origin: SIMD2<Float>, scale: Float,
+                                   axes: (SIMD2<Float>, SIMD2<Float>), pivot: SIMD2<Float>, fill: PackedColor,
+                                   halo: PackedColor, haloWidth: Float) {
         let size = glyph.size * scale
         let rect = glyph.atlasRect
         let t0 = SIMD2(Float(rect.x), Float(rect.y))
         let t1 = t0 + SIMD2(Float(rect.width), Float(rect.height))
-        let cosine = cos(angle), sine = sin(angle)
+        let isUpright = axes.0 == SIMD2(1, 0) && axes.1 == SIMD2(0, 1)
         func turn(_ p: SIMD2<Float>) -> SIMD2<Float> {
-            guard angle != 0 else { return p }
+            guard !isUpright else { return p }
             let d = p - pivot
-            return pivot + SIMD2(d.x * cosine - d.y * sine, d.x * sine + d.y * cosine)
+            return pivot + axes.0 * d.x + axes.1 * d.y
         }
         let parameters = SIMD2(scale, haloWidth)
         let base = UInt32(vertices.count)
