@@ -42,6 +42,13 @@ public enum TextAnchor: String, Sendable, CaseIterable, StyleEnumeration {
     case bottomRight = "bottom-right"
 }
 
+/// How lines of a multi-line label align with each other (`text-justify`).
+public enum TextJustify: String, Sendable, CaseIterable, StyleEnumeration {
+    /// Follows the anchor: left anchors justify left, right anchors right, others centre.
+    case auto
+    case left, center, right
+}
+
 /// What a symbol's icon or text turns and tilts with (`icon-rotation-alignment`,
 /// `text-rotation-alignment`, and the pitch alignments).
 public enum SymbolAlignment: String, Sendable, CaseIterable, StyleEnumeration {
@@ -351,6 +358,14 @@ public struct SymbolLayout: Sendable {
     public var textOffset: StyleProperty<[Double]> = .constant([0, 0])
     /// Which part of a point label sits on its anchor (`text-anchor`); line labels are centred.
     public var textAnchor: StyleProperty<TextAnchor> = .constant(.center)
+    /// Anchors tried in turn for a point label until one fits (`text-variable-anchor`); nil
+    /// keeps ``textAnchor``. Names that are not anchors are left out.
+    public var textVariableAnchor: StyleProperty<[String]>?
+    /// Distance in ems from the anchor point, in the direction of the anchor used, for variable
+    /// anchors (`text-radial-offset`); 0 takes ``textOffset``'s parts instead.
+    public var textRadialOffset: StyleProperty<Double> = .constant(0)
+    /// How the lines of a wrapped label align (`text-justify`).
+    public var textJustify: StyleProperty<TextJustify> = .constant(.center)
     /// Case conversion of the text (`text-transform`).
     public var textTransform: StyleProperty<TextTransform> = .constant(.none)
     /// Whether the label is drawn even where it collides with others (`text-allow-overlap`).
@@ -525,6 +540,9 @@ extension PropertyReader {
             case "text-padding": try update(&l.textPadding, json, path)
             case "text-offset": try update(&l.textOffset, json, path)
             case "text-anchor": try update(&l.textAnchor, json, path)
+            case "text-variable-anchor": try update(&l.textVariableAnchor, json, path, default: [])
+            case "text-radial-offset": try update(&l.textRadialOffset, json, path)
+            case "text-justify": try update(&l.textJustify, json, path)
             case "text-transform": try update(&l.textTransform, json, path)
             case "text-allow-overlap": try update(&l.textAllowOverlap, json, path)
             case "text-ignore-placement": try update(&l.textIgnorePlacement, json, path)

@@ -187,6 +187,44 @@ import Testing
         #expect(abs(turned.box.z - turned.box.x - 20) < 1e-3 && abs(turned.box.w - turned.box.y - 40) < 1e-3)
     }
 
+    /// text-variable-anchor: the first anchor whose box is free wins; a blocked one passes to
+    /// the next, and the text sits the radial offset away in the anchor's direction.
+    @Test func variableAnchorsTryEachInTurn() {
+        func place(blocking: ScreenRect?) -> [SIMD2<Float>] {
+            var placer = LabelPlacer()
+            placer.begin(width: 400, height: 240)
+            if let blocking { placer.block(blocking) }
+            var label = Self.candidate(text: Self.glyphText(width: 30), key: 1)
+            label.icon = nil
+            label.variableAnchors = [.top, .bottom, .left]
+            label.radialOffset = 0.5
+            var bucket = SymbolBucket()
+            bucket.labels = [label]
+            placer.place(bucket, paint: Self.paint(), zoomAboveTile: 0, width: 400, height: 240) {
+                SIMD3($0.x + 200, $0.y + 120, 1)
+            }
+            return placer.vertices.map(\.position)
+        }
+        // The glyph box is 30 x 16 at 24 px; half an em is 12 px.
+        let free = place(blocking: nil)
+        #expect(free.count == 4)
+        let freeTop: Float = free.map(\.y).min() ?? 0
+        #expect(freeTop >= 131, "top anchor: the text below the point, \(free)")
+        let belowBlocked = place(blocking: ScreenRect(x: 150, y: 125, width: 100, height: 40))
+        #expect(belowBlocked.count == 4)
+        let aboveBottom: Float = belowBlocked.map(\.y).max() ?? 999
+        #expect(aboveBottom <= 109, "bottom anchor: the text above, \(belowBlocked)")
+        let bothBlocked = place(blocking: ScreenRect(x: 150, y: 60, width: 60, height: 120))
+        let rightOfPoint: Float = bothBlocked.map(\.x).min() ?? 0
+        #expect(rightOfPoint >= 211, "left anchor: the text to the right, \(bothBlocked)")
+        #expect(place(blocking: ScreenRect(x: 100, y: 60, width: 200, height: 120)).isEmpty)
+        // Without a radial offset, text-offset's parts apply in the anchor's direction.
+        var label = Self.candidate(text: Self.glyphText(width: 30), key: 1)
+        label.textOffset = SIMD2(-1, -2)
+        #expect(LabelPlacer.variableTextOrigin(label, textAnchor: .topLeft) == SIMD2(24, 48))
+        #expect(LabelPlacer.variableTextOrigin(label, textAnchor: .bottom) == SIMD2<Float>(-15, -64))
+    }
+
     @Test func anchorsPlaceTheBoxAsMapLibreDoes() {
         let size = SIMD2<Float>(10, 6)
         #expect(LabelPlacer.anchorShift(.center, size: size) == SIMD2(-5, -3))

@@ -313,6 +313,19 @@ struct StyleParsingTests {
         }
     }
 
+    @Test func variableAnchorsRadialOffsetAndJustifyAreRead() throws {
+        let style = try Self.loadLayer(#"""
+        {"id": "places", "type": "symbol", "source": "omt",
+         "layout": {"text-field": "{name}", "text-variable-anchor": ["top", "bottom", "nowhere", "left"],
+                    "text-radial-offset": 0.8, "text-justify": "auto"}}
+        """#)
+        #expect(style.warnings.isEmpty, "\(style.warnings)")
+        let layout = try #require(style.layers.first?.layout.symbol)
+        #expect(layout.textVariableAnchor?.evaluate(zoom: 10, feature: nil) == ["top", "bottom", "nowhere", "left"])
+        #expect(layout.textRadialOffset.evaluate(zoom: 10) == 0.8)
+        #expect(layout.textJustify.evaluate(zoom: 10) == .auto)
+    }
+
     @Test func unknownPropertiesWarnAndTheRestDraws() throws {
         let style = try Self.loadLayer(#"""
         {"id": "roads", "type": "line", "source": "omt",

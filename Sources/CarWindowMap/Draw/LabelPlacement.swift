@@ -239,10 +239,44 @@ struct LabelPlacer {
         // Only text repeats are kept apart, as in MapLibre: one-way arrows and other icons
         // without text follow their spacing alone.
         if label.hasText && repeatsNearby(label.textKey, at: anchor, within: paint.repeatDistance) { return false }
+        guard let anchors = label.variableAnchors, label.hasText else {
+            return placeSymbol(label, at: anchor, textAnchor: nil, lineAngle: lineAngle, perspective: perspective,
+                               paint: paint, width: width, height: height)
+        }
+        // Variable anchors: the first that fits wins, as MapLibre tries them.
+        for textAnchor in anchors where placeSymbol(label, at: anchor, textAnchor: textAnchor, lineAngle: lineAngle,
+                                                     perspective: perspective, paint: paint, width: width, height: height) {
+            return true
+        }
+        return false
+    }
+
+    /// The text box of a label shaped centred, moved so that `textAnchor` sits on the point and
+    /// pushed away from it by the radial offset (or `text-offset`'s part in that direction).
+    static func variableTextOrigin(_ label: LabelCandidate, textAnchor: TextAnchor) -> SIMD2<Float> {
+        let size = SIMD2(label.text.width, label.text.height)
+        let moved = label.text.origin + anchorShift(textAnchor, size: size) - anchorShift(.center, size: size)
+        let direction = SIMD2(0.5 - textAnchor.horizontalFraction, 0.5 - textAnchor.verticalFraction) * 2
+        let isCorner = direction.x != 0 && direction.y != 0
+        let offset: SIMD2<Float>
+        if label.radialOffset != 0 {
+            // Corners lie on the circle of the radial offset, as MapLibre puts them.
+            offset = direction * label.radialOffset * (isCorner ? 1 / Float(2).squareRoot() : 1)
+        } else {
+            offset = direction * SIMD2(abs(label.textOffset.x), abs(label.textOffset.y))
+        }
+        return moved + offset * GlyphAtlas.baseSize
+    }
+
+    /// Places a symbol with its text at `textAnchor` (variable anchors), or as shaped (nil).
+    private mutating func placeSymbol(_ label: LabelCandidate, at anchor: SIMD2<Float>, textAnchor: TextAnchor?,
+                                      lineAngle: Float?, perspective: Float, paint: SymbolLayerPaint,
+                                      width: Int, height: Int) -> Bool {
         let scale = paint.size * perspective / GlyphAtlas.baseSize
         var textBox: SIMD4<Float>?
         if label.hasText && paint.size > 0 && paint.opacity > 0 {
-            let origin = anchor + label.text.origin * scale + label.textOffset * paint.size * perspective
+            let origin = textAnchor.map { anchor + Self.variableTextOrigin(label, textAnchor: $0) * scale }
+                ?? anchor + label.text.origin * scale + label.textOffset * paint.size * perspective
             textBox = SIMD4(origin.x, origin.y, origin.x + label.text.width * scale,
                             origin.y + label.text.height * scale)
         }

@@ -71,6 +71,11 @@ struct LabelCandidate: Sendable {
     var text: ShapedText
     /// Shift of the text from the anchor in ems (`text-offset`).
     var textOffset: SIMD2<Float> = .zero
+    /// Anchors to try in turn for a point label (`text-variable-anchor`); the text is shaped
+    /// centred on its anchor then. Nil: the one it was shaped with.
+    var variableAnchors: [TextAnchor]?
+    /// With variable anchors: ems from the point in the direction of the anchor used.
+    var radialOffset: Float = 0
     /// The icon drawn with the text, placed and collided with it as one symbol.
     var icon: IconCandidate?
     /// Identifies the label across frames and tiles for stable placement.

@@ -420,14 +420,20 @@ struct TileLayoutBuilder: Sendable {
             // Text that follows its line is laid along it; text kept upright sits at the anchor.
             let followsLine = isLine && layout.textRotationAlignment.evaluate(zoom: zoom, feature: feature) != .viewport
             var shaped = ShapedText.empty
+            // Point labels with variable anchors are shaped centred and moved to the anchor that fits.
+            let variableAnchors = isLine ? nil : layout.textVariableAnchor.flatMap { property -> [TextAnchor]? in
+                let anchors = property.evaluate(zoom: zoom, feature: feature).compactMap(TextAnchor.init(rawValue:))
+                return anchors.isEmpty ? nil : anchors
+            }
             if !text.isEmpty {
                 let font = fonts.resolve(layout.textFont.evaluate(zoom: zoom, feature: feature))
                 let maxWidth = followsLine ? nil : Float(layout.textMaxWidth.evaluate(zoom: zoom, feature: feature))
+                let anchor = isLine || variableAnchors != nil ? .center : layout.textAnchor.evaluate(zoom: zoom, feature: feature)
                 if let result = glyphs.shape(
                     text, font: font, size: GlyphAtlas.baseSize, maxWidth: maxWidth,
                     lineHeight: Float(layout.textLineHeight.evaluate(zoom: zoom)),
                     letterSpacing: Float(layout.textLetterSpacing.evaluate(zoom: zoom, feature: feature)),
-                    anchor: isLine ? .center : layout.textAnchor.evaluate(zoom: zoom, feature: feature),
+                    anchor: anchor, justify: layout.textJustify.evaluate(zoom: zoom, feature: feature),
                     transform: layout.textTransform.evaluate(zoom: zoom, feature: feature)) {
                     shaped = result
                 }
@@ -507,6 +513,8 @@ struct TileLayoutBuilder: Sendable {
                 }
                 hasher.combine(featureIndex)
                 bucket.labels.append(LabelCandidate(anchor: .point(pointAnchor), text: shaped, textOffset: textOffset,
+                                                    variableAnchors: variableAnchors,
+                                                    radialOffset: Float(layout.textRadialOffset.evaluate(zoom: zoom, feature: feature)),
                                                     icon: icon, key: hasher.finalize(), textKey: textKey,
                                                     fillColor: fill, haloColor: halo))
             }

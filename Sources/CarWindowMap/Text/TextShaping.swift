@@ -24,12 +24,7 @@ extension TextAnchor {
     }
 }
 
-/// How lines of a multi-line label align with each other (MapLibre's `text-justify`).
-enum TextJustify: String, Sendable, CaseIterable {
-    /// Follows the anchor: left anchors justify left, right anchors right, others centre.
-    case auto
-    case left, center, right
-
+extension TextJustify {
     func fraction(for anchor: TextAnchor) -> Float {
         switch self {
         case .auto: anchor.horizontalFraction
