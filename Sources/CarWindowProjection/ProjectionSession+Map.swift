@@ -53,6 +53,21 @@ extension ProjectionSession {
         changed()
     }
 
+    /// Makes several changes as one: camera, vehicle, route and progress set in `changes` all
+    /// show in the same picture, never some of them without the others. The session is an
+    /// actor and its frame loop runs on it, so no picture is drawn while `changes` runs.
+    ///
+    /// ```swift
+    /// await session.transaction { session in
+    ///     session.setRoute(remaining)
+    ///     session.setRouteProgress(0)
+    ///     session.setCamera(camera)
+    /// }
+    /// ```
+    public func transaction<Result: Sendable>(_ changes: @Sendable (isolated ProjectionSession) throws -> Result) rethrows -> Result {
+        try changes(self)
+    }
+
     /// Takes a position fix of the vehicle (GNSS or map-matched, typically once a second).
     /// Between fixes the vehicle is predicted along its heading at its speed and drawn moving
     /// at the stream's frame rate; a fix that disagrees is blended in, never jumping back. While

@@ -154,6 +154,32 @@ import Testing
         await context.shutdown()
     }
 
+    /// A transaction's changes reach the picture together: the camera, the route and its
+    /// progress set in one are all in the next picture.
+    @Test func aTransactionShowsItsChangesInOnePicture() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let (session, _) = try await ProjectionSessionTests.streaming(sink, context: context, time: time)
+        let before = sink.received.count
+        let moved = await session.transaction { session -> Camera in
+            var camera = session.camera
+            camera.center = Self.east(50)
+            session.setCamera(camera)
+            session.setRoute([Self.east(0), Self.east(200)])
+            session.setRouteProgress(50)
+            return camera
+        }
+        await time.advance(by: 0.2)
+        #expect(sink.received.count > before)
+        #expect(await session.camera.center == moved.center)
+        let overlays = await session.overlays
+        #expect(overlays.routeProgress == 50 && overlays.route.count == 2)
+        await session.stop()
+        await session.close()
+        await context.shutdown()
+    }
+
     @Test func aSessionFollowsStopsForAPanAndRecenters() async throws {
         let context = try await RenderContext()
         let time = ManualTime()
