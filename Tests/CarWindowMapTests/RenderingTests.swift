@@ -152,13 +152,7 @@ import Testing
             """.utf8))
         }
         func render(_ style: Style, bearing: Double = 0) async throws -> RGBAImage {
-            let (context, renderer) = try await makeRenderer(camera: Camera(center: helsinki, zoom: 16, bearing: bearing))
-            await renderer.setStyle(style)
-            await renderer.setOverlays(MapOverlays(showsControls: false))
-            _ = await renderer.renderWhenLoaded()
-            let image = await renderer.readPixels()
-            await context.shutdown()
-            return image
+            try await renderOnce(style, camera: Camera(center: helsinki, zoom: 16, bearing: bearing))
         }
         /// Pixels whose darkness differs between `a` at (x, y) and `b` at (x + dx, y + dy).
         func mismatches(_ a: RGBAImage, _ b: RGBAImage, dx: Int, dy: Int) -> Int {

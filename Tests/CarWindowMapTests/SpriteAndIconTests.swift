@@ -237,13 +237,7 @@ import Testing
     // MARK: Frames
 
     static func render(_ style: Style, zoom: Double = 14) async throws -> RGBAImage {
-        let (context, renderer) = try await makeRenderer(camera: Camera(center: helsinki, zoom: zoom))
-        await renderer.setStyle(style)
-        await renderer.setOverlays(MapOverlays(showsControls: false))
-        _ = await renderer.renderWhenLoaded()
-        let image = await renderer.readPixels()
-        await context.shutdown()
-        return image
+        try await renderOnce(style, camera: Camera(center: helsinki, zoom: zoom))
     }
 
     /// Pixels within 40/255 per channel of `color` (opaque).

@@ -29,3 +29,15 @@ func makeRenderer(style: String = "day", width: Int = 400, height: Int = 240,
         camera: camera)
     return (context, renderer)
 }
+
+/// One picture of `style` over the bundled data without controls, once its tiles are loaded,
+/// on a context of its own.
+func renderOnce(_ style: Style, camera: Camera) async throws -> RGBAImage {
+    let (context, renderer) = try await makeRenderer(camera: camera)
+    await renderer.setStyle(style)
+    await renderer.setOverlays(MapOverlays(showsControls: false))
+    _ = await renderer.renderWhenLoaded()
+    let image = await renderer.readPixels()
+    await context.shutdown()
+    return image
+}
