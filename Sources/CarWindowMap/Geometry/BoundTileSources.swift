@@ -15,7 +15,13 @@ struct BoundTileSources: Sendable {
 
     init(basemap: any TileSource, overlays: [String: any TileSource] = [:]) {
         self.basemap = basemap
-        self.overlays = overlays.sorted { $0.key < $1.key }.map { (id: $0.key, source: $0.value) }
+        // An overlay whose zoom levels end below the basemap's gives one tile to many: it is
+        // decoded once for all of them.
+        self.overlays = overlays.sorted { $0.key < $1.key }.map { id, source in
+            let shared = source.maxZoom < basemap.maxZoom && !(source is SharedTileCache)
+                ? SharedTileCache(source: source, capacity: 32, byteCapacity: 64 << 20) : source
+            return (id: id, source: shared)
+        }
     }
 
     /// The name under which layer `layer` of the source bound to style source `source` joins a
