@@ -181,9 +181,17 @@ struct MapSetup {
     init(tiles: String?, sources: [String], style: String, width: Int, height: Int, platform: String?,
          camera: Camera) async throws {
         let data = try MapData(tiles: tiles, sources: sources, style: style)
-        context = try await RenderContext(platform: try eglPlatform(platform))
-        renderer = try await MapRenderer(context: context, width: width, height: height, style: data.style,
-                                         tiles: data.tiles, sources: data.sources, fonts: data.fonts, camera: camera)
+        let context = try await RenderContext(platform: try eglPlatform(platform))
+        do {
+            renderer = try await MapRenderer(context: context, width: width, height: height, style: data.style,
+                                             tiles: data.tiles, sources: data.sources, fonts: data.fonts, camera: camera)
+        } catch {
+            // The render thread and its GL context end before the process does: exiting with them
+            // alive lets the driver's threads run into its own static destructors.
+            await context.shutdown()
+            throw error
+        }
+        self.context = context
     }
 }
 
