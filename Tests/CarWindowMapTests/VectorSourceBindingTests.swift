@@ -7,7 +7,7 @@ import Testing
 
 /// Several vector sources: a vector source of the style bound to a tile source of its own draws
 /// from it, beside the basemap, and a source with fewer zoom levels is cut and scaled up.
-@Suite(.serialized) struct BoundTileSourceTests {
+@Suite(.serialized) struct VectorSourceBindingTests {
     /// The bundled tiles with their zoom levels ending early, as an overlay archive made for
     /// lower zooms would.
     struct ZoomLimitedSource: TileSource {
