@@ -32,7 +32,11 @@ package enum TileClipping {
                                 to box: SIMD4<Double>) -> (SIMD2<Double>, SIMD2<Double>)? {
         let d = b - a
         var t0 = 0.0, t1 = 1.0
-        for (p, q) in [(-d.x, a.x - box.x), (d.x, box.z - a.x), (-d.y, a.y - box.y), (d.y, box.w - a.y)] {
+        // The four edges as vectors, not an array of pairs: the haptic regions of alternative
+        // routes clip every segment every frame, and this allocates nothing.
+        let ps = SIMD4(-d.x, d.x, -d.y, d.y), qs = SIMD4(a.x - box.x, box.z - a.x, a.y - box.y, box.w - a.y)
+        for edge in 0..<4 {
+            let p = ps[edge], q = qs[edge]
             if p == 0 {
                 if q < 0 { return nil }
             } else {
