@@ -82,6 +82,9 @@ package struct FollowCamera: Sendable {
     package var zoomOffset = 0.0 {
         didSet { zoomOffset = min(max(zoomOffset.isFinite ? zoomOffset : 0, -3), 3) }
     }
+    /// Whether the user asked for a flat map (the tilt toggle): the speed tilt is ignored and
+    /// the pitch eases to 0.
+    package var isFlat = false
     private var fix: VehicleFix?
     private var fixTime = 0.0
     /// The shown position minus the new fix's prediction, in world units, when the fix came.
@@ -184,7 +187,8 @@ package struct FollowCamera: Sendable {
         let c = configuration
         let span = max(c.fastSpeed - c.slowSpeed, 1e-3)
         let t = min(max((speed - c.slowSpeed) / span, 0), 1)
-        return (c.slowZoom + (c.fastZoom - c.slowZoom) * t + zoomOffset, c.slowPitch + (c.fastPitch - c.slowPitch) * t)
+        let pitch = isFlat ? 0 : c.slowPitch + (c.fastPitch - c.slowPitch) * t
+        return (c.slowZoom + (c.fastZoom - c.slowZoom) * t + zoomOffset, pitch)
     }
 
     private static func smoothstep(_ x: Double) -> Double {

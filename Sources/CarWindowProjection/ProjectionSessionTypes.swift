@@ -182,6 +182,9 @@ public enum ProjectionSessionEvent: Sendable, Equatable {
     /// The user moved the map with a gesture; an engine that follows the vehicle may stop doing
     /// so until the user taps recenter.
     case cameraMovedByUser(Camera)
+    /// A camera command ran (``ProjectionSession/perform(_:)``: a head unit's navigation
+    /// button, say).
+    case commandPerformed(MapCommand)
     /// Input that was ignored or a problem that did not stop the stream.
     case warning(ProjectionSessionWarning)
     /// A failure; the state events say whether streaming went on.

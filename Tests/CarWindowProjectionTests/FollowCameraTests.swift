@@ -180,6 +180,62 @@ import Testing
         await context.shutdown()
     }
 
+    /// A head unit's navigation keys: zoom, tilt and heading keep following (they change the
+    /// follow camera), a pan leaves it until recenter; without following they move the camera.
+    @Test func mapCommandsMoveTheCameraAsTheKeysSay() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let (session, log) = try await ProjectionSessionTests.streaming(sink, context: context, time: time)
+        await session.followVehicle(FollowCameraConfiguration())
+        await session.updateVehicle(VehicleFix(coordinate: Self.east(0), heading: 90, speed: 0))
+        await time.advance(by: 3)
+        let following = await session.camera
+        #expect(following.bearing == 90 && following.pitch > 30)
+
+        await session.perform(.zoomIn)
+        await session.perform(.tiltToggle)
+        await session.perform(.headingToggle)
+        await time.advance(by: 12)
+        let changed = await session.camera
+        #expect(await session.followsVehicle)
+        #expect(changed.zoom > following.zoom + 0.9, "\(following.zoom) -> \(changed.zoom)")
+        #expect(changed.pitch < 1, "flat: \(changed.pitch)")
+        #expect(abs(changed.bearing) < 1 || abs(changed.bearing - 360) < 1, "north up: \(changed.bearing)")
+
+        // Looking to the right (the map is north up now): the centre moves east, following stops.
+        await session.perform(.pan(SIMD2(1, 0)))
+        await time.advance(by: 1)
+        #expect(await !session.followsVehicle)
+        let panned = await session.camera
+        #expect(panned.center.longitude > changed.center.longitude)
+        // A quarter of the picture's width.
+        let quarter = Double(try #require(await session.stream).encodedSize.width) * MapCommand.panShare
+        let metresPerPixel = 40_075_016.7 * cos(panned.center.latitude * .pi / 180) / (512 * pow(2, panned.zoom))
+        let metres = (panned.center.longitude - changed.center.longitude) / 360 * 40_075_016.7 * cos(panned.center.latitude * .pi / 180)
+        #expect(abs(metres / metresPerPixel - quarter) < 3, "moved \(metres / metresPerPixel) px of \(quarter)")
+
+        // Free camera: rotate, tilt and zoom move it directly; recenter follows again.
+        await session.perform(.rotate(clockwise: true))
+        await session.perform(.tiltToggle)
+        await session.perform(.zoomOut)
+        await time.advance(by: 1)
+        let free = await session.camera
+        #expect(abs(free.bearing - (360 - MapCommand.rotationStep)) < 0.5 || abs(free.bearing + MapCommand.rotationStep) < 0.5,
+                "bearing \(free.bearing)")
+        #expect(abs(free.pitch - MapCommand.tiltedPitch) < 0.5 && abs(free.zoom - (panned.zoom - 1)) < 0.01)
+        await session.perform(.recenter)
+        #expect(await session.followsVehicle)
+        let expected: [MapCommand] = [.zoomIn, .tiltToggle, .headingToggle, .pan(SIMD2(1, 0)), .rotate(clockwise: true),
+                                      .tiltToggle, .zoomOut, .recenter]
+        #expect(await eventually {
+            log.all.compactMap { if case .commandPerformed(let command) = $0 { command } else { nil } } == expected
+        })
+        await session.stop()
+        await session.close()
+        await context.shutdown()
+    }
+
     @Test func aSessionFollowsStopsForAPanAndRecenters() async throws {
         let context = try await RenderContext()
         let time = ManualTime()
