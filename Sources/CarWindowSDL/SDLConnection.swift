@@ -47,7 +47,8 @@ public actor SDLConnection {
         /// (resolution, format) pairs for the video StartService, most wanted first. An
         /// ``SDLProjectionLink`` chooses its own.
         public var videoCandidates: [SDLVideoCandidate]
-        /// Sizes reported with OnAppCapabilityUpdated after registering; empty sends nothing.
+        /// Sizes reported with OnAppCapabilityUpdated once the HMI level allows it (see
+        /// ``setAppCapability(_:)``); empty sends nothing.
         public var supportedSizes: [ImageResolution] = []
         /// Open the video service whenever video becomes allowed, end it when not. An
         /// ``SDLProjectionLink`` turns it off: it opens the service when its session is ready.
@@ -138,6 +139,25 @@ public actor SDLConnection {
     /// is announced once registration completes, when a video service can be started.
     private var announcedVideoAllowed = false
 
+    /// The buttons the head unit listed in its RegisterAppInterface response.
+    public private(set) var headUnitButtons: [SDLButtonName] = []
+
+    // What the head unit must hold (see ``setHapticRegions(_:)``): what the app wants, and what
+    // this registration of the app is known to hold. `heldEpoch` counts the times the held
+    // state was forgotten, so an answer to a send made before that is not taken as holding.
+    private var wantedHaptics: [HapticRegion]?
+    private var wantedAppCapability: VideoStreamingCapability?
+    private var wantedButtons: [SDLButtonName] = []
+    private var heldHaptics: [HapticRegion]?
+    private var heldAppCapability: VideoStreamingCapability?
+    private var heldButtons = Set<SDLButtonName>()
+    /// Buttons the head unit refused in this registration: not asked again until it may have
+    /// changed its mind (a new registration or HMI level).
+    private var refusedButtons = Set<SDLButtonName>()
+    private var heldEpoch = 0
+    private var stateSyncTask: Task<Void, Never>?
+    private var stateSyncAgain = false
+
     private typealias Reply<T> = CheckedContinuation<Result<T, SDLConnectionError>, Never>
     private var pendingRequests: [UInt32: Reply<SDLRPCMessage>] = [:]
     /// A control exchange waiting for its answer: StartService and EndService on one service
@@ -154,6 +174,8 @@ public actor SDLConnection {
         self.configuration = configuration
         self.makeTransport = transport
         self.videoQueue = SDLVideoQueue(limits: configuration.videoQueueLimits)
+        wantedAppCapability = VideoStreamingCapability.appCapability(
+            listing: configuration.supportedSizes.map { VideoStreamingCapability(preferredResolution: $0) })
     }
 
     // MARK: Public API
@@ -169,6 +191,7 @@ public actor SDLConnection {
             try await establish()
             phase = .running
             announceVideoAllowed()
+            syncHeadUnitState()
         } catch {
             phase = .idle
             teardown()
@@ -185,8 +208,10 @@ public actor SDLConnection {
         videoStartTask?.cancel()
         if wasRunning {
             if video != nil { await endVideoService() }
-            // Unregistering lets the head unit free the app at once instead of on timeout.
+            // Unregistering lets the head unit free the app at once instead of on timeout; ending
+            // the RPC service then closes the session as the protocol asks, before the socket.
             _ = try? await request(.unregisterAppInterface, parameters: [String: String](), timeout: .seconds(1))
+            await endRPCService()
         }
         teardown()
         await awaitClosedTransportTasks()
@@ -275,19 +300,49 @@ public actor SDLConnection {
         await endVideoService()
     }
 
-    /// Sends the app's supported sizes (OnAppCapabilityUpdated).
-    public func sendAppCapability(sizes: [ImageResolution]) async throws(SDLConnectionError) {
-        try await notify(.onAppCapabilityUpdated, parameters: SDLOnAppCapabilityUpdated(sizes: sizes))
+    /// The modes the app can stream (OnAppCapabilityUpdated), or nil for none.
+    ///
+    /// Like ``setHapticRegions(_:)``, this is state the head unit holds: it is sent when the HMI
+    /// level allows it (not in NONE, where SDL Core's policies block it), only when it differs
+    /// from what this registration holds, and again after a reconnect or a return from NONE.
+    public func setAppCapability(_ capability: VideoStreamingCapability?) {
+        wantedAppCapability = capability
+        syncHeadUnitState()
     }
 
-    /// Replaces the head unit's haptic rectangles (SendHapticData); empty clears them.
+    /// The rectangles the head unit should hold for its own focus and selection (haptic spatial
+    /// data), in head-unit pixels.
+    ///
+    /// Sent as SendHapticData whenever they change and the head unit can take them (its
+    /// capability says `hapticSpatialDataSupported`, and the HMI level is FULL or LIMITED, as
+    /// SDL Core's HapticGroup policy allows), and sent again whenever the head unit may have
+    /// lost them: after a reconnect (a new registration) and after the app left FULL and
+    /// LIMITED. An empty list clears them.
+    public func setHapticRegions(_ regions: [HapticRegion]) {
+        wantedHaptics = regions
+        syncHeadUnitState()
+    }
+
+    /// The buttons the app wants OnButtonPress for (SubscribeButton); subscribed when the level
+    /// allows, again after a reconnect or a return from NONE. Buttons the head unit refuses are
+    /// logged and asked for again only after such a change.
+    public func setButtonSubscriptions(_ buttons: [SDLButtonName]) {
+        wantedButtons = buttons
+        syncHeadUnitState()
+    }
+
+    /// Replaces the head unit's haptic rectangles (SendHapticData) now and waits for the answer;
+    /// empty clears them. They become the rectangles ``setHapticRegions(_:)`` keeps sent.
     ///
     /// Throws ``SDLConnectionError/hapticsNotSupported`` unless the capability says
     /// `hapticSpatialDataSupported`, because head units without it refuse the RPC.
     public func sendHapticData(_ regions: [HapticRegion]) async throws(SDLConnectionError) {
         guard capability?.hapticSpatialDataSupported == true else { throw .hapticsNotSupported }
+        wantedHaptics = regions
+        let epoch = heldEpoch
         let response = try await request(.sendHapticData, parameters: SDLSendHapticDataRequest(regions: regions))
         try Self.checkSuccess(response)
+        if epoch == heldEpoch, wantedHaptics == regions { heldHaptics = regions }
     }
 
     // MARK: Establishing
@@ -308,9 +363,10 @@ public actor SDLConnection {
         startReader(transport, generation: generation)
         startWriter(transport, generation: generation)
 
-        // The first StartService goes with a version 1 header, as the spec asks; the ACK says
-        // which version the head unit speaks.
-        protocolVersion = 1
+        // The first StartService goes with the newest header this side speaks (version 5), as
+        // the iOS library sends it: SDL Core warns about a version 1 header ("Unknown version:1")
+        // though the spec allows one. The ACK says which version the head unit speaks.
+        protocolVersion = 5
         let ack = try await control(.startService, on: .rpc,
                                     payload: (try? (["protocolVersion": .string(configuration.protocolVersion)] as BSONDocument).encoded()) ?? [])
         guard ack.controlInfo == .startServiceACK else {
@@ -334,9 +390,9 @@ public actor SDLConnection {
         let registration = try await request(.registerAppInterface, parameters: SDLRegisterAppInterfaceRequest(
             appName: configuration.appName, appID: configuration.appID, fullAppID: configuration.appID))
         try Self.checkSuccess(registration)
-        if !configuration.supportedSizes.isEmpty {
-            try await sendAppCapability(sizes: configuration.supportedSizes)
-        }
+        // A new registration holds nothing of the last one's.
+        forgetHeldState(haptics: true, appCapability: true, buttons: true)
+        headUnitButtons = (try? registration.decodeParameters(SDLRegistrationFacts.self))?.buttons ?? []
         eventSink.yield(.registered(info))
 
         let capabilityResponse = try await request(.getSystemCapability, parameters: SDLGetSystemCapabilityRequest(
@@ -428,9 +484,12 @@ public actor SDLConnection {
                     Self.logger.debug("unsolicited \(info) on \(message.serviceType)")
                 }
             case .endService:
-                // The head unit closed a service on its own: for video, stop sending.
-                if message.serviceType == .video, video != nil {
+                // The head unit closed a service on its own: for video, stop sending and say so.
+                if message.serviceType == .video {
                     closeVideoLocally()
+                    let ack = SDLMessage(version: protocolVersion, serviceType: .video, sessionID: message.sessionID,
+                                         messageID: message.messageID, controlInfo: .endServiceACK, payload: [])
+                    try? enqueue(ack, mtu: sessionMTU)
                 } else if message.serviceType == .rpc {
                     connectionLost(.transport(.closedByPeer), generation: generation)
                 }
@@ -463,11 +522,19 @@ public actor SDLConnection {
             do {
                 let status = try rpc.decodeParameters(SDLHMIStatus.self)
                 guard (status.windowID ?? 0) == 0 else { return }
+                let previous = hmiStatus?.hmiLevel
                 hmiStatus = status
                 eventSink.yield(.hmiStatusChanged(status))
                 updateVideoAllowed(status.allowsVideo)
+                hmiLevelChanged(from: previous, to: status.hmiLevel)
             } catch {
                 Self.logger.warning("OnHMIStatus ignored: \(error)")
+            }
+        case .onButtonPress:
+            do {
+                eventSink.yield(.buttonPressed(try rpc.decodeParameters(SDLButtonPress.self)))
+            } catch {
+                Self.logger.warning("OnButtonPress ignored: \(error)")
             }
         case .onTouchEvent:
             do {
@@ -528,6 +595,121 @@ public actor SDLConnection {
                 Self.logger.warning("video service not started: \(error)")
                 eventSink.yield(.videoFailed(error))
             }
+        }
+    }
+
+    // MARK: State the head unit holds
+
+    /// The HMI levels in which SDL Core's stock policy groups allow each piece of held state:
+    /// SendHapticData (HapticGroup) in FULL and LIMITED; OnAppCapabilityUpdated and
+    /// SubscribeButton (Base-4) in FULL, LIMITED and BACKGROUND. Sent in another level, Core
+    /// blocks them ("Request is blocked by policies").
+    package static let hapticDataLevels: Set<SDLHMILevel> = [.full, .limited]
+    package static let appCapabilityLevels: Set<SDLHMILevel> = [.full, .limited, .background]
+    package static let buttonSubscriptionLevels: Set<SDLHMILevel> = [.full, .limited, .background]
+
+    /// Forgets what the head unit holds: it will be sent again when allowed.
+    private func forgetHeldState(haptics: Bool, appCapability: Bool, buttons: Bool) {
+        heldEpoch += 1
+        if haptics { heldHaptics = nil }
+        if appCapability { heldAppCapability = nil }
+        if buttons {
+            heldButtons.removeAll()
+            refusedButtons.removeAll()
+        }
+    }
+
+    /// What a level change may have cost the head unit: leaving FULL and LIMITED, an HMI may
+    /// drop the app's rectangles (Core does); NONE is the app closed, and everything is sent
+    /// again when it comes back.
+    private func hmiLevelChanged(from previous: SDLHMILevel?, to level: SDLHMILevel) {
+        guard previous != level else { return }
+        if level == .none {
+            forgetHeldState(haptics: true, appCapability: true, buttons: true)
+        } else if !Self.hapticDataLevels.contains(level) {
+            forgetHeldState(haptics: true, appCapability: false, buttons: false)
+        } else {
+            // A level that allows more may let a refused subscription through.
+            refusedButtons.removeAll()
+        }
+        syncHeadUnitState()
+    }
+
+    /// Sends what the head unit should hold and does not, one sender at a time; a change while
+    /// it sends makes it look again.
+    private func syncHeadUnitState() {
+        guard phase == .running else { return }
+        if stateSyncTask != nil {
+            stateSyncAgain = true
+            return
+        }
+        stateSyncTask = Task { await self.runHeadUnitStateSync() }
+    }
+
+    private func runHeadUnitStateSync() async {
+        repeat {
+            stateSyncAgain = false
+            await sendMissingHeadUnitState()
+        } while stateSyncAgain && phase == .running
+        stateSyncTask = nil
+    }
+
+    private func sendMissingHeadUnitState() async {
+        guard phase == .running, let level = hmiStatus?.hmiLevel else { return }
+        let epoch = heldEpoch
+        if let wanted = wantedAppCapability, wanted != heldAppCapability, Self.appCapabilityLevels.contains(level) {
+            do {
+                try await notify(.onAppCapabilityUpdated, parameters: SDLOnAppCapabilityUpdated(wanted))
+                if epoch == heldEpoch { heldAppCapability = wanted }
+            } catch where error != .notConnected {
+                Self.logger.warning("OnAppCapabilityUpdated not sent: \(error)")
+            } catch {
+            }
+        }
+        if let wanted = wantedHaptics, wanted != heldHaptics, capability?.hapticSpatialDataSupported == true,
+           let level = hmiStatus?.hmiLevel, Self.hapticDataLevels.contains(level) {
+            do {
+                let response = try await request(.sendHapticData, parameters: SDLSendHapticDataRequest(regions: wanted))
+                try Self.checkSuccess(response)
+                if epoch == heldEpoch { heldHaptics = wanted }
+            } catch {
+                // Not retried until the rectangles or the level change: a head unit refusing
+                // them would refuse them again.
+                Self.logger.warning("SendHapticData failed: \(error)")
+            }
+        }
+        for button in wantedButtons where !heldButtons.contains(button) && !refusedButtons.contains(button) {
+            guard phase == .running, let level = hmiStatus?.hmiLevel, Self.buttonSubscriptionLevels.contains(level),
+                  epoch == heldEpoch else { break }
+            do {
+                let response = try await request(.subscribeButton, parameters: SDLButtonSubscriptionRequest(buttonName: button))
+                let status = try response.decodeParameters(SDLResponseStatus.self)
+                guard epoch == heldEpoch else { break }
+                // IGNORED: already subscribed, which is what was wanted.
+                if status.success || status.resultCode == "IGNORED" {
+                    heldButtons.insert(button)
+                } else {
+                    refusedButtons.insert(button)
+                    Self.logger.info("SubscribeButton(\(button)) refused: \(status.resultCode)\(status.info.map { " (\($0))" } ?? "")")
+                }
+            } catch {
+                Self.logger.warning("SubscribeButton(\(button)) failed: \(error)")
+                break
+            }
+        }
+    }
+
+    /// Ends the RPC service (EndService with the session's hashId) and waits briefly for the
+    /// ACK: the head unit then closes the session at once rather than on the socket's loss.
+    private func endRPCService() async {
+        guard transport != nil else { return }
+        var document = BSONDocument()
+        if let hashID = session?.hashID { document["hashId"] = .int32(hashID) }
+        do {
+            _ = try await control(.endService, on: .rpc, payload: (try? document.encoded()) ?? [],
+                                  timeout: min(configuration.requestTimeout, .seconds(1)))
+        } catch {
+            Self.logger.info("RPC EndService not acknowledged: \(error)")
         }
     }
 
@@ -648,7 +830,8 @@ public actor SDLConnection {
         }
     }
 
-    private func control(_ info: SDLControlFrameInfo, on service: SDLServiceType, payload: [UInt8]) async throws(SDLConnectionError) -> SDLMessage {
+    private func control(_ info: SDLControlFrameInfo, on service: SDLServiceType, payload: [UInt8],
+                         timeout: Duration? = nil) async throws(SDLConnectionError) -> SDLMessage {
         guard transport != nil else { throw lossReason ?? .notConnected }
         let message = SDLMessage(version: protocolVersion, serviceType: service, sessionID: session?.sessionID ?? 0,
                                  messageID: protocolVersion == 1 ? 0 : takeMessageID(), controlInfo: info, payload: payload)
@@ -656,7 +839,7 @@ public actor SDLConnection {
         pendingControl.removeValue(forKey: key)?.reply.resume(returning: .failure(.timedOut("\(info) superseded")))
         nextControlToken += 1
         let token = nextControlToken
-        let timeout = configuration.requestTimeout
+        let timeout = timeout ?? configuration.requestTimeout
         // The timer neither outlives the answer nor keeps a stopped connection alive.
         let timer = Task { [weak self] in
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
@@ -802,6 +985,7 @@ public actor SDLConnection {
                 phase = .running
                 eventSink.yield(.reconnected)
                 announceVideoAllowed()
+                syncHeadUnitState()
                 return
             } catch {
                 Self.logger.info("reconnect attempt \(attempt + 1) failed: \(error)")

@@ -71,6 +71,9 @@ public enum SDLConnectionEvent: Sendable, Equatable {
     /// The video capability, from GetSystemCapability or a resize (OnSystemCapabilityUpdated,
     /// already filled in from the previous capability).
     case capabilityChanged(VideoStreamingCapability)
+    /// A button the app subscribed to was pressed (OnButtonPress); see
+    /// ``SDLConnection/setButtonSubscriptions(_:)``.
+    case buttonPressed(SDLButtonPress)
     /// A touch, read from OnTouchEvent and checked (``SDLTouchEvent/decode(json:)``), in head-unit
     /// pixels (divide by the scale with `TouchEvent.inRenderedPixels(scale:)`).
     case touch(TouchEvent)

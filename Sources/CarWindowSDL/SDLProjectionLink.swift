@@ -89,10 +89,16 @@ public actor SDLProjectionLink {
 
     /// The head unit's place among the session's outputs.
     private nonisolated let outputID: Int
-    private var hapticsSupported = false
     /// The capability the session's display came from, merged as the session merges updates:
-    /// the formats to offer the video service stay here, since the session does not know them.
+    /// the formats to offer the video service and the nested modes stay here, since the session
+    /// holds only the mode it streams.
     private var capabilityInForce: VideoStreamingCapability?
+    /// The head unit's mode behind each size offered in the last video start, so the ACK's
+    /// size is read in the right mode's scale.
+    private var offeredModes: [ImageResolution: HeadUnitDisplay] = [:]
+    /// Why the video service could not be opened the last time it was tried: every size and
+    /// format was refused (nil once one is accepted).
+    public private(set) var videoFailure: SDLConnectionError?
     private var videoAllowed = false
     private var videoOpen = false
     private var startingVideo = false
@@ -179,18 +185,30 @@ public actor SDLProjectionLink {
         case .videoStopped, .videoFailed, .disconnected:
             videoOpen = false
             await session.suspend()
-            if case .videoFailed(let error) = event { logger.warning("the head unit refused every video format and size: \(error)") }
+            if case .videoFailed(let error) = event {
+                videoFailure = error
+                logger.warning("the head unit refused every video format and size: \(error)")
+            }
         case .touch(let touch):
             await session.handleTouch(touch)
+        case .buttonPressed(let press):
+            if let command = SDLButtonName.navigationCommands[press.buttonName] {
+                await session.perform(command)
+            } else {
+                logger.debug("button \(press.buttonName) has no map command")
+            }
+        case .registered:
+            // Each registration lists the head unit's buttons anew; subscribe to its map keys.
+            let buttons = await connection.headUnitButtons.filter { SDLButtonName.navigationCommands[$0] != nil }
+            await connection.setButtonSubscriptions(buttons)
         case .keyframeNeeded:
             await session.requestIDR()
-        case .registered, .hmiStatusChanged, .reconnecting, .reconnected, .stopped:
+        case .hmiStatusChanged, .reconnecting, .reconnected, .stopped:
             break
         }
     }
 
     func capabilityChanged(_ capability: VideoStreamingCapability) async {
-        hapticsSupported = capability.hapticSpatialDataSupported == true
         let display = capability.headUnitDisplay
         // Already in force (taken from the connection when streaming was allowed first).
         if await session.display == display, capabilityInForce == capability { return }
@@ -203,7 +221,7 @@ public actor SDLProjectionLink {
                 return
             }
             capabilityInForce = capability
-            await reportSupportedSizes(of: display)
+            await reportSupportedModes()
             await startVideoIfReady()
         case .ready, .streaming, .suspended:
             let before = await session.stream?.encodedSize
@@ -218,6 +236,7 @@ public actor SDLProjectionLink {
                 return
             }
             capabilityInForce = capabilityInForce.map { capability.filling(from: $0) } ?? capability
+            await reportSupportedModes()
             let after = await session.stream?.encodedSize
             if before != after, wasOpen {
                 videoOpen = false
@@ -232,22 +251,24 @@ public actor SDLProjectionLink {
 
     func videoStarted(_ parameters: SDLVideoServiceParameters) async {
         videoOpen = true
-        if let stream = await session.stream, stream.encodedSize != parameters.resolution.videoSize {
-            // The ACK's size is authoritative: the display is that size times the scale.
-            var acknowledged = stream.display
-            acknowledged.size = VideoSize(
-                width: Int((Double(parameters.resolution.width) * stream.scale).rounded()),
-                height: Int((Double(parameters.resolution.height) * stream.scale).rounded()))
-            acknowledged.alternatives = nil
-            do {
-                try await session.updateDisplay(acknowledged)
-                if var mode = capability(of: stream) {
-                    mode.preferredResolution = acknowledged.size.map(ImageResolution.init)
-                    mode.additionalVideoStreamingCapabilities = nil
-                    capabilityInForce = capabilityInForce.map { mode.filling(from: $0) } ?? mode
+        videoFailure = nil
+        if let stream = await session.stream {
+            // The size offered may be another of the head unit's modes than the session's (the
+            // first was refused), and the ACK's size is authoritative: the display is that size
+            // times the mode's scale.
+            var mode = parameters.requestedResolution.flatMap { offeredModes[$0] } ?? stream.display
+            mode.alternatives = nil
+            let granted = parameters.resolution.videoSize
+            if let chosen = mode.chooseStreamResolution(for: session.configuration.supportedSizes).stream,
+               chosen.encodedSize != granted {
+                mode.size = chosen.acknowledged(width: granted.width, height: granted.height).displaySize
+            }
+            if mode != stream.display {
+                do {
+                    try await session.updateDisplay(mode)
+                } catch {
+                    logger.warning("the head unit acknowledged \(parameters.resolution), which the session cannot draw: \(error)")
                 }
-            } catch {
-                logger.warning("the head unit acknowledged \(parameters.resolution), which the session cannot draw: \(error)")
             }
         }
         switch await session.state {
@@ -268,7 +289,6 @@ public actor SDLProjectionLink {
             // The HMI level often arrives before the capability event: take the capability the
             // connection already holds, and the fallback only when the head unit gave none.
             let capability = await connection.capability ?? fallbackCapability
-            hapticsSupported = capability.hapticSpatialDataSupported == true
             do {
                 try await session.connect(display: capability.headUnitDisplay)
             } catch {
@@ -276,7 +296,7 @@ public actor SDLProjectionLink {
                 return
             }
             capabilityInForce = capability
-            await reportSupportedSizes(of: capability.headUnitDisplay)
+            await reportSupportedModes()
         }
         switch await session.state {
         case .ready, .suspended:
@@ -291,58 +311,70 @@ public actor SDLProjectionLink {
         }
     }
 
-    /// Starts (or restarts) the video service with the session's size first, then the other
-    /// sizes the capability offers, in each of the head unit's H.264 formats.
+    /// Starts (or restarts) the video service: the session's size first, then every other mode
+    /// of the head unit's capability (nested ones included, in its order) that the session can
+    /// draw, each in its own H.264 formats. A NAK naming the size moves on to the next mode, one
+    /// naming the format to the next format, as the iOS library walks them; the ACK's mode
+    /// becomes the session's (``videoStarted(_:)``).
     func startVideo() async {
         guard !startingVideo, let stream = await session.stream else { return }
         startingVideo = true
         defer { startingVideo = false }
-        let sizes = session.configuration.supportedSizes
-        var resolutions = [stream.encodedSize]
-        for mode in stream.display.matchingModes(for: sizes) {
-            if let other = mode.chooseStreamResolution(for: sizes).stream?.encodedSize, !resolutions.contains(other) {
-                resolutions.append(other)
+        var candidates: [SDLVideoCandidate] = []
+        var modes: [ImageResolution: HeadUnitDisplay] = [:]
+        func offer(_ mode: HeadUnitDisplay, encodedSize: VideoSize, formats: [VideoStreamingFormat]) {
+            let resolution = ImageResolution(encodedSize)
+            guard modes[resolution] == nil else { return }
+            modes[resolution] = mode
+            let usable = formats.filter { $0.codec == .h264 && ($0.protocol == .raw || $0.protocol == .rtp) }
+            candidates += (usable.isEmpty ? [.h264Raw] : usable).map { SDLVideoCandidate(resolution: resolution, format: $0) }
+        }
+        let modesInForce = videoModes()
+        offer(stream.display, encodedSize: stream.encodedSize,
+              formats: modesInForce.first { $0.display == stream.display }?.capability.streamableFormats
+                ?? capabilityInForce?.streamableFormats ?? [.h264Raw])
+        for mode in modesInForce {
+            offer(mode.display, encodedSize: mode.stream.encodedSize, formats: mode.capability.streamableFormats)
+        }
+        offeredModes = modes
+        do {
+            _ = try await connection.startVideo(candidates: candidates)
+        } catch {
+            if case .videoRejected = error {
+                videoFailure = error
+                logger.error("\(Self.noVideoMessage(error))")
+            } else {
+                logger.warning("the video service did not start: \(error)")
             }
         }
-        let offered = (capability(of: stream) ?? capabilityInForce)?.streamableFormats ?? []
-        var formats = offered.filter { $0.codec == .h264 && ($0.protocol == .raw || $0.protocol == .rtp) }
-        if formats.isEmpty { formats = [.h264Raw] }
-        do {
-            _ = try await connection.startVideo(candidates: SDLVideoCandidate.combinations(
-                resolutions: resolutions.map(ImageResolution.init), formats: formats))
-        } catch {
-            logger.warning("the video service did not start: \(error)")
+    }
+
+    /// The line for a head unit that refused every size and format: what was tried and what to do.
+    package static func noVideoMessage(_ error: SDLConnectionError) -> String {
+        "no video: \(error); the head unit accepts none of the sizes and formats its capability offers and the app can draw; check its video settings"
+    }
+
+    /// Each mode of the capability in force (the head unit's order, nested ones flattened) that
+    /// the session can draw, with the head unit's own description of it and the stream it gives.
+    func videoModes() -> [(display: HeadUnitDisplay, capability: VideoStreamingCapability, stream: StreamResolution)] {
+        guard let capabilityInForce else { return [] }
+        let sizes = session.configuration.supportedSizes
+        // `allModes` and `allCapabilities` flatten in the same order, so they pair up.
+        return zip(capabilityInForce.headUnitDisplay.allModes, capabilityInForce.allCapabilities).compactMap { display, capability in
+            display.chooseStreamResolution(for: sizes).stream.map { (display, capability, $0) }
         }
     }
 
     // MARK: Session -> head unit
 
-    /// The head unit's own description of the mode `stream` was chosen from (its formats, with
-    /// those it inherits): the flattened capability whose display is the stream's. The first
-    /// such is the chosen one, since a mode is chosen for its display alone.
-    func capability(of stream: StreamResolution) -> VideoStreamingCapability? {
-        capabilityInForce?.allCapabilities.first { $0.headUnitDisplay == stream.display }
-    }
-
-    /// OnAppCapabilityUpdated: the head unit's sizes (nested ones included) this app can draw,
-    /// so that it offers only those in later resizes.
-    func reportSupportedSizes(of display: HeadUnitDisplay) async {
-        let sizes = display.matchingModes(for: session.configuration.supportedSizes)
-            .compactMap(\.size).map(ImageResolution.init)
-        guard !sizes.isEmpty else { return }
-        do {
-            try await connection.sendAppCapability(sizes: sizes)
-        } catch {
-            logger.warning("OnAppCapabilityUpdated failed: \(error)")
-        }
+    /// OnAppCapabilityUpdated: the head unit's modes (nested ones included) this app can draw,
+    /// each with all its fields, so that it offers only those in later resizes. The connection
+    /// sends it when the HMI level allows, and again when the head unit may have lost it.
+    func reportSupportedModes() async {
+        await connection.setAppCapability(VideoStreamingCapability.appCapability(listing: videoModes().map(\.capability)))
     }
 
     func sendHaptics(_ regions: [HapticRegion]) async {
-        guard hapticsSupported else { return }
-        do {
-            try await connection.sendHapticData(regions)
-        } catch {
-            logger.warning("SendHapticData failed: \(error)")
-        }
+        await connection.setHapticRegions(regions)
     }
 }

@@ -41,6 +41,21 @@ public actor HeadUnitSimulator {
         /// OnHMIStatus notifications sent right after the RegisterAppInterface response.
         public var initialStatuses = [SDLHMIStatus(hmiLevel: .none, videoStreamingState: .notStreamable),
                                       SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable)]
+        /// The HMI levels in which each RPC the app sends is allowed, as SDL Core's stock policy
+        /// table grants them to a navigation app (Base-4, Navigation-1, HapticGroup). A request
+        /// outside them is answered DISALLOWED and a notification dropped, both recorded in
+        /// ``Snapshot/policyBlocked`` (Core logs "Request is blocked by policies"); functions not
+        /// listed are allowed in every level. The level is NONE until the first OnHMIStatus.
+        public var policyLevels: [SDLFunctionID: Set<SDLHMILevel>] = [
+            .onAppCapabilityUpdated: [.full, .limited, .background],
+            .sendHapticData: [.full, .limited],
+            .subscribeButton: [.full, .limited, .background],
+            .unsubscribeButton: [.full, .limited, .background],
+        ]
+        /// The buttons listed in the RegisterAppInterface response (`buttonCapabilities`).
+        public var buttons: [SDLButtonName] = [.navCenterLocation, .navZoomIn, .navZoomOut, .navPanUp, .navPanRight,
+                                               .navPanDown, .navPanLeft, .navTiltToggle, .navRotateClockwise,
+                                               .navRotateCounterClockwise, .navHeadingToggle]
         /// Video sizes NAKed with rejectedParams [width, height].
         public var rejectedResolutions: Set<ImageResolution> = []
         /// Formats NAKed with rejectedParams [videoProtocol, videoCodec].
@@ -94,8 +109,21 @@ public actor HeadUnitSimulator {
         public var videoInFlightWhenForbidden = 0
         /// Every SendHapticData's rectangles.
         public var hapticData: [[HapticRegion]] = []
-        /// Every OnAppCapabilityUpdated's JSON.
+        /// Every OnAppCapabilityUpdated's JSON that the policy let through.
         public var appCapabilityUpdates: [String] = []
+        /// RPCs the policy blocked: the function and the app's HMI level then.
+        public var policyBlocked: [(function: SDLFunctionID, level: SDLHMILevel)] = []
+        /// The header version of the app's first StartService on the RPC service.
+        public var firstStartServiceHeaderVersion: UInt8?
+        /// EndService messages on the RPC service.
+        public var rpcEndServiceCount = 0
+        /// EndServiceACKs the app sent for video EndServices this head unit started
+        /// (``HeadUnitSimulator/endVideoService()``).
+        public var videoEndServiceACKs = 0
+        /// The buttons the app subscribed to (and has not unsubscribed), this registration.
+        public var buttonSubscriptions: Set<SDLButtonName> = []
+        /// Every SubscribeButton request's button, in order, across registrations.
+        public var subscribeButtonRequests: [SDLButtonName] = []
         /// Whether UnregisterAppInterface arrived.
         public var unregistered = false
         /// The current HMI status sent.
@@ -203,9 +231,34 @@ public actor HeadUnitSimulator {
         try await notify(.onHMIStatus, parameters: status)
     }
 
-    /// Sends an OnTouchEvent.
+    /// Sends an OnTouchEvent, its coordinates rounded to whole pixels as SDL Core sends them.
     public func sendTouch(_ event: SDLTouchEvent) async throws(SDLConnectionError) {
-        try await notify(.onTouchEvent, parameters: event)
+        var whole = event
+        for index in whole.touches.indices {
+            whole.touches[index].coordinates = whole.touches[index].coordinates.map {
+                SDLTouchEvent.Coordinate(x: $0.x.rounded(), y: $0.y.rounded())
+            }
+        }
+        try await notify(.onTouchEvent, parameters: whole)
+    }
+
+    /// Presses a button (OnButtonPress, SHORT) as a head unit forwards it: only to an app
+    /// subscribed to it. Returns whether it was sent.
+    @discardableResult
+    public func pressButton(_ button: SDLButtonName, mode: SDLButtonPressMode = .short) async throws(SDLConnectionError) -> Bool {
+        guard state.buttonSubscriptions.contains(button) else { return false }
+        try await notify(.onButtonPress, parameters: SDLButtonPress(buttonName: button, buttonPressMode: mode))
+        return true
+    }
+
+    /// Ends the app's video service from the head unit's side (an EndService on the video
+    /// service), as SDL Core does when the app streams where it should not; the app should
+    /// stop sending and answer with an EndServiceACK.
+    public func endVideoService() async throws(SDLConnectionError) {
+        state.video = nil
+        changed()
+        try await write(SDLMessage(version: 5, serviceType: .video, sessionID: sessionID, messageID: takeMessageID(),
+                                   controlInfo: .endService, payload: []))
     }
 
     /// Sends an OnSystemCapabilityUpdated with a new video capability (a resize) and answers
@@ -240,6 +293,8 @@ public actor HeadUnitSimulator {
         state.isConnected = false
         state.registeredAppName = nil
         state.video = nil
+        state.buttonSubscriptions = []
+        state.hmiStatus = nil
         changed()
     }
 
@@ -304,6 +359,7 @@ public actor HeadUnitSimulator {
         case (.startService, .rpc):
             let document = (try? BSONDocument(decoding: message.payload)) ?? BSONDocument()
             state.requestedProtocolVersion = document["protocolVersion"]?.stringValue
+            state.firstStartServiceHeaderVersion = state.firstStartServiceHeaderVersion ?? message.version
             changed()
             let ack: BSONDocument = ["hashId": .int32(configuration.hashID), "mtu": .int64(Int64(configuration.mtu)),
                                      "protocolVersion": .string(configuration.protocolVersion)]
@@ -344,8 +400,13 @@ public actor HeadUnitSimulator {
             changed()
             await sendControl(.endServiceACK, service: .video, document: nil, messageID: message.messageID)
         case (.endService, .rpc):
+            state.rpcEndServiceCount += 1
+            changed()
             await sendControl(.endServiceACK, service: .rpc, document: nil, messageID: message.messageID)
             dropConnection()
+        case (.endServiceACK, .video):
+            state.videoEndServiceACKs += 1
+            changed()
         case (.heartbeatACK, _):
             state.heartbeatACKs += 1
             changed()
@@ -357,6 +418,16 @@ public actor HeadUnitSimulator {
     }
 
     private func handleRPC(_ rpc: SDLRPCMessage) async {
+        let level = state.hmiStatus?.hmiLevel ?? .none
+        if rpc.type != .response, let allowed = configuration.policyLevels[rpc.functionID], !allowed.contains(level) {
+            state.policyBlocked.append((rpc.functionID, level))
+            changed()
+            if rpc.type == .request {
+                await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "DISALLOWED",
+                                                         info: "Request is blocked by policies (HMI level \(level.rawValue))"))
+            }
+            return
+        }
         switch rpc.type {
         case .notification:
             if rpc.functionID == .onAppCapabilityUpdated {
@@ -378,8 +449,11 @@ public actor HeadUnitSimulator {
             }
             state.registeredAppName = request.appName
             state.appHMITypes = request.appHMIType
+            state.buttonSubscriptions = []
             changed()
-            await respond(to: rpc, SDLResponseStatus(success: true, resultCode: "SUCCESS"))
+            await respond(to: rpc, RegistrationResponse(
+                success: true, resultCode: "SUCCESS",
+                buttonCapabilities: configuration.buttons.map { .init(name: $0.rawValue) }))
             for status in configuration.initialStatuses {
                 try? await setHMIStatus(status)
             }
@@ -395,6 +469,23 @@ public actor HeadUnitSimulator {
             state.hapticData.append(request.regions)
             changed()
             await respond(to: rpc, SDLResponseStatus(success: true, resultCode: "SUCCESS"))
+        case .subscribeButton, .unsubscribeButton:
+            guard let request = try? rpc.decodeParameters(SDLButtonSubscriptionRequest.self) else {
+                await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "INVALID_DATA"))
+                return
+            }
+            let subscribing = rpc.functionID == .subscribeButton
+            if subscribing { state.subscribeButtonRequests.append(request.buttonName) }
+            guard configuration.buttons.contains(request.buttonName) else {
+                changed()
+                await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "UNSUPPORTED_RESOURCE"))
+                return
+            }
+            let changedSubscription = subscribing ? state.buttonSubscriptions.insert(request.buttonName).inserted
+                : state.buttonSubscriptions.remove(request.buttonName) != nil
+            changed()
+            await respond(to: rpc, changedSubscription ? SDLResponseStatus(success: true, resultCode: "SUCCESS")
+                : SDLResponseStatus(success: false, resultCode: "IGNORED"))
         case .unregisterAppInterface:
             state.unregistered = true
             state.registeredAppName = nil
@@ -427,6 +518,19 @@ public actor HeadUnitSimulator {
             videoFile = nil
         }
         changed()
+    }
+
+    /// The RegisterAppInterface response: the status and the head unit's buttons.
+    private struct RegistrationResponse: Encodable {
+        struct Button: Encodable {
+            var name: String
+            var shortPressAvailable = true
+            var longPressAvailable = true
+            var upDownAvailable = true
+        }
+        var success: Bool
+        var resultCode: String
+        var buttonCapabilities: [Button]
     }
 
     // MARK: Sending

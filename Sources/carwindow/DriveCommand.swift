@@ -187,6 +187,11 @@ struct DriveCommand: AsyncParsableCommand {
                     startFailure = error
                     break
                 }
+                if let refused = await made.videoFailure {
+                    startFailure = CommandFailure(description: SDLProjectionLink.noVideoMessage(refused),
+                                                  exitStatus: ExitStatus.unavailable)
+                    break
+                }
                 if Date() > deadline {
                     startFailure = CommandFailure(
                         description: "the head unit at \(sdl ?? "") did not let the app stream within 30 s (HMI level, capability or video service refused); check that it runs and shows the app",

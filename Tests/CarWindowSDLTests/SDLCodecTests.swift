@@ -148,7 +148,8 @@ enum SDLCapture {
 
         let ack = try BSONDocument(decoding: frames[10].payload)
         #expect(parameters.acknowledged(by: ack) == SDLVideoServiceParameters(
-            resolution: ImageResolution(width: 800, height: 480), format: .h264Raw, mtu: 131_072))
+            resolution: ImageResolution(width: 800, height: 480), format: .h264Raw, mtu: 131_072,
+            requestedResolution: ImageResolution(width: 800, height: 480)))
         #expect(try ack.encoded() == frames[10].payload)
 
         // 30 video frames, single frames on service 0x0B, the first with SPS.

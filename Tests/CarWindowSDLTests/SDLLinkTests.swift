@@ -110,7 +110,8 @@ struct SDLLinkTests {
             $0.supportedSizes = [Self.size]
         }) { simulator, connection, recorder in
             let started = try #require(await recorder.wait { Self.videoStarted($0) != nil }.flatMap(Self.videoStarted))
-            #expect(started == SDLVideoServiceParameters(resolution: Self.size, format: format, mtu: nil))
+            #expect(started == SDLVideoServiceParameters(resolution: Self.size, format: format, mtu: nil,
+                                                         requestedResolution: Self.size))
             let registered = await simulator.snapshot()
             #expect(registered.registeredAppName == "CarWindow Test")
             #expect(registered.appHMITypes == ["NAVIGATION"])
@@ -255,7 +256,7 @@ struct SDLLinkTests {
             #expect(capability == .capabilityChanged(Self.simulatorConfiguration().capability))
 
             let touch = TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 1000, x: 120, y: 80)])
-            let moved = TouchEvent(type: .move, touches: [.init(id: 0, timestamp: 1016, x: 130.5, y: 84)])
+            let moved = TouchEvent(type: .move, touches: [.init(id: 0, timestamp: 1016, x: 131, y: 84)])
             try await simulator.sendTouch(SDLTouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 1000, x: 120, y: 80)]))
             try await simulator.sendTouch(SDLTouchEvent(moved))
             #expect(await recorder.wait { $0 == .touch(moved) } != nil)

@@ -34,9 +34,11 @@ struct SDLProjectionLinkTests {
         }
     }
 
-    static func rig(capability: VideoStreamingCapability, reconnect: SDLReconnectPolicy = .never) async throws -> Rig {
+    static func rig(capability: VideoStreamingCapability, reconnect: SDLReconnectPolicy = .never,
+                    headUnit configure: (inout HeadUnitSimulator.Configuration) -> Void = { _ in }) async throws -> Rig {
         var simulatorConfiguration = HeadUnitSimulator.Configuration()
         simulatorConfiguration.capability = capability
+        configure(&simulatorConfiguration)
         let simulator = HeadUnitSimulator(configuration: simulatorConfiguration)
         let port = try await simulator.start()
         // The head unit is the session's only output: the link adds it.

@@ -42,12 +42,17 @@ public struct SDLVideoServiceParameters: Sendable, Equatable {
     public var format: VideoStreamingFormat
     /// The video service's MTU (the ACK's `mtu`), nil when the ACK leaves it to the session's.
     public var mtu: Int?
+    /// The size the app asked for in the StartService this answers (nil where not known): the
+    /// head unit's mode the app chose it from, even when the ACK grants another size.
+    public var requestedResolution: ImageResolution?
 
     /// Parameters from their fields.
-    public init(resolution: ImageResolution, format: VideoStreamingFormat, mtu: Int? = nil) {
+    public init(resolution: ImageResolution, format: VideoStreamingFormat, mtu: Int? = nil,
+                requestedResolution: ImageResolution? = nil) {
         self.resolution = resolution
         self.format = format
         self.mtu = mtu
+        self.requestedResolution = requestedResolution
     }
 
     /// The StartService BSON: height, width, videoProtocol, videoCodec, in SDL Core's order.
@@ -65,6 +70,7 @@ public struct SDLVideoServiceParameters: Sendable, Equatable {
     /// 64...131,084 bytes.
     package func acknowledged(by document: BSONDocument) -> SDLVideoServiceParameters {
         var granted = self
+        granted.requestedResolution = resolution
         if let width = document["width"]?.integerValue, let height = document["height"]?.integerValue,
            SDLWireLimits.videoDimension.contains(width), SDLWireLimits.videoDimension.contains(height) {
             granted.resolution = ImageResolution(width: width, height: height)

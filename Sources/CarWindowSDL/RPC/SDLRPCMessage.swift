@@ -30,6 +30,10 @@ public struct SDLFunctionID: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let registerAppInterface = SDLFunctionID(rawValue: 1)
     /// 2: UnregisterAppInterface.
     public static let unregisterAppInterface = SDLFunctionID(rawValue: 2)
+    /// 18: SubscribeButton.
+    public static let subscribeButton = SDLFunctionID(rawValue: 18)
+    /// 19: UnsubscribeButton.
+    public static let unsubscribeButton = SDLFunctionID(rawValue: 19)
     /// 31: GenericResponse (the head unit's answer to a request it does not know).
     public static let genericResponse = SDLFunctionID(rawValue: 31)
     /// 48: GetSystemCapability.
@@ -38,6 +42,14 @@ public struct SDLFunctionID: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let sendHapticData = SDLFunctionID(rawValue: 49)
     /// 32768: OnHMIStatus.
     public static let onHMIStatus = SDLFunctionID(rawValue: 32768)
+    /// 32769: OnAppInterfaceUnregistered.
+    public static let onAppInterfaceUnregistered = SDLFunctionID(rawValue: 32769)
+    /// 32770: OnButtonEvent.
+    public static let onButtonEvent = SDLFunctionID(rawValue: 32770)
+    /// 32771: OnButtonPress.
+    public static let onButtonPress = SDLFunctionID(rawValue: 32771)
+    /// 32775: OnDriverDistraction.
+    public static let onDriverDistraction = SDLFunctionID(rawValue: 32775)
     /// 32780: OnTouchEvent.
     public static let onTouchEvent = SDLFunctionID(rawValue: 32780)
     /// 32787: OnSystemCapabilityUpdated.
@@ -50,10 +62,16 @@ public struct SDLFunctionID: RawRepresentable, Sendable, Hashable, CustomStringC
         switch rawValue {
         case 1: "RegisterAppInterface"
         case 2: "UnregisterAppInterface"
+        case 18: "SubscribeButton"
+        case 19: "UnsubscribeButton"
         case 31: "GenericResponse"
         case 48: "GetSystemCapability"
         case 49: "SendHapticData"
         case 32768: "OnHMIStatus"
+        case 32769: "OnAppInterfaceUnregistered"
+        case 32770: "OnButtonEvent"
+        case 32771: "OnButtonPress"
+        case 32775: "OnDriverDistraction"
         case 32780: "OnTouchEvent"
         case 32787: "OnSystemCapabilityUpdated"
         case 32791: "OnAppCapabilityUpdated"

@@ -193,8 +193,8 @@ package struct SDLSendHapticDataRequest: Codable, Equatable {
     }
 }
 
-/// `OnAppCapabilityUpdated` parameters: the sizes this app can stream, so the head unit can
-/// offer them (the iOS library sends the matched ranges this way).
+/// `OnAppCapabilityUpdated` parameters: the head unit's modes this app can stream, so the head
+/// unit offers only those in later resizes.
 struct SDLOnAppCapabilityUpdated: Codable, Equatable {
     struct AppCapability: Codable, Equatable {
         var appCapabilityType = "VIDEO_STREAMING"
@@ -203,10 +203,28 @@ struct SDLOnAppCapabilityUpdated: Codable, Equatable {
 
     var appCapability: AppCapability
 
-    init(sizes: [ImageResolution]) {
-        let modes = sizes.map { VideoStreamingCapability(preferredResolution: $0) }
-        appCapability = AppCapability(videoStreamingCapability: VideoStreamingCapability(
-            preferredResolution: sizes.first, additionalVideoStreamingCapabilities: modes))
+    init(_ capability: VideoStreamingCapability) {
+        appCapability = AppCapability(videoStreamingCapability: capability)
+    }
+}
+
+extension VideoStreamingCapability {
+    /// The capability an app reports with OnAppCapabilityUpdated for `modes` (flattened, in the
+    /// head unit's order): the first mode with all its fields, the others nested under it, each
+    /// mode once (a resolution and scale seen before is left out), every field kept. Nil when
+    /// `modes` is empty.
+    public static func appCapability(listing modes: [VideoStreamingCapability]) -> VideoStreamingCapability? {
+        struct ModeKey: Hashable { var resolution: ImageResolution?; var scale: Double? }
+        var seen = Set<ModeKey>()
+        var unique: [VideoStreamingCapability] = []
+        for mode in modes {
+            var flat = mode
+            flat.additionalVideoStreamingCapabilities = nil
+            if seen.insert(ModeKey(resolution: flat.preferredResolution, scale: flat.scale ?? 1)).inserted { unique.append(flat) }
+        }
+        guard var first = unique.first else { return nil }
+        if unique.count > 1 { first.additionalVideoStreamingCapabilities = Array(unique.dropFirst()) }
+        return first
     }
 }
 

@@ -37,6 +37,23 @@ public struct SDLTouchEvent: Sendable, Equatable, Codable {
             self.x = x
             self.y = y
         }
+
+        enum CodingKeys: String, CodingKey { case x, y }
+
+        /// Whole pixels are written as JSON integers, as SDL Core sends them (its HMI interface
+        /// types them Integer and refuses `12.0`); fractions stay numbers with a fraction.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            func write(_ value: Double, _ key: CodingKeys) throws {
+                if value.isFinite, value == value.rounded(), abs(value) < 1e15 {
+                    try container.encode(Int(value), forKey: key)
+                } else {
+                    try container.encode(value, forKey: key)
+                }
+            }
+            try write(x, .x)
+            try write(y, .y)
+        }
     }
 
     /// The RPC's `TouchEvent` struct: one finger; `timestamps[i]` belongs to `coordinates[i]`.

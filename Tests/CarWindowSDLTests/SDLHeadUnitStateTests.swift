@@ -1,0 +1,215 @@
+import Foundation
+import Testing
+@testable import CarWindowSystemSupport
+@testable import CarWindowGeo
+@testable import CarWindowStyle
+@testable import CarWindowVideoCore
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowSinks
+@testable import CarWindowProjection
+@testable import CarWindowSDL
+@testable import CarWindowSDLTesting
+@testable import CarWindowTestSupport
+
+/// What SDL Core 8.2.0 showed the link doing wrong, replayed against the head-unit simulator,
+/// which learnt Core's behaviour: NAKs naming the size, policies that block RPCs by HMI level,
+/// state lost with a registration or with NONE, integer touches, its own EndService.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct SDLHeadUnitStateTests {
+    typealias Rig = SDLProjectionLinkTests.Rig
+
+    /// A capability like the one SDL Core's HMI gave: a preferred size and nested modes, two of
+    /// them one size at two scales.
+    static let nestedCapability = VideoStreamingCapability(
+        preferredResolution: ImageResolution(width: 800, height: 480), maxBitrate: 500, supportedFormats: [.h264Raw],
+        hapticSpatialDataSupported: true, diagonalScreenSize: 8, pixelPerInch: 117, scale: 1, preferredFPS: 15,
+        additionalVideoStreamingCapabilities: [
+            VideoStreamingCapability(preferredResolution: ImageResolution(width: 320, height: 200), scale: 1),
+            VideoStreamingCapability(preferredResolution: ImageResolution(width: 480, height: 320), scale: 1),
+            VideoStreamingCapability(preferredResolution: ImageResolution(width: 800, height: 380), scale: 1.5),
+            VideoStreamingCapability(preferredResolution: ImageResolution(width: 800, height: 380), scale: 2),
+        ])
+
+    static let small = VideoStreamingCapability(
+        preferredResolution: ImageResolution(width: 640, height: 384), maxBitrate: 500,
+        supportedFormats: [.h264Raw], hapticSpatialDataSupported: true, scale: 2, preferredFPS: 15)
+
+    // MARK: Fault 1: a refused size
+
+    @Test func aRefusedSizeWalksTheOtherModesOfTheCapability() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.nestedCapability) {
+            $0.rejectedResolutions = [ImageResolution(width: 800, height: 480), ImageResolution(width: 320, height: 200)]
+        }
+        #expect(await eventually { await rig.session.state == .streaming })
+        let asked = await rig.simulator.snapshot().videoRequests
+        #expect(asked.map(\.candidate.resolution.description) == ["800x480", "320x200", "480x320"])
+        #expect(asked.map(\.accepted) == [false, false, true])
+        #expect(await rig.session.stream?.encodedSize == VideoSize(width: 480, height: 320))
+        #expect(await rig.link.videoFailure == nil)
+        try #require(await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= 3 }))
+        let units = await rig.simulator.snapshot().videoUnits
+        #expect(Set(try SDLProjectionLinkTests.decodedSizes(units)) == ["480,320"])
+        await rig.close()
+    }
+
+    @Test func whenEverySizeIsRefusedTheLinkSaysWhatWasTried() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.nestedCapability) {
+            $0.rejectedResolutions = [ImageResolution(width: 800, height: 480), ImageResolution(width: 320, height: 200),
+                                      ImageResolution(width: 480, height: 320), ImageResolution(width: 532, height: 252),
+                                      ImageResolution(width: 400, height: 190)]
+        }
+        #expect(await eventually { await rig.link.videoFailure != nil })
+        let failure = try #require(await rig.link.videoFailure)
+        let message = SDLProjectionLink.noVideoMessage(failure)
+        for size in ["800x480", "320x200", "480x320", "532x252", "400x190"] {
+            #expect(message.contains(size), "\(message)")
+        }
+        #expect(await rig.session.state != .streaming)
+        await rig.close()
+    }
+
+    // MARK: Fault 2: OnAppCapabilityUpdated
+
+    @Test func theAppCapabilityWaitsForALevelThatAllowsItAndListsEachModeOnceWithItsFields() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.nestedCapability) {
+            $0.initialStatuses = [SDLHMIStatus(hmiLevel: .none, videoStreamingState: .notStreamable)]
+        }
+        #expect(await rig.simulator.wait(timeout: hangGuard) { $0.registeredAppName != nil } != nil)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await rig.simulator.snapshot().appCapabilityUpdates.isEmpty, "nothing is sent in NONE")
+
+        try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
+        let first = try #require(await rig.simulator.wait(timeout: hangGuard) { $0.appCapabilityUpdates.count == 1 })
+        let reported = try Self.reportedCapability(first.appCapabilityUpdates[0])
+        let modes = reported.allCapabilities
+        #expect(modes.map { "\($0.preferredResolution?.description ?? "-")@\($0.scale ?? 1)" }
+            == ["800x480@1.0", "320x200@1.0", "480x320@1.0", "800x380@1.5", "800x380@2.0"])
+        #expect(reported.pixelPerInch == 117 && reported.diagonalScreenSize == 8 && reported.maxBitrate == 500)
+        #expect(reported.supportedFormats == [.h264Raw] && reported.hapticSpatialDataSupported == true)
+
+        // BACKGROUND and back: the head unit still holds it, nothing is repeated.
+        try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .background, videoStreamingState: .notStreamable))
+        try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await rig.simulator.snapshot().appCapabilityUpdates.count == 1)
+        // NONE is the app closed: back in FULL it is sent again.
+        try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .none, videoStreamingState: .notStreamable))
+        try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
+        #expect(await rig.simulator.wait(timeout: hangGuard) { $0.appCapabilityUpdates.count == 2 } != nil)
+        // A resize changes what the app can draw: the new modes are reported.
+        try await rig.simulator.sendCapabilityUpdate(VideoStreamingCapability(
+            preferredResolution: ImageResolution(width: 480, height: 320), additionalVideoStreamingCapabilities: []))
+        let resized = try #require(await rig.simulator.wait(timeout: hangGuard) { $0.appCapabilityUpdates.count == 3 })
+        #expect(try Self.reportedCapability(resized.appCapabilityUpdates[2]).allCapabilities.compactMap(\.preferredResolution)
+            == [ImageResolution(width: 480, height: 320)])
+        let blocked = await rig.simulator.snapshot().policyBlocked
+        #expect(blocked.isEmpty, "\(blocked)")
+        await rig.close()
+    }
+
+    static func reportedCapability(_ json: String) throws -> VideoStreamingCapability {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let app = try #require(object["appCapability"] as? [String: Any])
+        #expect(app["appCapabilityType"] as? String == "VIDEO_STREAMING")
+        let video = try #require(app["videoStreamingCapability"])
+        return try VideoStreamingCapability(json: JSONSerialization.data(withJSONObject: video))
+    }
+
+    // MARK: Fault 3: state the head unit lost
+
+    @Test func rectanglesCapabilityAndButtonsAreSentAgainAfterAReconnectAndAfterNone() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.small, reconnect: SDLReconnectPolicy(
+            initialDelay: .milliseconds(50), maximumDelay: .milliseconds(200), maximumAttempts: 20))
+        let everything: @Sendable (HeadUnitSimulator.Snapshot) -> Bool = {
+            !$0.hapticData.isEmpty && !$0.appCapabilityUpdates.isEmpty && $0.buttonSubscriptions.count == 11
+        }
+        #expect(await eventually { await rig.session.state == .streaming })
+        let first = try #require(await rig.simulator.wait(timeout: hangGuard, until: everything))
+
+        // A new head-unit session (Core restarted) holds nothing of the old one.
+        await rig.simulator.dropConnection()
+        let again = await rig.simulator.wait(timeout: hangGuard) {
+            $0.connections == 2 && $0.hapticData.count > first.hapticData.count
+                && $0.appCapabilityUpdates.count > first.appCapabilityUpdates.count && $0.buttonSubscriptions.count == 11
+        }
+        #expect(again != nil, "the rectangles, capability and buttons were sent to the new head-unit session")
+
+        // Back from NONE on the same connection, the rectangles are sent again.
+        let before = await rig.simulator.snapshot()
+        try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .none, videoStreamingState: .notStreamable))
+        try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
+        #expect(await rig.simulator.wait(timeout: hangGuard) {
+            $0.hapticData.count > before.hapticData.count && $0.appCapabilityUpdates.count > before.appCapabilityUpdates.count
+        } != nil)
+        let blocked = await rig.simulator.snapshot().policyBlocked
+        #expect(blocked.isEmpty, "\(blocked)")
+        await rig.close()
+    }
+
+    // MARK: Fault 4: video after losing FULL
+
+    /// Deactivated and activated again and again while streaming: no picture arrives after the
+    /// app ended its video service, and each return to FULL streams again from an IDR.
+    @Test func noVideoIsSentOnceTheLevelForbidsIt() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.small)
+        #expect(await eventually { await rig.session.state == .streaming })
+        for round in 1...6 {
+            let units = await rig.simulator.snapshot().videoUnitCount
+            try #require(await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= units + 2 }),
+                         "round \(round) streams")
+            try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: round.isMultiple(of: 2) ? .none : .background,
+                                                              videoStreamingState: .notStreamable))
+            #expect(await rig.simulator.wait(timeout: hangGuard) { $0.videoEndCount >= round } != nil)
+            try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
+        }
+        let seen = await rig.simulator.snapshot()
+        #expect(seen.videoWhileNotAllowed == 0)
+        print("6 deactivations: \(seen.videoInFlightWhenForbidden) units were on their way when the level changed")
+        await rig.close()
+    }
+
+    // MARK: Buttons
+
+    @Test func navigationButtonsTheHeadUnitHasMoveTheCamera() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.small) {
+            $0.buttons = [.navZoomIn, .navPanRight, .navHeadingToggle, SDLButtonName(rawValue: "PRESET_1")]
+        }
+        #expect(await eventually { await rig.session.state == .streaming })
+        let subscribed = await rig.simulator.wait(timeout: hangGuard) { $0.buttonSubscriptions.count == 3 }
+        #expect(subscribed?.buttonSubscriptions == [.navZoomIn, .navPanRight, .navHeadingToggle])
+        #expect(subscribed?.subscribeButtonRequests.contains(SDLButtonName(rawValue: "PRESET_1")) == false)
+
+        let zoom = await rig.session.camera.zoom
+        #expect(try await rig.simulator.pressButton(.navZoomIn))
+        #expect(await eventually { rig.forwarded.all.contains(.commandPerformed(.zoomIn)) })
+        #expect(await eventually { await rig.session.camera.zoom > zoom + 0.99 })
+
+        let longitude = await rig.session.camera.center.longitude
+        #expect(try await rig.simulator.pressButton(.navPanRight))
+        #expect(await eventually { await rig.session.camera.center.longitude > longitude })
+        // A button the app did not subscribe to never reaches it.
+        #expect(try await rig.simulator.pressButton(.navZoomOut) == false)
+        await rig.close()
+    }
+
+    // MARK: Manners
+
+    @Test func theLinkSpeaksAsCoreExpects() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.small)
+        #expect(await eventually { await rig.session.state == .streaming })
+        // The first StartService carries a version 5 header (Core warns about version 1).
+        #expect(await rig.simulator.snapshot().firstStartServiceHeaderVersion == 5)
+        // Core may end the video service itself: the app acknowledges and stops sending.
+        try await rig.simulator.endVideoService()
+        #expect(await rig.simulator.wait(timeout: hangGuard) { $0.videoEndServiceACKs == 1 } != nil)
+        #expect(await eventually { await rig.session.state == .suspended })
+        let units = await rig.simulator.snapshot().videoUnitCount
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await rig.simulator.snapshot().videoUnitCount == units)
+        // Closing unregisters and ends the RPC service before the socket goes.
+        await rig.close()
+        let closed = await rig.simulator.snapshot()
+        #expect(closed.unregistered && closed.rpcEndServiceCount == 1)
+    }
+}
