@@ -155,6 +155,7 @@ extension ProjectionSession {
         if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: stream.scale) {
             emit(.hapticRegions(regions))
         }
+        if focusEnabled { followFocusedRegion() }
         if let collected, let frame = drawn.collected { await encode(frame, collected) }
         if collectsLater {
             pendingReadback = picture
@@ -215,6 +216,7 @@ extension ProjectionSession {
         if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: stream.scale) {
             emit(.hapticRegions(regions))
         }
+        if focusEnabled { followFocusedRegion() }
         lastPictureInSurface = false
         startEncoding(.exportedSurface, as: .rendered, changeSince: changeSince, presentationTime: presentationTime,
                       forcesIDR: forcesIDR)

@@ -110,6 +110,10 @@ public actor ProjectionSession {
     /// drawn split follows the vehicle shown instead (see ``followVehicle(at:width:height:)``).
     var engineRouteProgress = 0.0
     var haptics = HapticRegionSet()
+    /// Whether the app moves a focus over the haptic regions itself (``setFocusEnabled(_:)``).
+    var focusEnabled = false
+    /// The region the focus is on.
+    var focusedID: Int?
     var recognizer: GestureRecognizer
     /// Session-clock time of the last gesture tick, to move the recogniser's clock on.
     var lastGestureTick: Double?

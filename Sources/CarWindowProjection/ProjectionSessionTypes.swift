@@ -185,6 +185,9 @@ public enum ProjectionSessionEvent: Sendable, Equatable {
     /// A camera command ran (``ProjectionSession/perform(_:)``: a head unit's navigation
     /// button, say).
     case commandPerformed(MapCommand)
+    /// The app's own focus moved to haptic region `id` (nil: nothing to focus); see
+    /// ``ProjectionSession/setFocusEnabled(_:)``.
+    case focusChanged(regionID: Int?)
     /// Input that was ignored or a problem that did not stop the stream.
     case warning(ProjectionSessionWarning)
     /// A failure; the state events say whether streaming went on.

@@ -141,6 +141,9 @@ public actor SDLConnection {
 
     /// The buttons the head unit listed in its RegisterAppInterface response.
     public private(set) var headUnitButtons: [SDLButtonName] = []
+    /// Whether the head unit's screen takes touches, as its RegisterAppInterface response says
+    /// (`touchEventAvailable.pressAvailable`); nil when it does not say.
+    public private(set) var headUnitTouchAvailable: Bool?
 
     // What the head unit must hold (see ``setHapticRegions(_:)``): what the app wants, and what
     // this registration of the app is known to hold. `heldEpoch` counts the times the held
@@ -392,7 +395,9 @@ public actor SDLConnection {
         try Self.checkSuccess(registration)
         // A new registration holds nothing of the last one's.
         forgetHeldState(haptics: true, appCapability: true, buttons: true)
-        headUnitButtons = (try? registration.decodeParameters(SDLRegistrationFacts.self))?.buttons ?? []
+        let facts = (try? registration.decodeParameters(SDLRegistrationFacts.self)) ?? SDLRegistrationFacts()
+        headUnitButtons = facts.buttons
+        headUnitTouchAvailable = facts.touchAvailable
         eventSink.yield(.registered(info))
 
         let capabilityResponse = try await request(.getSystemCapability, parameters: SDLGetSystemCapabilityRequest(

@@ -192,15 +192,9 @@ public actor SDLProjectionLink {
         case .touch(let touch):
             await session.handleTouch(touch)
         case .buttonPressed(let press):
-            if let command = SDLButtonName.navigationCommands[press.buttonName] {
-                await session.perform(command)
-            } else {
-                logger.debug("button \(press.buttonName) has no map command")
-            }
+            await buttonPressed(press.buttonName)
         case .registered:
-            // Each registration lists the head unit's buttons anew; subscribe to its map keys.
-            let buttons = await connection.headUnitButtons.filter { SDLButtonName.navigationCommands[$0] != nil }
-            await connection.setButtonSubscriptions(buttons)
+            await updateFocusAndButtons()
         case .keyframeNeeded:
             await session.requestIDR()
         case .hmiStatusChanged, .reconnecting, .reconnected, .stopped:
@@ -209,6 +203,7 @@ public actor SDLProjectionLink {
     }
 
     func capabilityChanged(_ capability: VideoStreamingCapability) async {
+        await updateFocusAndButtons()
         let display = capability.headUnitDisplay
         // Already in force (taken from the connection when streaming was allowed first).
         if await session.display == display, capabilityInForce == capability { return }
@@ -372,6 +367,40 @@ public actor SDLProjectionLink {
     /// sends it when the HMI level allows, and again when the head unit may have lost it.
     func reportSupportedModes() async {
         await connection.setAppCapability(VideoStreamingCapability.appCapability(listing: videoModes().map(\.capability)))
+    }
+
+    /// The app manages focus itself on a head unit with neither touch nor haptic data (its HMI
+    /// cannot draw a focus from rectangles it does not take); the keys it subscribes to follow:
+    /// the navigation keys always, the focus keys and OK in focus mode, each only if the head
+    /// unit lists it. Each registration lists the buttons anew.
+    func updateFocusAndButtons() async {
+        let touch = await connection.headUnitTouchAvailable
+        let haptics = await connection.capability?.hapticSpatialDataSupported
+        let managesFocus = touch == false && haptics != true
+        await session.setFocusEnabled(managesFocus)
+        let buttons = await connection.headUnitButtons.filter {
+            SDLButtonName.navigationCommands[$0] != nil
+                || (managesFocus && (SDLButtonName.focusMoves[$0] != nil || $0 == .ok))
+        }
+        await connection.setButtonSubscriptions(buttons)
+    }
+
+    func buttonPressed(_ button: SDLButtonName) async {
+        if await session.isFocusEnabled {
+            if let move = SDLButtonName.focusMoves[button] {
+                await session.moveFocus(move)
+                return
+            }
+            if button == .ok {
+                await session.activateFocus()
+                return
+            }
+        }
+        if let command = SDLButtonName.navigationCommands[button] {
+            await session.perform(command)
+        } else {
+            logger.debug("button \(button) has no action")
+        }
     }
 
     func sendHaptics(_ regions: [HapticRegion]) async {

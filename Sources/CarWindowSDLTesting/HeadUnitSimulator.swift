@@ -56,6 +56,9 @@ public actor HeadUnitSimulator {
         public var buttons: [SDLButtonName] = [.navCenterLocation, .navZoomIn, .navZoomOut, .navPanUp, .navPanRight,
                                                .navPanDown, .navPanLeft, .navTiltToggle, .navRotateClockwise,
                                                .navRotateCounterClockwise, .navHeadingToggle]
+        /// Whether the screen takes touches (`touchEventAvailable.pressAvailable` in the
+        /// RegisterAppInterface response's display capabilities).
+        public var touchAvailable = true
         /// Video sizes NAKed with rejectedParams [width, height].
         public var rejectedResolutions: Set<ImageResolution> = []
         /// Formats NAKed with rejectedParams [videoProtocol, videoCodec].
@@ -453,7 +456,10 @@ public actor HeadUnitSimulator {
             changed()
             await respond(to: rpc, RegistrationResponse(
                 success: true, resultCode: "SUCCESS",
-                buttonCapabilities: configuration.buttons.map { .init(name: $0.rawValue) }))
+                buttonCapabilities: configuration.buttons.map { .init(name: $0.rawValue) },
+                displayCapabilities: .init(screenParams: .init(touchEventAvailable: .init(
+                    pressAvailable: configuration.touchAvailable, multiTouchAvailable: configuration.touchAvailable,
+                    doublePressAvailable: configuration.touchAvailable)))))
             for status in configuration.initialStatuses {
                 try? await setHMIStatus(status)
             }
@@ -528,9 +534,21 @@ public actor HeadUnitSimulator {
             var longPressAvailable = true
             var upDownAvailable = true
         }
+        struct Display: Encodable {
+            struct Screen: Encodable {
+                struct Touch: Encodable {
+                    var pressAvailable: Bool
+                    var multiTouchAvailable: Bool
+                    var doublePressAvailable: Bool
+                }
+                var touchEventAvailable: Touch
+            }
+            var screenParams: Screen
+        }
         var success: Bool
         var resultCode: String
         var buttonCapabilities: [Button]
+        var displayCapabilities: Display
     }
 
     // MARK: Sending

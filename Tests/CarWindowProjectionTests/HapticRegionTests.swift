@@ -198,3 +198,77 @@ struct HapticRegionTests {
         ])
     }
 }
+
+/// The app's own focus, for head units with neither touch nor haptic data.
+@Suite struct AppFocusTests {
+    @Test func theFocusMovesOverTheControlsIsDrawnAndSelects() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let (session, log) = try await ProjectionSessionTests.streaming(sink, context: context, time: time)
+        await time.advance(by: 0.2)
+        let zoomIn = HapticRegionSet.regionID(for: .zoomIn), zoomOut = HapticRegionSet.regionID(for: .zoomOut)
+        let recenter = HapticRegionSet.regionID(for: .recenter)
+        #expect(await session.focusedRegionID == nil)
+
+        await session.setFocusEnabled(true)
+        // Reading order: the column of buttons from the top.
+        #expect(await session.focusedRegionID == zoomIn)
+        await session.moveFocus(.down)
+        #expect(await session.focusedRegionID == zoomOut)
+        await session.moveFocus(.down)
+        #expect(await session.focusedRegionID == recenter)
+        await session.moveFocus(.down)
+        #expect(await session.focusedRegionID == recenter, "nothing below: the focus stays")
+        await session.moveFocus(.left)
+        #expect(await session.focusedRegionID == recenter, "nothing to the left")
+        await session.moveFocus(.next)
+        #expect(await session.focusedRegionID == zoomIn, "next wraps round")
+        await session.moveFocus(.previous)
+        #expect(await session.focusedRegionID == recenter)
+        await session.moveFocus(.up)
+        #expect(await session.focusedRegionID == zoomOut)
+
+        // The ring is in the picture, around the focused button: blue by day.
+        await time.advance(by: 0.2)
+        let region = try #require(await session.hapticRegions.first { $0.id == zoomOut })
+        let image = try #require(await session.snapshot())
+        let ringX = Int((region.rect.x - ScreenOverlays.focusRingGap).rounded())
+        let ringY = Int(region.rect.center.y.rounded())
+        let ring = image.pixel(x: ringX, y: ringY)
+        #expect(ring.z > 200 && ring.x < 80, "focus ring pixel \(ring)")
+        let above = image.pixel(x: ringX, y: Int((region.rect.y - 20).rounded()))
+        #expect(above != ring, "the ring is around the button only")
+
+        // Selecting acts as a tap on the button.
+        let zoom = await session.camera.zoom
+        await session.activateFocus()
+        #expect(await eventually { log.all.contains(.controlTapped(.zoomOut)) })
+        await time.advance(by: 1)
+        #expect(await session.camera.zoom < zoom - 0.99)
+        #expect(log.all.contains(.focusChanged(regionID: zoomIn)))
+
+        // Off: no ring, no focus.
+        await session.setFocusEnabled(false)
+        await time.advance(by: 0.2)
+        #expect(await session.focusedRegionID == nil)
+        let plain = try #require(await session.snapshot())
+        #expect(plain.pixel(x: ringX, y: ringY) != ring, "the ring is gone")
+        await session.stop()
+        await session.close()
+        await context.shutdown()
+    }
+
+    @Test func theNearestRegionInADirectionWins() {
+        func region(_ id: Int, _ x: Double, _ y: Double) -> HapticRegion {
+            HapticRegion(id: id, rect: ScreenRect(x: x, y: y, width: 20, height: 20))
+        }
+        let from = ScreenRect(x: 100, y: 100, width: 20, height: 20)
+        let regions = [region(1, 200, 100), region(2, 140, 160), region(3, 100, 300), region(4, 40, 100)]
+        #expect(ProjectionSession.nearest(from: from, toward: .right, among: regions)?.id == 1)
+        // Straight down beats closer but diagonal.
+        #expect(ProjectionSession.nearest(from: from, toward: .down, among: [region(2, 200, 160), region(3, 100, 300)])?.id == 3)
+        #expect(ProjectionSession.nearest(from: from, toward: .left, among: regions)?.id == 4)
+        #expect(ProjectionSession.nearest(from: from, toward: .up, among: regions) == nil)
+    }
+}

@@ -193,6 +193,44 @@ struct SDLHeadUnitStateTests {
         await rig.close()
     }
 
+    /// A head unit with neither touch nor haptic data: the app rings its own focus, the head
+    /// unit's keys move it and OK selects.
+    @Test func withoutTouchOrHapticsTheAppManagesFocusFromTheKeys() async throws {
+        var capability = Self.small
+        capability.hapticSpatialDataSupported = false
+        let rig = try await SDLProjectionLinkTests.rig(capability: capability) {
+            $0.touchAvailable = false
+            $0.buttons = [.ok, .seekLeft, .seekRight, .tuneUp, .tuneDown, .navZoomIn]
+        }
+        #expect(await eventually { await rig.session.state == .streaming })
+        #expect(await rig.simulator.wait(timeout: hangGuard) { $0.buttonSubscriptions.count == 6 } != nil)
+        #expect(await eventually { await rig.session.isFocusEnabled })
+        #expect(await eventually { await rig.session.focusedRegionID == HapticRegionSet.regionID(for: .zoomIn) })
+
+        #expect(try await rig.simulator.pressButton(.tuneDown))
+        #expect(await eventually { await rig.session.focusedRegionID == HapticRegionSet.regionID(for: .zoomOut) })
+        let zoom = await rig.session.camera.zoom
+        #expect(try await rig.simulator.pressButton(.ok))
+        #expect(await eventually { rig.forwarded.all.contains(.controlTapped(.zoomOut)) })
+        #expect(await eventually { await rig.session.camera.zoom < zoom - 0.99 })
+        // The map key still moves the map in focus mode.
+        #expect(try await rig.simulator.pressButton(.navZoomIn))
+        #expect(await eventually { rig.forwarded.all.contains(.commandPerformed(.zoomIn)) })
+        #expect(await rig.simulator.snapshot().hapticData.isEmpty, "no haptic data to a head unit that takes none")
+        await rig.close()
+    }
+
+    @Test func aTouchScreenNeedsNoFocusOfTheApps() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.small) {
+            $0.buttons = [.ok, .tuneDown, .navZoomIn]
+        }
+        #expect(await eventually { await rig.session.state == .streaming })
+        let subscribed = await rig.simulator.wait(timeout: hangGuard) { $0.buttonSubscriptions.count == 1 }
+        #expect(subscribed?.buttonSubscriptions == [.navZoomIn])
+        #expect(await !rig.session.isFocusEnabled)
+        await rig.close()
+    }
+
     // MARK: Manners
 
     @Test func theLinkSpeaksAsCoreExpects() async throws {

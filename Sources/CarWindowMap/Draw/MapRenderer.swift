@@ -666,6 +666,10 @@ public actor MapRenderer {
             screen.drawControls(width: width, height: height, dark: style.isDark(atZoom: transform.camera.zoom),
                                 programs: programs, drawCalls: &drawCalls)
         }
+        if let focus = overlays.focusRing {
+            screen.drawFocusRing(around: focus, width: width, height: height,
+                                 dark: style.isDark(atZoom: transform.camera.zoom), programs: programs, drawCalls: &drawCalls)
+        }
         drawScreenText()
         return labels
     }

@@ -16,14 +16,18 @@ public struct MapOverlays: Sendable, Equatable {
     public var vehicle: VehicleMarker?
     /// Whether the zoom and recenter buttons are drawn.
     public var showsControls: Bool
+    /// The rectangle (screen pixels) the app's own focus is on, drawn as a ring around it: for
+    /// head units with neither touch nor haptic data, where the app moves the focus itself.
+    public var focusRing: ScreenRect?
 
-    /// Makes the overlays; by default no route, no vehicle, and the controls shown.
+    /// Makes the overlays; by default no route, no vehicle, the controls shown and no focus ring.
     public init(route: [GeoCoordinate] = [], routeProgress: Double = 0, vehicle: VehicleMarker? = nil,
-                showsControls: Bool = true) {
+                showsControls: Bool = true, focusRing: ScreenRect? = nil) {
         self.route = route
         self.routeProgress = routeProgress
         self.vehicle = vehicle
         self.showsControls = showsControls
+        self.focusRing = focusRing
     }
 }
 

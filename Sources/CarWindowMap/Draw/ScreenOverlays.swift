@@ -22,6 +22,7 @@ final class ScreenOverlays {
     private var minus: ShapedText?
     private var controlMeshes: (size: SIMD2<Int>, fill: GPUMesh, outline: GPUMesh, icons: GPUMesh)?
     private var cachedLayout: (width: Int, height: Int, controls: [MapControl])?
+    private var focusRingMesh: (rect: ScreenRect, mesh: GPUMesh)?
     private var vehicleMeshes: [(GPUMesh, Color)] = []
     private var attributionMesh: (box: ScreenRect, mesh: GPUMesh)?
 
@@ -93,6 +94,43 @@ final class ScreenOverlays {
         Self.drawOutline(meshes.outline, matrix: ortho, color: border, width: 1.2, programs: programs)
         Self.drawFill(meshes.icons, matrix: ortho, color: Self.ink(dark: dark), programs: programs)
         drawCalls += 3
+    }
+
+    // MARK: Focus
+
+    /// How far the focus ring stands off the focused rectangle, and how thick it is: thick
+    /// enough to find at a glance on a car's screen.
+    static let focusRingGap = 3.0
+    static let focusRingWidth: Float = 4
+
+    /// Draws the ring around `rect`; its mesh is remade only when the rectangle moves.
+    func drawFocusRing(around rect: ScreenRect, width: Int, height: Int, dark: Bool, programs: Programs,
+                       drawCalls: inout Int) {
+        guard rect.width.isFinite, rect.height.isFinite, rect.x.isFinite, rect.y.isFinite,
+              rect.width > 0, rect.height > 0 else { return }
+        if focusRingMesh?.rect != rect {
+            let gap = Self.focusRingGap
+            let outer = ScreenRect(x: rect.x - gap, y: rect.y - gap, width: rect.width + 2 * gap, height: rect.height + 2 * gap)
+            var ring = LineTessellation()
+            ring.addLine(Self.roundedRect(outer, radius: min(outer.width, outer.height) / 4), join: .round, cap: .butt, closed: true)
+            focusRingMesh = (rect, .line(ring, colors: nil, widths: nil))
+        }
+        guard let mesh = focusRingMesh?.mesh else { return }
+        let ortho = Self.orthographic(width: width, height: height)
+        // A light halo under the ring keeps it visible over any map colour.
+        Self.drawOutline(mesh, matrix: ortho, color: Self.focusHalo(dark: dark), width: Self.focusRingWidth + 3, programs: programs)
+        Self.drawOutline(mesh, matrix: ortho, color: Self.focusColor(dark: dark), width: Self.focusRingWidth, programs: programs)
+        drawCalls += 2
+    }
+
+    /// The ring's colour: a saturated blue by day, a warm amber at night that does not dazzle.
+    static func focusColor(dark: Bool) -> Color {
+        dark ? Color(r: 1, g: 0.72, b: 0.2) : Color(r: 0.05, g: 0.4, b: 0.95)
+    }
+
+    /// What surrounds the ring: white by day, near black at night.
+    static func focusHalo(dark: Bool) -> Color {
+        dark ? Color(r: 0.05, g: 0.06, b: 0.08, a: 0.9) : Color(r: 1, g: 1, b: 1, a: 0.9)
     }
 
     /// Adds the + and − glyphs of the zoom buttons to the frame's text.

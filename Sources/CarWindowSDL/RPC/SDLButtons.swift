@@ -43,6 +43,22 @@ public struct SDLButtonName: RawRepresentable, Sendable, Hashable, Codable, Cust
     public static let navRotateCounterClockwise = SDLButtonName(rawValue: "NAV_ROTATE_COUNTERCLOCKWISE")
     /// Between heading-up and north-up.
     public static let navHeadingToggle = SDLButtonName(rawValue: "NAV_HEADING_TOGGLE")
+    /// Select (a knob's press).
+    public static let ok = SDLButtonName(rawValue: "OK")
+    /// Seek left: moves the app's own focus left.
+    public static let seekLeft = SDLButtonName(rawValue: "SEEKLEFT")
+    /// Seek right: moves the app's own focus right.
+    public static let seekRight = SDLButtonName(rawValue: "SEEKRIGHT")
+    /// Tune up: moves the app's own focus up.
+    public static let tuneUp = SDLButtonName(rawValue: "TUNEUP")
+    /// Tune down: moves the app's own focus down.
+    public static let tuneDown = SDLButtonName(rawValue: "TUNEDOWN")
+
+    /// The keys that move the app's own focus, for head units with neither touch nor haptic
+    /// data (`OK` selects).
+    public static let focusMoves: [SDLButtonName: FocusMove] = [
+        .seekLeft: .left, .seekRight: .right, .tuneUp: .up, .tuneDown: .down,
+    ]
 
     /// What each navigation button (RPC spec 6.0) does to the map.
     public static let navigationCommands: [SDLButtonName: MapCommand] = [
@@ -94,15 +110,26 @@ package struct SDLButtonSubscriptionRequest: Sendable, Equatable, Codable {
 }
 
 /// The part of the RegisterAppInterface response the connection reads: the buttons the head
-/// unit has. Entries that do not decode are skipped, so one odd entry hides only itself.
+/// unit has and whether its screen takes touches. Entries that do not decode are skipped, so
+/// one odd entry hides only itself.
 package struct SDLRegistrationFacts: Sendable, Equatable, Decodable {
     /// Every button the head unit says it has, at most ``maximumButtons``.
     package var buttons: [SDLButtonName] = []
+    /// `displayCapabilities.screenParams.touchEventAvailable.pressAvailable`; nil when absent.
+    package var touchAvailable: Bool?
 
     /// More than any head unit has; a hostile list stops here.
     package static let maximumButtons = 256
 
-    enum CodingKeys: String, CodingKey { case buttonCapabilities }
+    enum CodingKeys: String, CodingKey { case buttonCapabilities, displayCapabilities }
+
+    private struct Display: Decodable {
+        struct Screen: Decodable {
+            struct Touch: Decodable { var pressAvailable: Bool? }
+            var touchEventAvailable: Touch?
+        }
+        var screenParams: Screen?
+    }
 
     private struct LenientButton: Decodable {
         var name: SDLButtonName?
@@ -112,10 +139,15 @@ package struct SDLRegistrationFacts: Sendable, Equatable, Decodable {
         }
     }
 
-    package init(buttons: [SDLButtonName] = []) { self.buttons = buttons }
+    package init(buttons: [SDLButtonName] = [], touchAvailable: Bool? = nil) {
+        self.buttons = buttons
+        self.touchAvailable = touchAvailable
+    }
 
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        touchAvailable = ((try? container.decodeIfPresent(Display.self, forKey: .displayCapabilities)) ?? nil)?
+            .screenParams?.touchEventAvailable?.pressAvailable
         let entries = (try? container.decodeIfPresent([LenientButton].self, forKey: .buttonCapabilities)) ?? nil
         var seen = Set<SDLButtonName>()
         for name in (entries ?? []).compactMap(\.name) where seen.count < Self.maximumButtons && seen.insert(name).inserted {
