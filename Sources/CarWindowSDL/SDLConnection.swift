@@ -144,6 +144,15 @@ public actor SDLConnection {
     /// Whether the head unit's screen takes touches, as its RegisterAppInterface response says
     /// (`touchEventAvailable.pressAvailable`); nil when it does not say.
     public private(set) var headUnitTouchAvailable: Bool?
+    /// The PCM the head unit's audio service takes (`pcmStreamCapabilities`), or
+    /// ``SDLPCMFormat/standard`` when it does not say.
+    public private(set) var headUnitPCMFormat = SDLPCMFormat.standard
+    /// Whether the audio service is open.
+    public private(set) var isAudioOpen = false
+    private var audioMTU = SDLConnection.defaultMTU
+    /// What the last HMI status allows for audio, and what was last announced.
+    private var audioAllowed = false
+    private var announcedAudioAllowed = false
 
     // What the head unit must hold (see ``setHapticRegions(_:)``): what the app wants, and what
     // this registration of the app is known to hold. `heldEpoch` counts the times the held
@@ -194,6 +203,7 @@ public actor SDLConnection {
             try await establish()
             phase = .running
             announceVideoAllowed()
+            announceAudioAllowed()
             syncHeadUnitState()
         } catch {
             phase = .idle
@@ -211,6 +221,7 @@ public actor SDLConnection {
         videoStartTask?.cancel()
         if wasRunning {
             if video != nil { await endVideoService() }
+            await stopAudio()
             // Unregistering lets the head unit free the app at once instead of on timeout; ending
             // the RPC service then closes the session as the protocol asks, before the socket.
             _ = try? await request(.unregisterAppInterface, parameters: [String: String](), timeout: .seconds(1))
@@ -398,6 +409,7 @@ public actor SDLConnection {
         let facts = (try? registration.decodeParameters(SDLRegistrationFacts.self)) ?? SDLRegistrationFacts()
         headUnitButtons = facts.buttons
         headUnitTouchAvailable = facts.touchAvailable
+        headUnitPCMFormat = facts.pcmFormat ?? .standard
         eventSink.yield(.registered(info))
 
         let capabilityResponse = try await request(.getSystemCapability, parameters: SDLGetSystemCapabilityRequest(
@@ -531,6 +543,7 @@ public actor SDLConnection {
                 hmiStatus = status
                 eventSink.yield(.hmiStatusChanged(status))
                 updateVideoAllowed(status.allowsVideo)
+                updateAudioAllowed(status.allowsAudio)
                 hmiLevelChanged(from: previous, to: status.hmiLevel)
             } catch {
                 Self.logger.warning("OnHMIStatus ignored: \(error)")
@@ -601,6 +614,80 @@ public actor SDLConnection {
                 eventSink.yield(.videoFailed(error))
             }
         }
+    }
+
+    // MARK: Audio
+
+    /// Whether audio may be streamed now (FULL or LIMITED, AUDIBLE or ATTENUATED, connected).
+    public var isAudioAllowed: Bool { announcedAudioAllowed }
+
+    /// Opens the audio service (PCM in ``headUnitPCMFormat``); does nothing when it is open.
+    /// Throws ``SDLConnectionError/audioNotAllowed`` outside an audible level, and
+    /// ``SDLConnectionError/serviceRejected(_:_:)`` when the head unit refuses it.
+    public func startAudio() async throws(SDLConnectionError) {
+        guard phase == .running, session != nil else { throw .notConnected }
+        guard audioAllowed else { throw .audioNotAllowed }
+        guard !isAudioOpen else { return }
+        let reply = try await control(.startService, on: .audio, payload: (try? BSONDocument().encoded()) ?? [])
+        guard reply.controlInfo == .startServiceACK else {
+            throw .serviceRejected(.audio, SDLServiceRejection(nak: reply.payload))
+        }
+        let document = (try? BSONDocument(decoding: reply.payload)) ?? BSONDocument()
+        guard audioAllowed, phase == .running else {
+            // The level changed while the head unit answered: close what just opened.
+            isAudioOpen = true
+            await stopAudio()
+            throw .audioNotAllowed
+        }
+        audioMTU = Self.negotiatedMTU(document["mtu"]?.integerValue, otherwise: sessionMTU)
+        isAudioOpen = true
+    }
+
+    /// Ends the audio service if it is open.
+    public func stopAudio() async {
+        guard isAudioOpen else { return }
+        isAudioOpen = false
+        guard transport != nil else { return }
+        var document = BSONDocument()
+        if let hashID = session?.hashID { document["hashId"] = .int32(hashID) }
+        do {
+            _ = try await control(.endService, on: .audio, payload: (try? document.encoded()) ?? [])
+        } catch {
+            Self.logger.info("audio EndService not acknowledged: \(error)")
+        }
+    }
+
+    /// Writes PCM (``headUnitPCMFormat``) on the audio service, split into frames per the MTU.
+    /// Throws ``SDLConnectionError/audioNotAllowed`` when the service is not open or the level
+    /// no longer allows audio: nothing is sent then. Pacing is the caller's (``SDLPromptPlayer``).
+    public func sendAudio(_ pcm: [UInt8]) async throws(SDLConnectionError) {
+        guard isAudioOpen, audioAllowed, let session, let transport else { throw .audioNotAllowed }
+        let message = SDLMessage(version: protocolVersion, serviceType: .audio, sessionID: session.sessionID,
+                                 messageID: takeMessageID(), payload: pcm)
+        do {
+            try await transport.write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: audioMTU)))
+        } catch {
+            connectionLost(.transport(error), generation: generation)
+            throw .transport(error)
+        }
+    }
+
+    private func updateAudioAllowed(_ allowed: Bool) {
+        guard allowed != audioAllowed else { return }
+        audioAllowed = allowed
+        if !allowed, isAudioOpen {
+            // Not audible: end the service at once, like video; the player hears of it on its
+            // next write.
+            Task { await self.stopAudio() }
+        }
+        announceAudioAllowed()
+    }
+
+    private func announceAudioAllowed() {
+        let allowed = audioAllowed && phase == .running
+        guard allowed != announcedAudioAllowed else { return }
+        announcedAudioAllowed = allowed
+        eventSink.yield(.audioAllowedChanged(allowed))
     }
 
     // MARK: State the head unit holds
@@ -947,6 +1034,9 @@ public actor SDLConnection {
         sessionMTU = Self.defaultMTU
         videoAllowed = false
         announceVideoAllowed()
+        isAudioOpen = false
+        audioAllowed = false
+        announceAudioAllowed()
     }
 
     private func connectionLost(_ error: SDLConnectionError, generation: Int) {
@@ -990,6 +1080,7 @@ public actor SDLConnection {
                 phase = .running
                 eventSink.yield(.reconnected)
                 announceVideoAllowed()
+                announceAudioAllowed()
                 syncHeadUnitState()
                 return
             } catch {

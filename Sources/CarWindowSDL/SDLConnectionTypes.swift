@@ -82,6 +82,8 @@ public enum SDLConnectionEvent: Sendable, Equatable {
     case videoStarted(SDLVideoServiceParameters)
     /// The video service closed (HMI lost, stop, disconnect).
     case videoStopped
+    /// Whether audio may be streamed changed (FULL/LIMITED and AUDIBLE or ATTENUATED).
+    case audioAllowedChanged(Bool)
     /// The video service could not be opened: every candidate was refused.
     case videoFailed(SDLConnectionError)
     /// A unit was dropped: the next one sent must be an IDR (``SDLConnection/needsKeyframe``).
@@ -118,6 +120,8 @@ public enum SDLConnectionError: Error, Sendable, Equatable, CustomStringConverti
     case stopped
     /// Video is not allowed in the current HMI state.
     case videoNotAllowed
+    /// Audio is not allowed in the current HMI state, or no audio service is open.
+    case audioNotAllowed
     /// The head unit does not take haptic data (hapticSpatialDataSupported is not true).
     case hapticsNotSupported
     /// No video candidates were given.
@@ -139,6 +143,7 @@ public enum SDLConnectionError: Error, Sendable, Equatable, CustomStringConverti
         case .notConnected: "not connected to a head unit"
         case .stopped: "the connection was stopped"
         case .videoNotAllowed: "video is not allowed now: the app must be FULL or LIMITED and streamable"
+        case .audioNotAllowed: "audio is not allowed now: the app must be FULL or LIMITED and AUDIBLE or ATTENUATED, with its audio service open"
         case .hapticsNotSupported: "the head unit does not support haptic data (hapticSpatialDataSupported is not true)"
         case .noVideoCandidates: "no video resolution and format to offer"
         case .headUnitNotReading(let limits): "the head unit stopped reading: \(limits.maximumMessages) messages or \(limits.maximumBytes) bytes waited to be written, so the connection was dropped to bound memory; check the head unit, the link reconnects"

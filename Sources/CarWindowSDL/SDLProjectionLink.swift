@@ -83,6 +83,9 @@ public actor SDLProjectionLink {
     /// iterated besides the link (HMI status, reconnects); leave starting and stopping it and
     /// its video service to the link.
     public nonisolated let connection: SDLConnection
+    /// Plays the engine's voice prompts on the head unit's audio service
+    /// (``SDLPromptPlayer/play(_:)``).
+    public nonisolated let prompts: SDLPromptPlayer
     /// The capability used when the head unit does not answer GetSystemCapability:
     /// SmartDeviceLink's fallback is H.264/RAW at the screen size, haptics off.
     public let fallbackCapability: VideoStreamingCapability
@@ -123,6 +126,7 @@ public actor SDLProjectionLink {
         let connection = SDLConnection(configuration: configuration, transport: transport)
         self.session = session
         self.connection = connection
+        self.prompts = SDLPromptPlayer(connection: connection)
         self.fallbackCapability = fallbackCapability
         outputID = session.addOutput { _ in SDLVideoSink(connection: connection) }
     }
@@ -161,6 +165,7 @@ public actor SDLProjectionLink {
     /// ``run()`` then returns. Call `ProjectionSession.close()` afterwards to end the session's
     /// events too. Final: the connection cannot be started again.
     public func stop() async {
+        await prompts.stop()
         await connection.stop()
         await session.stop()
         session.removeOutput(outputID)
@@ -197,7 +202,7 @@ public actor SDLProjectionLink {
             await updateFocusAndButtons()
         case .keyframeNeeded:
             await session.requestIDR()
-        case .hmiStatusChanged, .reconnecting, .reconnected, .stopped:
+        case .hmiStatusChanged, .audioAllowedChanged, .reconnecting, .reconnected, .stopped:
             break
         }
     }

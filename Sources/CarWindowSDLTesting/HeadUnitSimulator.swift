@@ -39,8 +39,13 @@ public actor HeadUnitSimulator {
             preferredResolution: ImageResolution(width: 800, height: 480), maxBitrate: 4_000,
             supportedFormats: [.h264Raw, .h264RTP], hapticSpatialDataSupported: true, scale: 1, preferredFPS: 15)
         /// OnHMIStatus notifications sent right after the RegisterAppInterface response.
+        /// SDL Core's order for a navigation app: NONE, then FULL, streamable and audible.
         public var initialStatuses = [SDLHMIStatus(hmiLevel: .none, videoStreamingState: .notStreamable),
-                                      SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable)]
+                                      SDLHMIStatus(hmiLevel: .full, audioStreamingState: "AUDIBLE", videoStreamingState: .streamable)]
+        /// `pcmStreamCapabilities` in the RegisterAppInterface response: Core's default.
+        public var pcmSamplingRate = "16KHZ"
+        /// `bitsPerSample` of `pcmStreamCapabilities`.
+        public var pcmBitsPerSample = "16_BIT"
         /// The HMI levels in which each RPC the app sends is allowed, as SDL Core's stock policy
         /// table grants them to a navigation app (Base-4, Navigation-1, HapticGroup). A request
         /// outside them is answered DISALLOWED and a notification dropped, both recorded in
@@ -112,6 +117,18 @@ public actor HeadUnitSimulator {
         public var videoInFlightWhenForbidden = 0
         /// Every SendHapticData's rectangles.
         public var hapticData: [[HapticRegion]] = []
+        /// Audio StartService requests granted, and EndService requests.
+        public var audioStarts = 0
+        /// Audio EndService requests.
+        public var audioEnds = 0
+        /// Whether the audio service is open.
+        public var audioOpen = false
+        /// The PCM received (the first 16 MiB).
+        public var audio: [UInt8] = []
+        /// Audio messages received, each with its size and arrival (monotonic seconds).
+        public var audioMessages: [(bytes: Int, time: Double)] = []
+        /// Audio messages that came with no audio service open or outside an audible level.
+        public var audioWhileNotAllowed = 0
         /// Every OnAppCapabilityUpdated's JSON that the policy let through.
         public var appCapabilityUpdates: [String] = []
         /// RPCs the policy blocked: the function and the app's HMI level then.
@@ -298,6 +315,7 @@ public actor HeadUnitSimulator {
         state.video = nil
         state.buttonSubscriptions = []
         state.hmiStatus = nil
+        state.audioOpen = false
         changed()
     }
 
@@ -351,6 +369,8 @@ public actor HeadUnitSimulator {
             await handleControl(info, message)
         } else if message.serviceType == .video {
             receiveVideo(message.payload)
+        } else if message.serviceType == .audio {
+            receiveAudio(message.payload)
         } else if message.serviceType == .rpc {
             guard let rpc = try? SDLRPCMessage(decoding: message.payload) else { return }
             await handleRPC(rpc)
@@ -397,6 +417,23 @@ public actor HeadUnitSimulator {
             ack["videoProtocol"] = .string(format.protocol.rawValue)
             ack["videoCodec"] = .string(format.codec.rawValue)
             await sendControl(.startServiceACK, service: .video, document: ack, messageID: message.messageID)
+        case (.startService, .audio):
+            guard state.hmiStatus?.allowsAudio == true else {
+                await sendControl(.startServiceNAK, service: .audio,
+                                  document: SDLServiceRejection(rejectedParameters: [], reason: "app is not audible").document,
+                                  messageID: message.messageID)
+                return
+            }
+            state.audioStarts += 1
+            state.audioOpen = true
+            changed()
+            await sendControl(.startServiceACK, service: .audio, document: ["mtu": .int64(Int64(configuration.mtu))],
+                              messageID: message.messageID)
+        case (.endService, .audio):
+            state.audioEnds += 1
+            state.audioOpen = false
+            changed()
+            await sendControl(.endServiceACK, service: .audio, document: nil, messageID: message.messageID)
         case (.endService, .video):
             state.video = nil
             state.videoEndCount += 1
@@ -459,7 +496,9 @@ public actor HeadUnitSimulator {
                 buttonCapabilities: configuration.buttons.map { .init(name: $0.rawValue) },
                 displayCapabilities: .init(screenParams: .init(touchEventAvailable: .init(
                     pressAvailable: configuration.touchAvailable, multiTouchAvailable: configuration.touchAvailable,
-                    doublePressAvailable: configuration.touchAvailable)))))
+                    doublePressAvailable: configuration.touchAvailable))),
+                pcmStreamCapabilities: .init(samplingRate: configuration.pcmSamplingRate,
+                                             bitsPerSample: configuration.pcmBitsPerSample)))
             for status in configuration.initialStatuses {
                 try? await setHMIStatus(status)
             }
@@ -501,6 +540,17 @@ public actor HeadUnitSimulator {
             changed()
             await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "UNSUPPORTED_REQUEST"))
         }
+    }
+
+    private func receiveAudio(_ payload: [UInt8]) {
+        guard state.audioOpen, state.hmiStatus?.allowsAudio == true else {
+            state.audioWhileNotAllowed += 1
+            changed()
+            return
+        }
+        if state.audio.count + payload.count <= 16 << 20 { state.audio += payload }
+        if state.audioMessages.count < 100_000 { state.audioMessages.append((payload.count, SessionClock.monotonicNow)) }
+        changed()
     }
 
     private func receiveVideo(_ payload: [UInt8]) {
@@ -547,8 +597,14 @@ public actor HeadUnitSimulator {
         }
         var success: Bool
         var resultCode: String
+        struct PCM: Encodable {
+            var samplingRate: String
+            var bitsPerSample: String
+            var audioType = "PCM"
+        }
         var buttonCapabilities: [Button]
         var displayCapabilities: Display
+        var pcmStreamCapabilities: PCM
     }
 
     // MARK: Sending

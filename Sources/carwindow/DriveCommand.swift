@@ -148,9 +148,11 @@ struct DriveCommand: AsyncParsableCommand {
     /// and prints the summary.
     private func stream(session: ProjectionSession, display: HeadUnitDisplay, plan: DrivePlan,
                         headUnit: (host: String, port: Int)?, outputs: DriveOutputs, signals: StopSignals) async throws -> Int32 {
-        let drive = SimulatedDrive(plan: plan, session: session,
-                                   options: SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds,
-                                                                   followsWithFixes: follow))
+        // Before each turn the head unit plays a chime, as guidance would speak (once the link is up).
+        let announcer = TurnAnnouncer()
+        var driveOptions = SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds, followsWithFixes: follow)
+        if headUnit != nil { driveOptions.announceTurn = { _ in await announcer.announce() } }
+        let drive = SimulatedDrive(plan: plan, session: session, options: driveOptions)
         let stopper = DriveStopper()
         signals.onStop { _ in stopper.stop() }
         let cpuBefore = ProcessCPU.seconds
@@ -169,6 +171,7 @@ struct DriveCommand: AsyncParsableCommand {
                                                                                                    appID: "carwindow-drive"),
                                          transport: { SDLTCPTransport(host: headUnit.host, port: headUnit.port) })
             link = made
+            announcer.player = made.prompts
             let failure = LinkFailure()
             background = Task {
                 // The link ends for good when it stops or reconnecting gave up; a reconnect does not.
@@ -238,6 +241,7 @@ struct DriveCommand: AsyncParsableCommand {
         if let number = signals.received { say("stopped by \(StopSignals.name(number))") }
         DriveSummary(statistics: statistics, framesPerSecond: settings?.framesPerSecond ?? Double(fps),
                      bitrate: settings?.bitrate ?? maxBitrate * 1000, cpuSeconds: cpu, simulatedSeconds: driven).report()
+        if headUnit != nil { say(announcer.summary) }
         for line in outputs.report() { say(line) }
         if let status = signals.exitStatus { return status }
         return outputs.failures.isEmpty ? 0 : ExitStatus.ioError
@@ -407,6 +411,37 @@ func eglPlatform(_ name: String?) throws -> EGLPlatform? {
 }
 
 /// Where the link's task leaves the error that ended it, for the waiting command to see.
+/// Plays a chime on the head unit before each turn and counts how each ended.
+final class TurnAnnouncer: Sendable {
+    private let state = LockedState<(player: SDLPromptPlayer?, outcomes: [String: Int])>((nil, [:]))
+    private static let chime = AudioPrompt.chime()
+
+    var player: SDLPromptPlayer? {
+        get { state.withLock { $0.player } }
+        set { state.withLock { $0.player = newValue } }
+    }
+
+    func announce() async {
+        guard let player else { return }
+        let outcome = await player.play(Self.chime)
+        let key: String
+        switch outcome {
+        case .played: key = "played"
+        case .notAudible: key = "not audible"
+        case .interrupted: key = "interrupted"
+        case .dropped: key = "dropped"
+        }
+        state.withLock { $0.outcomes[key, default: 0] += 1 }
+    }
+
+    /// `voice prompts: 3 played, 1 not audible`.
+    var summary: String {
+        let outcomes = state.withLock { $0.outcomes }
+        guard !outcomes.isEmpty else { return "voice prompts: none (no turn announced)" }
+        return "voice prompts: " + outcomes.sorted { $0.key > $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+    }
+}
+
 final class LinkFailure: Sendable {
     private let stored = LockedState<(any Error)?>(nil)
     var error: (any Error)? {

@@ -40,6 +40,13 @@ struct HeadUnitCommand: AsyncParsableCommand {
     @Option(help: "Quit after this many seconds (default: when the app leaves).") var seconds: Double?
     @Option(help: "Refuse a video size WIDTHxHEIGHT with a NAK (repeatable): the app must try its next size.")
     var nak: [String] = []
+    @Option(help: "Another screen mode offered, WIDTHxHEIGHT or WIDTHxHEIGHT@SCALE (repeatable): the nested modes of the capability.")
+    var also: [String] = []
+    @Flag(help: "Say the screen takes no touches (with --no-haptics the app then draws its own focus).") var noTouch = false
+    @Option(help: "Press a head-unit button (NAV_ZOOM_IN, TUNEDOWN, OK ...) this many seconds after the video starts, as NAME@SECONDS (repeatable; only buttons the app subscribed to reach it).")
+    var press: [String] = []
+    @Option(help: "Where the received voice-prompt audio goes, raw PCM (default: received-audio.pcm beside --out).")
+    var audioOut: String?
     @Option(help: "Seconds after the video starts to resize the screen (see --resize-to).") var resizeAfter: Double?
     @Option(help: "The new screen size WIDTHxHEIGHT for --resize-after.") var resizeTo = "640x384"
     @Option(help: "Seconds after the video starts to send the app to the background (HMI BACKGROUND, NOT_STREAMABLE).")
@@ -47,6 +54,28 @@ struct HeadUnitCommand: AsyncParsableCommand {
     @Option(help: "Seconds the app stays in the background before FULL again.") var backgroundFor = 3.0
     @Flag(help: "Be a slow head unit: read 1 KiB every 2 ms with small socket buffers.") var slow = false
     @Option(help: "Seconds after the video starts to drop the connection (the app reconnects).") var dropAfter: Double?
+
+    /// `800x380@1.5` as width, height and scale (1 when left out).
+    func parseMode(_ text: String) throws -> (Int, Int, Double) {
+        let parts = text.split(separator: "@", maxSplits: 1).map(String.init)
+        let usage = "--also takes WIDTHxHEIGHT or WIDTHxHEIGHT@SCALE with each side 1-8192 and the scale in 1-10, like 800x380@1.5; got '\(text)'"
+        guard let first = parts.first, let (width, height) = try? parseSize(first) else { throw ValidationError(usage) }
+        guard parts.count == 2 else { return (width, height, 1) }
+        guard let modeScale = Double(parts[1]), HeadUnitDisplay.scaleRange.contains(modeScale) else {
+            throw ValidationError(usage)
+        }
+        return (width, height, modeScale)
+    }
+
+    /// `NAV_ZOOM_IN@8` as the button and the seconds.
+    func parsePress(_ text: String) throws -> (button: SDLButtonName, seconds: Double) {
+        let parts = text.split(separator: "@", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64, let at = Double(parts[1]), at.isFinite,
+              (0...86_400).contains(at) else {
+            throw ValidationError("--press takes NAME@SECONDS with 0-86400 seconds, like NAV_ZOOM_IN@8; got '\(text)'")
+        }
+        return (SDLButtonName(rawValue: parts[0]), at)
+    }
 
     func validate() throws {
         try OptionCheck.integer(port, "--port", in: 0...65535)
@@ -57,6 +86,8 @@ struct HeadUnitCommand: AsyncParsableCommand {
         try OptionCheck.number(tapAfter, "--tap-after", in: 0...86_400, unit: " seconds")
         try OptionCheck.number(seconds, "--seconds", in: 0.1...604_800, unit: " seconds")
         for size in nak { _ = try parseSize(size) }
+        for mode in also { _ = try parseMode(mode) }
+        for entry in press { _ = try parsePress(entry) }
         try OptionCheck.number(resizeAfter, "--resize-after", in: 0...86_400, unit: " seconds")
         _ = try parseSize(resizeTo)
         try OptionCheck.number(backgroundAfter, "--background-after", in: 0...86_400, unit: " seconds")
@@ -81,6 +112,14 @@ struct HeadUnitCommand: AsyncParsableCommand {
             preferredResolution: ImageResolution(width: width, height: height), maxBitrate: maxBitrate,
             supportedFormats: [.h264Raw, .h264RTP], hapticSpatialDataSupported: !noHaptics, scale: scale,
             preferredFPS: fps)
+        configuration.capability.additionalVideoStreamingCapabilities = try also.isEmpty ? nil : also.map {
+            let (modeWidth, modeHeight, modeScale) = try parseMode($0)
+            return VideoStreamingCapability(preferredResolution: ImageResolution(width: modeWidth, height: modeHeight), scale: modeScale)
+        }
+        configuration.touchAvailable = !noTouch
+        configuration.buttons += [.ok, .seekLeft, .seekRight, .tuneUp, .tuneDown]
+        let presses = try press.map(parsePress)
+        var pressed = Set<Int>()
         for size in nak {
             let (nakWidth, nakHeight) = try parseSize(size)
             configuration.rejectedResolutions.insert(ImageResolution(width: nakWidth, height: nakHeight))
@@ -153,7 +192,13 @@ struct HeadUnitCommand: AsyncParsableCommand {
                 if let since = backgrounded, !foregrounded, Date().timeIntervalSince(since) >= backgroundFor {
                     foregrounded = true
                     say("HMI FULL, STREAMABLE")
-                    try? await simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
+                    try? await simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, audioStreamingState: "AUDIBLE",
+                                                                   videoStreamingState: .streamable))
+                }
+                for (index, entry) in presses.enumerated() where !pressed.contains(index) && elapsed >= entry.seconds {
+                    pressed.insert(index)
+                    let delivered = (try? await simulator.pressButton(entry.button)) ?? false
+                    say(delivered ? "pressed \(entry.button)" : "pressed \(entry.button): the app did not subscribe to it")
                 }
                 if let dropAfter, !dropped, elapsed >= dropAfter {
                     dropped = true
@@ -180,6 +225,16 @@ struct HeadUnitCommand: AsyncParsableCommand {
             return signals.exitStatus ?? ExitStatus.ioError
         }
         say("wrote \(outURL.path)")
+        if !snapshot.audio.isEmpty {
+            let audioURL = URL(fileURLWithPath: audioOut ?? outURL.deletingLastPathComponent().appendingPathComponent("received-audio.pcm").path)
+            do {
+                try Data(snapshot.audio).write(to: audioURL)
+                say("wrote \(audioURL.path): \(snapshot.audio.count) bytes of voice prompts, \(configuration.pcmSamplingRate) \(configuration.pcmBitsPerSample) mono PCM")
+            } catch {
+                Console.error("the voice-prompt audio could not be written to \(audioURL.path): \(error.localizedDescription)")
+                return signals.exitStatus ?? ExitStatus.ioError
+            }
+        }
         return signals.exitStatus ?? 0
     }
 }

@@ -213,6 +213,8 @@ struct CommandLineTests {
         ["encode", "--fps=nan"], ["encode", "--frames=-5"], ["encode", "--bitrate=0"], ["encode", "--threads=99"],
         ["encode", "--idr-every=0"], ["headunit", "--port=65536"], ["headunit", "--fps=-1"], ["headunit", "--seconds=nan"],
         ["headunit", "--tap-after=inf"], ["headunit", "--drop-after=-3"], ["headunit", "--scale=0"],
+        ["headunit", "--also=0x480"], ["headunit", "--also=800x380@11"], ["headunit", "--press=NAV_ZOOM_IN@nan"],
+        ["headunit", "--press=NAV_ZOOM_IN"],
         ["render", "--source=openmaptiles"], ["render", "--source==x.pmtiles"], ["encode", "--source=a=x", "--source=a=y"],
     ])
     func badNumbersAreRefusedWithTheOptionAndItsRange(_ arguments: [String]) throws {

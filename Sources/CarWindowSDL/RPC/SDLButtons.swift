@@ -117,11 +117,19 @@ package struct SDLRegistrationFacts: Sendable, Equatable, Decodable {
     package var buttons: [SDLButtonName] = []
     /// `displayCapabilities.screenParams.touchEventAvailable.pressAvailable`; nil when absent.
     package var touchAvailable: Bool?
+    /// `pcmStreamCapabilities`: the PCM its audio service takes; nil when absent or not PCM.
+    package var pcmFormat: SDLPCMFormat?
 
     /// More than any head unit has; a hostile list stops here.
     package static let maximumButtons = 256
 
-    enum CodingKeys: String, CodingKey { case buttonCapabilities, displayCapabilities }
+    enum CodingKeys: String, CodingKey { case buttonCapabilities, displayCapabilities, pcmStreamCapabilities }
+
+    private struct PCM: Decodable {
+        var samplingRate: String?
+        var bitsPerSample: String?
+        var audioType: String?
+    }
 
     private struct Display: Decodable {
         struct Screen: Decodable {
@@ -146,6 +154,9 @@ package struct SDLRegistrationFacts: Sendable, Equatable, Decodable {
 
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let pcm = (try? container.decodeIfPresent(PCM.self, forKey: .pcmStreamCapabilities)) ?? nil {
+            pcmFormat = SDLPCMFormat(samplingRate: pcm.samplingRate, bitsPerSample: pcm.bitsPerSample, audioType: pcm.audioType)
+        }
         touchAvailable = ((try? container.decodeIfPresent(Display.self, forKey: .displayCapabilities)) ?? nil)?
             .screenParams?.touchEventAvailable?.pressAvailable
         let entries = (try? container.decodeIfPresent([LenientButton].self, forKey: .buttonCapabilities)) ?? nil

@@ -56,6 +56,13 @@ public struct SDLHMIStatus: Sendable, Equatable, Codable {
     public var allowsVideo: Bool {
         (hmiLevel == .full || hmiLevel == .limited) && videoStreamingState != .notStreamable
     }
+
+    /// Whether audio may be streamed: FULL or LIMITED, and the head unit plays the app's audio
+    /// (`audioStreamingState` AUDIBLE, or ATTENUATED under another source).
+    public var allowsAudio: Bool {
+        (hmiLevel == .full || hmiLevel == .limited)
+            && (audioStreamingState == "AUDIBLE" || audioStreamingState == "ATTENUATED")
+    }
 }
 
 /// The fields every RPC response carries.

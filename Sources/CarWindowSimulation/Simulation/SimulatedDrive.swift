@@ -33,6 +33,12 @@ package actor SimulatedDrive {
         /// Whether the engine hands the session one position fix a second and lets its follow
         /// camera move vehicle and camera between fixes, instead of setting both every tick.
         package var followsWithFixes: Bool
+        /// Called once per turn when the car is ``announcementDistance`` metres before it (or
+        /// nearer, for a turn right at the start), with the turn's distance along the route: where
+        /// a guidance engine would speak. Not waited for: the drive goes on while it plays.
+        package var announceTurn: (@Sendable (Double) async -> Void)?
+        /// How far before a turn ``announceTurn`` is called, in metres.
+        package var announcementDistance = 200.0
 
         /// A drive at twice real time, 30 ticks a second, zoom 17 and pitch 45 degrees, with a
         /// zoom in, a zoom out and a recenter along the way.
@@ -107,8 +113,9 @@ package actor SimulatedDrive {
         var routeShown = false
         var nextFix = 0.0
         // The turns a guidance engine announces, the one shown now, and the destination.
-        let turns = options.followsWithFixes ? plan.turns() : []
+        let turns = options.followsWithFixes || options.announceTurn != nil ? plan.turns() : []
         var shownTurn: Double?
+        var nextAnnouncement = 0
         if options.followsWithFixes { await session.setDestination(plan.points.last) }
         if options.followsWithFixes {
             var follow = FollowCameraConfiguration()
@@ -152,6 +159,16 @@ package actor SimulatedDrive {
                 if turn != shownTurn {
                     shownTurn = turn
                     await session.setManeuver(atMetres: turn)
+                }
+            }
+            if let announce = options.announceTurn {
+                while nextAnnouncement < turns.count, turns[nextAnnouncement] - state.distance <= options.announcementDistance {
+                    // A turn already behind the car is not announced.
+                    if turns[nextAnnouncement] > state.distance {
+                        let turn = turns[nextAnnouncement]
+                        Task { await announce(turn) }
+                    }
+                    nextAnnouncement += 1
                 }
             }
             while nextTap < options.taps.count, time >= options.taps[nextTap].at * plan.duration {
