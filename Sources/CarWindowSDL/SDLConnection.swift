@@ -149,6 +149,10 @@ public actor SDLConnection {
     public private(set) var headUnitPCMFormat = SDLPCMFormat.standard
     /// Whether the audio service is open.
     public private(set) var isAudioOpen = false
+    /// The head unit's voice and display languages, from the registration and OnLanguageChange.
+    public private(set) var headUnitLanguage: (language: String?, displayLanguage: String?) = (nil, nil)
+    /// Whether the head unit says the driver is distracted (OnDriverDistraction DD_ON).
+    public private(set) var isDriverDistracted = false
     private var audioMTU = SDLConnection.defaultMTU
     /// What the last HMI status allows for audio, and what was last announced.
     private var audioAllowed = false
@@ -166,6 +170,11 @@ public actor SDLConnection {
     /// Buttons the head unit refused in this registration: not asked again until it may have
     /// changed its mind (a new registration or HMI level).
     private var refusedButtons = Set<SDLButtonName>()
+    /// Whether the app wants the head lamps' ambient light (SubscribeVehicleData), whether this
+    /// registration holds that subscription, and whether the head unit refused it.
+    private var wantsAmbientLight = false
+    private var holdsAmbientLight = false
+    private var ambientLightRefused = false
     private var heldEpoch = 0
     private var stateSyncTask: Task<Void, Never>?
     private var stateSyncAgain = false
@@ -337,6 +346,15 @@ public actor SDLConnection {
         syncHeadUnitState()
     }
 
+    /// Whether the app wants the car's ambient light sensor (SubscribeVehicleData for
+    /// `headLampStatus`), reported as ``SDLConnectionEvent/ambientLightChanged(_:)``; subscribed
+    /// when allowed and again after a reconnect or a return from NONE. A head unit whose policy
+    /// does not grant vehicle data refuses it; that is logged once per registration or level.
+    public func setFollowsAmbientLight(_ follows: Bool) {
+        wantsAmbientLight = follows
+        syncHeadUnitState()
+    }
+
     /// The buttons the app wants OnButtonPress for (SubscribeButton); subscribed when the level
     /// allows, again after a reconnect or a return from NONE. Buttons the head unit refuses are
     /// logged and asked for again only after such a change.
@@ -410,6 +428,9 @@ public actor SDLConnection {
         headUnitButtons = facts.buttons
         headUnitTouchAvailable = facts.touchAvailable
         headUnitPCMFormat = facts.pcmFormat ?? .standard
+        if let languages = try? registration.decodeParameters(SDLLanguages.self) {
+            headUnitLanguage = (languages.language, languages.hmiDisplayLanguage)
+        }
         eventSink.yield(.registered(info))
 
         let capabilityResponse = try await request(.getSystemCapability, parameters: SDLGetSystemCapabilityRequest(
@@ -553,6 +574,23 @@ public actor SDLConnection {
                 eventSink.yield(.buttonPressed(try rpc.decodeParameters(SDLButtonPress.self)))
             } catch {
                 Self.logger.warning("OnButtonPress ignored: \(error)")
+            }
+        case .onVehicleData:
+            if let light = (try? rpc.decodeParameters(SDLVehicleDataNotification.self))?.ambientLight {
+                eventSink.yield(.ambientLightChanged(light))
+            }
+        case .onDriverDistraction:
+            if let state = (try? rpc.decodeParameters(SDLDriverDistraction.self))?.state {
+                let distracted = state == "DD_ON"
+                if distracted != isDriverDistracted {
+                    isDriverDistracted = distracted
+                    eventSink.yield(.driverDistractionChanged(distracted))
+                }
+            }
+        case .onLanguageChange:
+            if let languages = try? rpc.decodeParameters(SDLLanguages.self) {
+                headUnitLanguage = (languages.language, languages.hmiDisplayLanguage)
+                eventSink.yield(.languageChanged(language: languages.language, displayLanguage: languages.hmiDisplayLanguage))
             }
         case .onTouchEvent:
             do {
@@ -708,6 +746,8 @@ public actor SDLConnection {
         if buttons {
             heldButtons.removeAll()
             refusedButtons.removeAll()
+            holdsAmbientLight = false
+            ambientLightRefused = false
         }
     }
 
@@ -723,6 +763,7 @@ public actor SDLConnection {
         } else {
             // A level that allows more may let a refused subscription through.
             refusedButtons.removeAll()
+            ambientLightRefused = false
         }
         syncHeadUnitState()
     }
@@ -768,6 +809,24 @@ public actor SDLConnection {
                 // Not retried until the rectangles or the level change: a head unit refusing
                 // them would refuse them again.
                 Self.logger.warning("SendHapticData failed: \(error)")
+            }
+        }
+        if wantsAmbientLight, !holdsAmbientLight, !ambientLightRefused, phase == .running, epoch == heldEpoch,
+           let level = hmiStatus?.hmiLevel, Self.buttonSubscriptionLevels.contains(level) {
+            do {
+                let response = try await request(.subscribeVehicleData, parameters: SDLHeadLampSubscriptionRequest())
+                let status = try response.decodeParameters(SDLResponseStatus.self)
+                if epoch == heldEpoch {
+                    if status.success || status.resultCode == "IGNORED" {
+                        holdsAmbientLight = true
+                    } else {
+                        ambientLightRefused = true
+                        // Core's policy grants vehicle data only to apps whose group has it.
+                        Self.logger.info("SubscribeVehicleData(headLampStatus) refused: \(status.resultCode); the map keeps the engine's day/night")
+                    }
+                }
+            } catch {
+                Self.logger.warning("SubscribeVehicleData(headLampStatus) failed: \(error)")
             }
         }
         for button in wantedButtons where !heldButtons.contains(button) && !refusedButtons.contains(button) {

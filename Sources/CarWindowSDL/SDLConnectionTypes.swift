@@ -74,6 +74,14 @@ public enum SDLConnectionEvent: Sendable, Equatable {
     /// A button the app subscribed to was pressed (OnButtonPress); see
     /// ``SDLConnection/setButtonSubscriptions(_:)``.
     case buttonPressed(SDLButtonPress)
+    /// The car's ambient light sensor changed (OnVehicleData), once the head lamps are
+    /// subscribed (``SDLConnection/setFollowsAmbientLight(_:)``).
+    case ambientLightChanged(SDLAmbientLight)
+    /// Driver distraction turned on (the car moves) or off (OnDriverDistraction).
+    case driverDistractionChanged(Bool)
+    /// The head unit's language changed (OnLanguageChange): voice and display language. Core
+    /// then unregisters the app, which registers again in the new language.
+    case languageChanged(language: String?, displayLanguage: String?)
     /// A touch, read from OnTouchEvent and checked (``SDLTouchEvent/decode(json:)``), in head-unit
     /// pixels (divide by the scale with `TouchEvent.inRenderedPixels(scale:)`).
     case touch(TouchEvent)

@@ -99,6 +99,9 @@ public actor SDLProjectionLink {
     /// The head unit's mode behind each size offered in the last video start, so the ACK's
     /// size is read in the right mode's scale.
     private var offeredModes: [ImageResolution: HeadUnitDisplay] = [:]
+    /// Whether the map follows the car's ambient light sensor: night style in the dark and the
+    /// darker twilights, day style in daylight (see ``setFollowsHeadUnitDayNight(_:)``).
+    public private(set) var followsHeadUnitDayNight = true
     /// Why the video service could not be opened the last time it was tried: every size and
     /// format was refused (nil once one is accepted).
     public private(set) var videoFailure: SDLConnectionError?
@@ -145,6 +148,7 @@ public actor SDLProjectionLink {
         // Both streams are taken before anything can happen, so no event is missed.
         let connectionEvents = connection.events
         let sessionEvents = session.events
+        await connection.setFollowsAmbientLight(followsHeadUnitDayNight)
         try await connection.start()
         let forwarding = Task {
             for await event in sessionEvents {
@@ -169,6 +173,14 @@ public actor SDLProjectionLink {
         await connection.stop()
         await session.stop()
         session.removeOutput(outputID)
+    }
+
+    /// Turns following the car's ambient light on or off. Off, the engine's own
+    /// `ProjectionSession.setAppearance(_:)` calls decide alone (a user's "always dark" setting,
+    /// say); on, the next change of the sensor switches the style again.
+    public func setFollowsHeadUnitDayNight(_ follows: Bool) async {
+        followsHeadUnitDayNight = follows
+        await connection.setFollowsAmbientLight(follows)
     }
 
     // MARK: Head unit -> session
@@ -202,7 +214,12 @@ public actor SDLProjectionLink {
             await updateFocusAndButtons()
         case .keyframeNeeded:
             await session.requestIDR()
-        case .hmiStatusChanged, .audioAllowedChanged, .reconnecting, .reconnected, .stopped:
+        case .ambientLightChanged(let light):
+            if followsHeadUnitDayNight, let dark = light.isDark {
+                await session.setAppearance(dark ? .night : .day)
+            }
+        case .hmiStatusChanged, .audioAllowedChanged, .driverDistractionChanged, .languageChanged, .reconnecting,
+             .reconnected, .stopped:
             break
         }
     }

@@ -61,6 +61,9 @@ public actor HeadUnitSimulator {
         public var buttons: [SDLButtonName] = [.navCenterLocation, .navZoomIn, .navZoomOut, .navPanUp, .navPanRight,
                                                .navPanDown, .navPanLeft, .navTiltToggle, .navRotateClockwise,
                                                .navRotateCounterClockwise, .navHeadingToggle]
+        /// Whether the app's policy grants vehicle data (head lamps); SDL Core's stock table does
+        /// not for Base-4, Navigation-1 and HapticGroup alone: SubscribeVehicleData is DISALLOWED.
+        public var grantsVehicleData = true
         /// Whether the screen takes touches (`touchEventAvailable.pressAvailable` in the
         /// RegisterAppInterface response's display capabilities).
         public var touchAvailable = true
@@ -144,6 +147,10 @@ public actor HeadUnitSimulator {
         public var buttonSubscriptions: Set<SDLButtonName> = []
         /// Every SubscribeButton request's button, in order, across registrations.
         public var subscribeButtonRequests: [SDLButtonName] = []
+        /// Whether the app holds a head-lamp (vehicle data) subscription, this registration.
+        public var headLampSubscribed = false
+        /// SubscribeVehicleData requests, across registrations.
+        public var subscribeVehicleDataRequests = 0
         /// Whether UnregisterAppInterface arrived.
         public var unregistered = false
         /// The current HMI status sent.
@@ -271,6 +278,20 @@ public actor HeadUnitSimulator {
         return true
     }
 
+    /// Reports the ambient light sensor (OnVehicleData headLampStatus) to an app subscribed to
+    /// the head lamps; returns whether it was sent.
+    @discardableResult
+    public func sendAmbientLight(_ light: SDLAmbientLight) async throws(SDLConnectionError) -> Bool {
+        guard state.headLampSubscribed else { return false }
+        try await notify(.onVehicleData, parameters: ["headLampStatus": ["ambientLightSensorStatus": light.rawValue]])
+        return true
+    }
+
+    /// Sends OnDriverDistraction DD_ON or DD_OFF.
+    public func sendDriverDistraction(_ on: Bool) async throws(SDLConnectionError) {
+        try await notify(.onDriverDistraction, parameters: ["state": on ? "DD_ON" : "DD_OFF"])
+    }
+
     /// Ends the app's video service from the head unit's side (an EndService on the video
     /// service), as SDL Core does when the app streams where it should not; the app should
     /// stop sending and answer with an EndServiceACK.
@@ -314,6 +335,7 @@ public actor HeadUnitSimulator {
         state.registeredAppName = nil
         state.video = nil
         state.buttonSubscriptions = []
+        state.headLampSubscribed = false
         state.hmiStatus = nil
         state.audioOpen = false
         changed()
@@ -490,6 +512,7 @@ public actor HeadUnitSimulator {
             state.registeredAppName = request.appName
             state.appHMITypes = request.appHMIType
             state.buttonSubscriptions = []
+            state.headLampSubscribed = false
             changed()
             await respond(to: rpc, RegistrationResponse(
                 success: true, resultCode: "SUCCESS",
@@ -531,6 +554,17 @@ public actor HeadUnitSimulator {
             changed()
             await respond(to: rpc, changedSubscription ? SDLResponseStatus(success: true, resultCode: "SUCCESS")
                 : SDLResponseStatus(success: false, resultCode: "IGNORED"))
+        case .subscribeVehicleData:
+            state.subscribeVehicleDataRequests += 1
+            guard configuration.grantsVehicleData else {
+                changed()
+                await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "DISALLOWED",
+                                                         info: "Requested parameters are disallowed by Policies"))
+                return
+            }
+            state.headLampSubscribed = true
+            changed()
+            await respond(to: rpc, SDLResponseStatus(success: true, resultCode: "SUCCESS"))
         case .unregisterAppInterface:
             state.unregistered = true
             state.registeredAppName = nil

@@ -231,6 +231,45 @@ struct SDLHeadUnitStateTests {
         await rig.close()
     }
 
+    // MARK: Day and night, distraction
+
+    @Test func theMapFollowsTheCarsAmbientLightUntilTheEngineSaysOtherwise() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.small)
+        #expect(await eventually { await rig.session.state == .streaming })
+        #expect(await rig.simulator.wait(timeout: hangGuard) { $0.headLampSubscribed } != nil)
+        #expect(await rig.session.appearance == .day)
+        #expect(try await rig.simulator.sendAmbientLight(.night))
+        #expect(await eventually { await rig.session.appearance == .night })
+        try await rig.simulator.sendAmbientLight(.twilight1)
+        #expect(await eventually { await rig.session.appearance == .day })
+        try await rig.simulator.sendAmbientLight(.unknown)
+        try await rig.simulator.sendAmbientLight(.twilight4)
+        #expect(await eventually { await rig.session.appearance == .night })
+
+        // The engine takes over: the sensor no longer switches the style.
+        await rig.link.setFollowsHeadUnitDayNight(false)
+        await rig.session.setAppearance(.day)
+        try await rig.simulator.sendAmbientLight(.night)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await rig.session.appearance == .day)
+
+        try await rig.simulator.sendDriverDistraction(true)
+        #expect(await eventually { await rig.link.connection.isDriverDistracted })
+        await rig.close()
+    }
+
+    @Test func aPolicyWithoutVehicleDataLeavesDayAndNightToTheEngine() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.small) { $0.grantsVehicleData = false }
+        #expect(await eventually { await rig.session.state == .streaming })
+        #expect(await rig.simulator.wait(timeout: hangGuard) { $0.subscribeVehicleDataRequests == 1 } != nil)
+        try await Task.sleep(for: .milliseconds(300))
+        let seen = await rig.simulator.snapshot()
+        #expect(seen.subscribeVehicleDataRequests == 1, "a refusal is not asked again at the same level")
+        #expect(try await rig.simulator.sendAmbientLight(.night) == false)
+        #expect(await rig.session.appearance == .day)
+        await rig.close()
+    }
+
     // MARK: Manners
 
     @Test func theLinkSpeaksAsCoreExpects() async throws {

@@ -34,6 +34,8 @@ public struct SDLFunctionID: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let subscribeButton = SDLFunctionID(rawValue: 18)
     /// 19: UnsubscribeButton.
     public static let unsubscribeButton = SDLFunctionID(rawValue: 19)
+    /// 20: SubscribeVehicleData.
+    public static let subscribeVehicleData = SDLFunctionID(rawValue: 20)
     /// 31: GenericResponse (the head unit's answer to a request it does not know).
     public static let genericResponse = SDLFunctionID(rawValue: 31)
     /// 48: GetSystemCapability.
@@ -48,8 +50,12 @@ public struct SDLFunctionID: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let onButtonEvent = SDLFunctionID(rawValue: 32770)
     /// 32771: OnButtonPress.
     public static let onButtonPress = SDLFunctionID(rawValue: 32771)
+    /// 32772: OnVehicleData.
+    public static let onVehicleData = SDLFunctionID(rawValue: 32772)
     /// 32775: OnDriverDistraction.
     public static let onDriverDistraction = SDLFunctionID(rawValue: 32775)
+    /// 32778: OnLanguageChange.
+    public static let onLanguageChange = SDLFunctionID(rawValue: 32778)
     /// 32780: OnTouchEvent.
     public static let onTouchEvent = SDLFunctionID(rawValue: 32780)
     /// 32787: OnSystemCapabilityUpdated.
@@ -64,6 +70,7 @@ public struct SDLFunctionID: RawRepresentable, Sendable, Hashable, CustomStringC
         case 2: "UnregisterAppInterface"
         case 18: "SubscribeButton"
         case 19: "UnsubscribeButton"
+        case 20: "SubscribeVehicleData"
         case 31: "GenericResponse"
         case 48: "GetSystemCapability"
         case 49: "SendHapticData"
@@ -71,7 +78,9 @@ public struct SDLFunctionID: RawRepresentable, Sendable, Hashable, CustomStringC
         case 32769: "OnAppInterfaceUnregistered"
         case 32770: "OnButtonEvent"
         case 32771: "OnButtonPress"
+        case 32772: "OnVehicleData"
         case 32775: "OnDriverDistraction"
+        case 32778: "OnLanguageChange"
         case 32780: "OnTouchEvent"
         case 32787: "OnSystemCapabilityUpdated"
         case 32791: "OnAppCapabilityUpdated"

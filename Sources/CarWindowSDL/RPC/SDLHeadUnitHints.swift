@@ -1,0 +1,58 @@
+import Foundation
+
+/// What the car's ambient light sensor says (`headLampStatus.ambientLightSensorStatus` in
+/// OnVehicleData): the head unit's day/night signal.
+public enum SDLAmbientLight: String, Sendable, Equatable, Codable {
+    case day = "DAY"
+    case night = "NIGHT"
+    case twilight1 = "TWILIGHT_1"
+    case twilight2 = "TWILIGHT_2"
+    case twilight3 = "TWILIGHT_3"
+    case twilight4 = "TWILIGHT_4"
+    case unknown = "UNKNOWN"
+    case invalid = "INVALID"
+
+    /// Whether the map should be dark: night and the two darker twilights. Nil when the sensor
+    /// does not know.
+    public var isDark: Bool? {
+        switch self {
+        case .night, .twilight3, .twilight4: true
+        case .day, .twilight1, .twilight2: false
+        case .unknown, .invalid: nil
+        }
+    }
+}
+
+/// `SubscribeVehicleData` for the head lamps only: the one vehicle datum a map needs.
+package struct SDLHeadLampSubscriptionRequest: Sendable, Equatable, Codable {
+    package var headLampStatus = true
+    package init() {}
+}
+
+/// The parts of head-unit notifications the connection reads besides video: OnVehicleData's
+/// ambient light, OnDriverDistraction's state, OnLanguageChange's languages. Fields that do not
+/// decode are left out rather than failing the notification.
+package struct SDLVehicleDataNotification: Decodable {
+    package var ambientLight: SDLAmbientLight?
+
+    enum CodingKeys: String, CodingKey { case headLampStatus }
+    private struct HeadLamps: Decodable { var ambientLightSensorStatus: String? }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let lamps = (try? container.decodeIfPresent(HeadLamps.self, forKey: .headLampStatus)) ?? nil
+        ambientLight = lamps?.ambientLightSensorStatus.flatMap(SDLAmbientLight.init(rawValue:))
+    }
+}
+
+/// OnDriverDistraction: `DD_ON` while the car moves (or the head unit otherwise restricts the
+/// driver's interaction).
+package struct SDLDriverDistraction: Decodable {
+    package var state: String
+}
+
+/// OnLanguageChange, and the languages of the RegisterAppInterface response.
+package struct SDLLanguages: Decodable {
+    package var language: String?
+    package var hmiDisplayLanguage: String?
+}
