@@ -34,6 +34,20 @@ enum RPCTarget {
         if let capability = try? rpc.videoStreamingCapability() {
             useCapability(capability)
         }
+        // The registration's buttons, touch, PCM format and languages; button presses, vehicle
+        // data, driver distraction and language changes.
+        if let facts = try? rpc.decodeParameters(SDLRegistrationFacts.self) {
+            guard facts.buttons.count <= SDLRegistrationFacts.maximumButtons else {
+                fatalError("\(facts.buttons.count) buttons kept from a registration")
+            }
+            if let format = facts.pcmFormat {
+                _ = format.encode([0, 0.5, -0.5], rate: 16_000)
+            }
+        }
+        _ = try? rpc.decodeParameters(SDLButtonPress.self)
+        _ = (try? rpc.decodeParameters(SDLVehicleDataNotification.self))?.ambientLight?.isDark
+        _ = try? rpc.decodeParameters(SDLDriverDistraction.self)
+        _ = try? rpc.decodeParameters(SDLLanguages.self)
         if let capability = try? VideoStreamingCapability(json: Data(rpc.json)) {
             useCapability(capability)
         }
@@ -45,6 +59,10 @@ enum RPCTarget {
         let filled = capability.filling(from: VideoStreamingCapability(preferredResolution: ImageResolution(width: 800, height: 480)))
         _ = filled.streamableFormats
         _ = capability.allCapabilities.map(\.streamableFormats)
+        // What the link reports back: each mode once, and it encodes.
+        if let reported = VideoStreamingCapability.appCapability(listing: capability.allCapabilities) {
+            _ = try? JSONEncoder().encode(reported)
+        }
         useDisplay(capability.headUnitDisplay)
     }
 

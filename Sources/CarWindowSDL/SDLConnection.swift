@@ -337,10 +337,10 @@ public actor SDLConnection {
     /// data), in head-unit pixels.
     ///
     /// Sent as SendHapticData whenever they change and the head unit can take them (its
-    /// capability says `hapticSpatialDataSupported`, and the HMI level is FULL or LIMITED, as
-    /// SDL Core's HapticGroup policy allows), and sent again whenever the head unit may have
-    /// lost them: after a reconnect (a new registration) and after the app left FULL and
-    /// LIMITED. An empty list clears them.
+    /// capability says `hapticSpatialDataSupported`, and the HMI level is FULL, as SDL Core's
+    /// HapticGroup policy allows), and sent again whenever the head unit may have lost them:
+    /// after a reconnect (a new registration) and after the app left FULL. An empty list
+    /// clears them.
     public func setHapticRegions(_ regions: [HapticRegion]) {
         wantedHaptics = regions
         syncHeadUnitState()
@@ -730,11 +730,11 @@ public actor SDLConnection {
 
     // MARK: State the head unit holds
 
-    /// The HMI levels in which SDL Core's stock policy groups allow each piece of held state:
-    /// SendHapticData (HapticGroup) in FULL and LIMITED; OnAppCapabilityUpdated and
+    /// The HMI levels in which SDL Core 8.2's stock policy groups allow each piece of held
+    /// state: SendHapticData (HapticGroup) in FULL only; OnAppCapabilityUpdated and
     /// SubscribeButton (Base-4) in FULL, LIMITED and BACKGROUND. Sent in another level, Core
     /// blocks them ("Request is blocked by policies").
-    package static let hapticDataLevels: Set<SDLHMILevel> = [.full, .limited]
+    package static let hapticDataLevels: Set<SDLHMILevel> = [.full]
     package static let appCapabilityLevels: Set<SDLHMILevel> = [.full, .limited, .background]
     package static let buttonSubscriptionLevels: Set<SDLHMILevel> = [.full, .limited, .background]
 
@@ -751,8 +751,8 @@ public actor SDLConnection {
         }
     }
 
-    /// What a level change may have cost the head unit: leaving FULL and LIMITED, an HMI may
-    /// drop the app's rectangles (Core does); NONE is the app closed, and everything is sent
+    /// What a level change may have cost the head unit: leaving FULL, an HMI may drop the app's
+    /// rectangles (its focus belongs to another app then); NONE is the app closed, and everything is sent
     /// again when it comes back.
     private func hmiLevelChanged(from previous: SDLHMILevel?, to level: SDLHMILevel) {
         guard previous != level else { return }

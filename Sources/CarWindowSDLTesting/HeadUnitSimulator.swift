@@ -53,7 +53,7 @@ public actor HeadUnitSimulator {
         /// listed are allowed in every level. The level is NONE until the first OnHMIStatus.
         public var policyLevels: [SDLFunctionID: Set<SDLHMILevel>] = [
             .onAppCapabilityUpdated: [.full, .limited, .background],
-            .sendHapticData: [.full, .limited],
+            .sendHapticData: [.full],
             .subscribeButton: [.full, .limited, .background],
             .unsubscribeButton: [.full, .limited, .background],
         ]

@@ -21,8 +21,9 @@ struct SDLAudioTests {
         let chime = AudioPrompt.chime()
         let outcome = await rig.link.prompts.play(chime)
         #expect(outcome == .played)
-        let received = await rig.simulator.snapshot()
         let expected = SDLPCMFormat.standard.encode(chime.samples, rate: chime.samplesPerSecond)
+        // Written before `play` returned; the head unit reads it in its own time.
+        let received = try #require(await rig.simulator.wait(timeout: hangGuard) { $0.audio.count >= expected.count })
         #expect(received.audioStarts == 1 && received.audio == expected, "\(received.audio.count) of \(expected.count) bytes")
 
         // How far ahead of its playing time each piece arrived: bounded by the player's lead.
@@ -57,7 +58,7 @@ struct SDLAudioTests {
         #expect(await rig.link.connection.headUnitPCMFormat == SDLPCMFormat(samplesPerSecond: 8_000, bitsPerSample: 8))
         #expect(await rig.link.prompts.play(.chime()) == .played)
         // 0.44 s at 8000 one-byte samples a second, centred on 128.
-        let audio = await rig.simulator.snapshot().audio
+        let audio = try #require(await rig.simulator.wait(timeout: hangGuard) { $0.audio.count >= 3_520 }).audio
         #expect(audio.count == 3_520)
         #expect(audio.prefix(10).allSatisfy { abs(Int($0) - 128) < 40 })
         await rig.close()
@@ -83,7 +84,8 @@ struct SDLAudioTests {
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, audioStreamingState: "NOT_AUDIBLE",
                                                           videoStreamingState: .streamable))
         #expect(await playing.value == .interrupted)
-        let received = await rig.simulator.snapshot()
+        // The service is ended as soon as the level changes, in its own time.
+        let received = try #require(await rig.simulator.wait(timeout: hangGuard) { $0.audioEnds >= 1 })
         #expect(received.audio.count < 128_000 && received.audioEnds == 1, "\(received.audio.count) bytes, \(received.audioEnds) ends")
         await rig.close()
     }
@@ -101,6 +103,14 @@ struct SDLAudioTests {
         #expect(prompt.samplesPerSecond == 8_000 && prompt.samples.count == 4)
         #expect(abs(prompt.samples[0] - 0.5) < 0.001 && abs(prompt.samples[1] + 0.5) < 0.001 && abs(prompt.samples[2] - 0.5) < 0.001)
         #expect(AudioPrompt(wav: Array("RIFF....WAVE".utf8)) == nil)
+        // Every cut of a good file and random changes to it read as some prompt or none, never a trap.
+        var generator = SplitMix64(seed: 14)
+        for length in 0...wav.count { _ = AudioPrompt(wav: Array(wav.prefix(length))) }
+        for _ in 0..<2_000 {
+            var changed = wav
+            for _ in 0..<3 { changed[Int(generator.next() % UInt64(changed.count))] = UInt8(truncatingIfNeeded: generator.next()) }
+            _ = AudioPrompt(wav: changed)
+        }
         #expect(AudioPrompt(wav: [UInt8](repeating: 0, count: 3)) == nil)
 
         // Up-sampling doubles the count; out-of-range and non-finite samples are clamped.
