@@ -151,7 +151,11 @@ struct DriveCommand: AsyncParsableCommand {
         // Before each turn the head unit plays a chime, as guidance would speak (once the link is up).
         let announcer = TurnAnnouncer()
         var driveOptions = SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds, followsWithFixes: follow)
-        if headUnit != nil { driveOptions.announceTurn = { _ in await announcer.announce() } }
+        if headUnit != nil {
+            driveOptions.announceTurn = { _ in await announcer.announce() }
+            // The head unit's user taps the controls; the drive's own simulated taps would hide them.
+            driveOptions.taps = []
+        }
         let drive = SimulatedDrive(plan: plan, session: session, options: driveOptions)
         let stopper = DriveStopper()
         signals.onStop { _ in stopper.stop() }
@@ -283,7 +287,14 @@ struct DriveCommand: AsyncParsableCommand {
     static func handle(_ event: ProjectionSessionEvent, drive: SimulatedDrive, stopper: DriveStopper?) async {
         switch event {
         case .controlTapped(let control):
+            say("control tapped: \(control)")
             await drive.controlTapped(control)
+        case .commandPerformed(let command):
+            say("map command: \(command)")
+        case .focusChanged(let region):
+            say("focus: " + (region.map { "region \($0)" } ?? "none"))
+        case .regionTapped(let id):
+            say("region tapped: \(id)")
         case .resized(let stream):
             say("the head unit resized the stream to \(stream.encodedSize)")
         case .warning(let warning):

@@ -80,6 +80,43 @@ struct CommandLineTests {
         }
     }
 
+    /// `carwindow drive --sdl` into `carwindow headunit`: the refused size is walked to the
+    /// next mode, the head unit's key moves the map, the drive chimes before its turns and what
+    /// the head unit received decodes at the walked size.
+    @Test(.enabled(if: tools, "needs the built carwindow and ffmpeg"))
+    func aDriveIntoTheHeadUnitWalksARefusedSizeAndTakesItsKeys() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let received = directory.appendingPathComponent("received.h264")
+        let headUnit = try Command(["headunit", "--port", "0", "--out", received.path, "--nak", "800x480",
+                                    "--also", "480x320", "--press", "NAV_ZOOM_IN@1", "--tap-after", "0", "--seconds", "90"],
+                                   in: directory)
+        var port: Int?
+        for _ in 0..<500 where port == nil {
+            if let line = headUnit.stdout.split(separator: "\n").first(where: { $0.hasPrefix("head unit listening on 127.0.0.1:") }),
+               let number = line.split(separator: ":").last?.split(separator: " ").first.flatMap({ Int($0) }) {
+                port = number
+            } else {
+                usleep(20_000)
+            }
+        }
+        let listening = try #require(port, "the head unit did not say its port: \(headUnit.outcome)")
+        let drive = try Self.run(["drive", "--sdl", "127.0.0.1:\(listening)", "--follow", "--speed", "8", "--max-seconds", "8",
+                                  "--out", directory.appendingPathComponent("drive.h264").path], in: directory)
+        #expect(drive.exitStatus == 0, "\(drive.outcome)")
+        #expect(drive.stdout.contains("the head unit resized the stream to 480x320"), "\(drive.outcome)")
+        #expect(drive.stdout.contains("map command: zoomIn"), "\(drive.outcome)")
+        let prompts = drive.stdout.split(separator: "\n").first { $0.hasPrefix("voice prompts:") }
+        #expect(prompts != nil, "\(drive.outcome)")
+        print("drive into the head unit: \(prompts ?? "no prompt line")")
+        #expect(headUnit.wait(), "the head unit ends when the app leaves")
+        #expect(headUnit.exitStatus == 0 && headUnit.stdout.contains("pressed NAV_ZOOM_IN"), "\(headUnit.outcome)")
+        #expect(try Self.annexBDecodeErrors(received) == "")
+        let probe = try FFmpegTool.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=width,height",
+                                                   "-of", "csv=p=0", received.path])
+        #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "480,320")
+    }
+
     /// Runs `carwindow arguments` to its end.
     static func run(_ arguments: [String], in directory: URL, shellPrefix: String? = nil) throws -> Command {
         let command = try Command(arguments, in: directory, shellPrefix: shellPrefix)
