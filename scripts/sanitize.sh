@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the tests of the concurrent parts (session, SDL link, projection link, frame pacer) under
-# ThreadSanitizer and the tests of the codecs (SDL frames and BSON, H.264 bitstream, vector tiles,
+# Runs the tests of the concurrent parts (session, SDL link, projection link, held head-unit
+# state, voice prompts, frame pacer) under ThreadSanitizer and the tests of the codecs (SDL
+# frames and BSON, H.264 bitstream, vector tiles,
 # PMTiles and the other tile sources) under AddressSanitizer, each build in its own scratch path
 # (.build-tsan, .build-asan) so the normal build stays as it is.
 #
@@ -14,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-thread_suites=${SANITIZE_THREAD_SUITES:-'ProjectionSessionTests|SessionLifecycleRaceTests|SDLLinkTests|SDLHostileHeadUnitTests|SDLProjectionLinkTests|FramePacerTests'}
+thread_suites=${SANITIZE_THREAD_SUITES:-'ProjectionSessionTests|SessionLifecycleRaceTests|SDLLinkTests|SDLHostileHeadUnitTests|SDLProjectionLinkTests|SDLHeadUnitStateTests|SDLAudioTests|FramePacerTests'}
 address_suites=${SANITIZE_ADDRESS_SUITES:-'SDLCodecTests|SDLHostileHeadUnitTests|NonFiniteStyleValueTests|H264BitstreamTests|SkipPictureStreamTests|VectorTileDecodingTests|TileSourceTests|TileFuzzTests|TileIDTests'}
 kinds=("$@")
 (( ${#kinds[@]} )) || kinds=(thread address)
