@@ -139,6 +139,14 @@ public actor SDLConnection {
     /// is announced once registration completes, when a video service can be started.
     private var announcedVideoAllowed = false
 
+    /// Sizes the head unit refused in this registration (video StartServiceNAKs naming width
+    /// or height): later video starts skip them, since SDL Core closes the app (NONE) after
+    /// each refusal and a walk that started from the top again would never end. A new
+    /// registration or a new capability forgets them.
+    public private(set) var refusedVideoResolutions = Set<ImageResolution>()
+    /// Formats refused in this registration (NAKs naming videoProtocol or videoCodec).
+    public private(set) var refusedVideoFormats = Set<VideoStreamingFormat>()
+    private var lastVideoRejection = SDLServiceRejection(rejectedParameters: [], reason: nil)
     /// The buttons the head unit listed in its RegisterAppInterface response.
     public private(set) var headUnitButtons: [SDLButtonName] = []
     /// Whether the head unit's screen takes touches, as its RegisterAppInterface response says
@@ -283,10 +291,12 @@ public actor SDLConnection {
         if video != nil { await endVideoService() }
         let list = candidates ?? configuration.videoCandidates
         guard !list.isEmpty else { throw .noVideoCandidates }
-        var rejectedResolutions = Set<ImageResolution>(), rejectedFormats = Set<VideoStreamingFormat>()
         var tried: [SDLVideoCandidate] = []
-        var lastRejection = SDLServiceRejection(rejectedParameters: [], reason: nil)
-        for candidate in list where !rejectedResolutions.contains(candidate.resolution) && !rejectedFormats.contains(candidate.format) {
+        for candidate in list where !refusedVideoResolutions.contains(candidate.resolution)
+            && !refusedVideoFormats.contains(candidate.format) {
+            // SDL Core answers a refused size by closing the app (NONE): the walk goes on when
+            // the app is back, from the sizes not refused yet.
+            guard videoAllowed, phase == .running else { throw .videoNotAllowed }
             tried.append(candidate)
             let asked = SDLVideoServiceParameters(resolution: candidate.resolution, format: candidate.format)
             let payload: [UInt8]
@@ -309,12 +319,24 @@ public actor SDLConnection {
                 return granted
             }
             let rejection = SDLServiceRejection(nak: reply.payload)
-            lastRejection = rejection
+            lastVideoRejection = rejection
             Self.logger.info("video \(candidate) refused: \(rejection)")
-            if rejection.namesResolution { rejectedResolutions.insert(candidate.resolution) }
-            if rejection.namesFormat { rejectedFormats.insert(candidate.format) }
+            if rejection.namesResolution { refusedVideoResolutions.insert(candidate.resolution) }
+            if rejection.namesFormat { refusedVideoFormats.insert(candidate.format) }
         }
-        throw .videoRejected(tried: tried, last: lastRejection)
+        // Every candidate refused by name, now or in an earlier walk of this registration, is
+        // final; a walk cut short by the level (Core closing the app) goes on when it is back.
+        let untried = list.contains { !refusedVideoResolutions.contains($0.resolution) && !refusedVideoFormats.contains($0.format) }
+        if untried, !videoAllowed || phase != .running { throw .videoNotAllowed }
+        throw .videoRejected(tried: tried.isEmpty ? list : tried, last: lastVideoRejection)
+    }
+
+    /// Forgets the sizes and formats refused so far: a new registration or capability may
+    /// take them.
+    private func forgetVideoRefusals() {
+        refusedVideoResolutions.removeAll()
+        refusedVideoFormats.removeAll()
+        lastVideoRejection = SDLServiceRejection(rejectedParameters: [], reason: nil)
     }
 
     /// Ends the video service (EndService with the session's hashId) if one is open.
@@ -424,6 +446,7 @@ public actor SDLConnection {
         try Self.checkSuccess(registration)
         // A new registration holds nothing of the last one's.
         forgetHeldState(haptics: true, appCapability: true, buttons: true)
+        forgetVideoRefusals()
         let facts = (try? registration.decodeParameters(SDLRegistrationFacts.self)) ?? SDLRegistrationFacts()
         headUnitButtons = facts.buttons
         headUnitTouchAvailable = facts.touchAvailable
@@ -522,10 +545,11 @@ public actor SDLConnection {
                     Self.logger.debug("unsolicited \(info) on \(message.serviceType)")
                 }
             case .endService:
-                // The head unit closed a service on its own: for video, stop sending and say so.
-                if message.serviceType == .video {
-                    closeVideoLocally()
-                    let ack = SDLMessage(version: protocolVersion, serviceType: .video, sessionID: message.sessionID,
+                // The head unit closed a service on its own (SDL Core does at NONE): stop sending
+                // and acknowledge, or Core keeps the service and refuses the next start.
+                if message.serviceType == .video || message.serviceType == .audio {
+                    if message.serviceType == .video { closeVideoLocally() } else { isAudioOpen = false }
+                    let ack = SDLMessage(version: protocolVersion, serviceType: message.serviceType, sessionID: message.sessionID,
                                          messageID: message.messageID, controlInfo: .endServiceACK, payload: [])
                     try? enqueue(ack, mtu: sessionMTU)
                 } else if message.serviceType == .rpc {
@@ -602,6 +626,7 @@ public actor SDLConnection {
             do {
                 guard let update = try rpc.videoStreamingCapability() else { return }
                 let filled = capability.map { update.filling(from: $0) } ?? update
+                if filled != capability { forgetVideoRefusals() }
                 capability = filled
                 eventSink.yield(.capabilityChanged(filled))
             } catch {

@@ -301,7 +301,9 @@ public actor SDLProjectionLink {
     }
 
     func startVideoIfReady() async {
-        guard videoAllowed, !videoOpen else { return }
+        // The connection's own state, not only the events handled so far: a start made for an
+        // earlier event may have opened the service while later events queued up.
+        guard videoAllowed, !videoOpen, await connection.video == nil else { return }
         if await session.state == .disconnected {
             // The HMI level often arrives before the capability event: take the capability the
             // connection already holds, and the fallback only when the head unit gave none.
@@ -356,6 +358,7 @@ public actor SDLProjectionLink {
         offeredModes = modes
         do {
             _ = try await connection.startVideo(candidates: candidates)
+            videoOpen = true
         } catch {
             if case .videoRejected = error {
                 videoFailure = error

@@ -67,6 +67,13 @@ public actor HeadUnitSimulator {
         /// Whether the screen takes touches (`touchEventAvailable.pressAvailable` in the
         /// RegisterAppInterface response's display capabilities).
         public var touchAvailable = true
+        /// What SDL Core 8.2 does after its HMI refuses a video size or format: it closes the app
+        /// (OnHMIStatus NONE) unless the app has an audio service open; the app tries its next
+        /// size once it is activated again.
+        public var closesAppOnRefusedVideo = true
+        /// What SDL Core does when the app goes to NONE: it ends the app's video and audio
+        /// services itself (EndService), and the app must acknowledge.
+        public var endsServicesOnNone = true
         /// Video sizes NAKed with rejectedParams [width, height].
         public var rejectedResolutions: Set<ImageResolution> = []
         /// Formats NAKed with rejectedParams [videoProtocol, videoCodec].
@@ -143,6 +150,8 @@ public actor HeadUnitSimulator {
         /// EndServiceACKs the app sent for video EndServices this head unit started
         /// (``HeadUnitSimulator/endVideoService()``).
         public var videoEndServiceACKs = 0
+        /// EndServiceACKs the app sent for audio EndServices this head unit started (at NONE).
+        public var audioEndServiceACKs = 0
         /// The buttons the app subscribed to (and has not unsubscribed), this registration.
         public var buttonSubscriptions: Set<SDLButtonName> = []
         /// Every SubscribeButton request's button, in order, across registrations.
@@ -251,11 +260,20 @@ public actor HeadUnitSimulator {
 
     // MARK: Driving the app
 
-    /// Sends an OnHMIStatus (FULL/LIMITED/BACKGROUND/NONE, streamable or not).
+    /// Sends an OnHMIStatus (FULL/LIMITED/BACKGROUND/NONE, streamable or not); NONE also ends
+    /// the app's video and audio services, as SDL Core does (``Configuration/endsServicesOnNone``).
     public func setHMIStatus(_ status: SDLHMIStatus) async throws(SDLConnectionError) {
         state.hmiStatus = status
         changed()
         try await notify(.onHMIStatus, parameters: status)
+        guard status.hmiLevel == .none, configuration.endsServicesOnNone else { return }
+        if state.video != nil { try await endVideoService() }
+        if state.audioOpen {
+            state.audioOpen = false
+            changed()
+            try await write(SDLMessage(version: 5, serviceType: .audio, sessionID: sessionID, messageID: takeMessageID(),
+                                       controlInfo: .endService, payload: []))
+        }
     }
 
     /// Sends an OnTouchEvent, its coordinates rounded to whole pixels as SDL Core sends them.
@@ -428,6 +446,9 @@ public actor HeadUnitSimulator {
             if let rejection {
                 changed()
                 await sendControl(.startServiceNAK, service: .video, document: rejection.document, messageID: message.messageID)
+                if configuration.closesAppOnRefusedVideo, !rejection.rejectedParameters.isEmpty, !state.audioOpen {
+                    try? await setHMIStatus(SDLHMIStatus(hmiLevel: .none, videoStreamingState: .notStreamable))
+                }
                 return
             }
             state.video = SDLVideoServiceParameters(resolution: candidate.resolution, format: format, mtu: configuration.videoMTU)
@@ -468,6 +489,9 @@ public actor HeadUnitSimulator {
             dropConnection()
         case (.endServiceACK, .video):
             state.videoEndServiceACKs += 1
+            changed()
+        case (.endServiceACK, .audio):
+            state.audioEndServiceACKs += 1
             changed()
         case (.heartbeatACK, _):
             state.heartbeatACKs += 1

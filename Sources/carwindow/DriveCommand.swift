@@ -295,6 +295,8 @@ struct DriveCommand: AsyncParsableCommand {
             say("focus: " + (region.map { "region \($0)" } ?? "none"))
         case .regionTapped(let id):
             say("region tapped: \(id)")
+        case .mapTapped(let point, _):
+            say("map tapped at (\(Int(point.x)), \(Int(point.y)))")
         case .resized(let stream):
             say("the head unit resized the stream to \(stream.encodedSize)")
         case .warning(let warning):
@@ -382,14 +384,17 @@ struct DriveSummary {
               a fixed-rate capturer at %.0f fps would have sent %d: %.0f%% fewer pictures drawn
               bitrate mean %.0f kbit/s, max %.0f kbit/s over 1 s windows (target %d kbit/s)
               fps while moving %.1f (median of 1 s windows with movement); latency change -> sent p50 %.1f ms, p99 %.1f ms
-              render %.1f ms, encode %.1f ms per picture; process CPU %.1f s (%.0f%% of one core)
+              render %.1f ms, encode %.1f ms per picture; process CPU %.1f s%@
               render+encode work %.1f s against an estimated %.1f s at a fixed rate
             """,
             seconds, simulatedSeconds, s.framesRendered, s.framesSent, s.refinementFrames, s.keepAlives, s.idrFrames,
             framesPerSecond, fixedRateFrames, fixedRateFrames > 0 ? 100 * (1 - Double(s.framesRendered) / Double(fixedRateFrames)) : 0,
             meanKilobits, windows.max() ?? meanKilobits, bitrate / 1000,
             movingFramesPerSecond, percentile(latencies, 0.5), percentile(latencies, 0.99),
-            renderMs, encodeMs, cpuSeconds, 100 * cpuSeconds / seconds, ourWork, fixedRateWork))
+            renderMs, encodeMs, cpuSeconds,
+            // A share of no streaming time means nothing.
+            s.streamingTime.inSeconds >= 1 ? String(format: " (%.0f%% of one core)", 100 * cpuSeconds / seconds) : "",
+            ourWork, fixedRateWork))
     }
 }
 

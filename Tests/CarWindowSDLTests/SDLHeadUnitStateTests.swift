@@ -41,10 +41,22 @@ struct SDLHeadUnitStateTests {
         let rig = try await SDLProjectionLinkTests.rig(capability: Self.nestedCapability) {
             $0.rejectedResolutions = [ImageResolution(width: 800, height: 480), ImageResolution(width: 320, height: 200)]
         }
+        // Like SDL Core, the head unit closes the app (NONE) after each refusal; its user opens
+        // it again, and the app goes on from the next size, never back to a refused one.
+        var activations = 0
+        #expect(await rig.simulator.wait(timeout: hangGuard) { !$0.videoRequests.isEmpty } != nil)
+        while await rig.session.state != .streaming, activations < 5 {
+            let closed = await rig.simulator.wait(timeout: hangGuard) { $0.video != nil || $0.hmiStatus?.hmiLevel == SDLHMILevel.none }
+            guard closed?.video == nil else { break }
+            activations += 1
+            try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, audioStreamingState: "AUDIBLE", videoStreamingState: .streamable))
+        }
         #expect(await eventually { await rig.session.state == .streaming })
+        #expect(activations == 2)
         let asked = await rig.simulator.snapshot().videoRequests
         #expect(asked.map(\.candidate.resolution.description) == ["800x480", "320x200", "480x320"])
         #expect(asked.map(\.accepted) == [false, false, true])
+        #expect(await rig.link.connection.refusedVideoResolutions.count == 2)
         #expect(await rig.session.stream?.encodedSize == VideoSize(width: 480, height: 320))
         #expect(await rig.link.videoFailure == nil)
         try #require(await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= 3 }))
@@ -58,6 +70,8 @@ struct SDLHeadUnitStateTests {
             $0.rejectedResolutions = [ImageResolution(width: 800, height: 480), ImageResolution(width: 320, height: 200),
                                       ImageResolution(width: 480, height: 320), ImageResolution(width: 532, height: 252),
                                       ImageResolution(width: 400, height: 190)]
+            // Refusals only: the app stays open, so the whole walk happens at once.
+            $0.closesAppOnRefusedVideo = false
         }
         #expect(await eventually { await rig.link.videoFailure != nil })
         let failure = try #require(await rig.link.videoFailure)
@@ -160,10 +174,16 @@ struct SDLHeadUnitStateTests {
                          "round \(round) streams")
             try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: round.isMultiple(of: 2) ? .none : .background,
                                                               videoStreamingState: .notStreamable))
-            #expect(await rig.simulator.wait(timeout: hangGuard) { $0.videoEndCount >= round } != nil)
+            // The app ends the service in BACKGROUND; in NONE the head unit does, as Core does,
+            // and the app acknowledges.
+            #expect(await rig.simulator.wait(timeout: hangGuard) {
+                $0.video == nil && $0.videoEndCount + $0.videoEndServiceACKs >= round
+            } != nil)
             try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
         }
         let seen = await rig.simulator.snapshot()
+        // Each round ended the service once: by the app, or in NONE by whichever side was first.
+        #expect(seen.videoEndServiceACKs + seen.videoEndCount >= 6, "\(seen.videoEndServiceACKs) ACKs, \(seen.videoEndCount) ends")
         #expect(seen.videoWhileNotAllowed == 0)
         print("6 deactivations: \(seen.videoInFlightWhenForbidden) units were on their way when the level changed")
         await rig.close()

@@ -198,6 +198,9 @@ struct SDLLinkTests {
         var configuration = Self.simulatorConfiguration()
         configuration.rejectedResolutions = [ImageResolution(width: 1280, height: 720)]
         configuration.rejectedFormats = [.h264RTP]
+        // The walk within one start; SDL Core's closing the app after a refusal is tested in
+        // SDLHeadUnitStateTests.
+        configuration.closesAppOnRefusedVideo = false
         let large = ImageResolution(width: 1280, height: 720)
         try await withLink(simulator: configuration, connection: {
             $0.videoCandidates = SDLVideoCandidate.combinations(resolutions: [large, Self.size], formats: [.h264RTP, .h264Raw])
