@@ -184,6 +184,9 @@ public actor SDLConnection {
     private var holdsAmbientLight = false
     private var ambientLightRefused = false
     private var heldEpoch = 0
+    /// The policy's permissions (OnPermissionsChange) for this registration; nil until the head
+    /// unit sends them, when SDL Core's stock levels apply.
+    private var permissions: SDLPermissions?
     private var stateSyncTask: Task<Void, Never>?
     private var stateSyncAgain = false
 
@@ -444,8 +447,9 @@ public actor SDLConnection {
         let registration = try await request(.registerAppInterface, parameters: SDLRegisterAppInterfaceRequest(
             appName: configuration.appName, appID: configuration.appID, fullAppID: configuration.appID))
         try Self.checkSuccess(registration)
-        // A new registration holds nothing of the last one's.
+        // A new registration holds nothing of the last one's, and its permissions come anew.
         forgetHeldState(haptics: true, appCapability: true, buttons: true)
+        permissions = nil
         forgetVideoRefusals()
         let facts = (try? registration.decodeParameters(SDLRegistrationFacts.self)) ?? SDLRegistrationFacts()
         headUnitButtons = facts.buttons
@@ -598,6 +602,14 @@ public actor SDLConnection {
                 eventSink.yield(.buttonPressed(try rpc.decodeParameters(SDLButtonPress.self)))
             } catch {
                 Self.logger.warning("OnButtonPress ignored: \(error)")
+            }
+        case .onPermissionsChange:
+            if let received = try? rpc.decodeParameters(SDLPermissions.self) {
+                permissions = received
+                // What was refused may be permitted now, and the reverse.
+                refusedButtons.removeAll()
+                ambientLightRefused = false
+                syncHeadUnitState()
             }
         case .onVehicleData:
             if let light = (try? rpc.decodeParameters(SDLVehicleDataNotification.self))?.ambientLight {
@@ -763,6 +775,17 @@ public actor SDLConnection {
     package static let appCapabilityLevels: Set<SDLHMILevel> = [.full, .limited, .background]
     package static let buttonSubscriptionLevels: Set<SDLHMILevel> = [.full, .limited, .background]
 
+    /// Whether the policy lets the app send `rpc` (with `parameter`, for vehicle data) at
+    /// `level`: as OnPermissionsChange says once it came (an RPC it does not list is not
+    /// allowed), else in the `fallback` levels, SDL Core's stock ones. Asking outside them only
+    /// makes Core log "Request is blocked by policies".
+    private func permits(_ rpc: String, at level: SDLHMILevel, parameter: String? = nil, fallback: Set<SDLHMILevel>) -> Bool {
+        guard let permissions else { return fallback.contains(level) }
+        guard let permission = permissions.byRPC[rpc], permission.levels.contains(level) else { return false }
+        guard let parameter, let allowed = permission.parameters else { return true }
+        return allowed.contains(parameter)
+    }
+
     /// Forgets what the head unit holds: it will be sent again when allowed.
     private func forgetHeldState(haptics: Bool, appCapability: Bool, buttons: Bool) {
         heldEpoch += 1
@@ -815,7 +838,8 @@ public actor SDLConnection {
     private func sendMissingHeadUnitState() async {
         guard phase == .running, let level = hmiStatus?.hmiLevel else { return }
         let epoch = heldEpoch
-        if let wanted = wantedAppCapability, wanted != heldAppCapability, Self.appCapabilityLevels.contains(level) {
+        if let wanted = wantedAppCapability, wanted != heldAppCapability,
+           permits("OnAppCapabilityUpdated", at: level, fallback: Self.appCapabilityLevels) {
             do {
                 try await notify(.onAppCapabilityUpdated, parameters: SDLOnAppCapabilityUpdated(wanted))
                 if epoch == heldEpoch { heldAppCapability = wanted }
@@ -825,7 +849,7 @@ public actor SDLConnection {
             }
         }
         if let wanted = wantedHaptics, wanted != heldHaptics, capability?.hapticSpatialDataSupported == true,
-           let level = hmiStatus?.hmiLevel, Self.hapticDataLevels.contains(level) {
+           let level = hmiStatus?.hmiLevel, permits("SendHapticData", at: level, fallback: Self.hapticDataLevels) {
             do {
                 let response = try await request(.sendHapticData, parameters: SDLSendHapticDataRequest(regions: wanted))
                 try Self.checkSuccess(response)
@@ -837,7 +861,10 @@ public actor SDLConnection {
             }
         }
         if wantsAmbientLight, !holdsAmbientLight, !ambientLightRefused, phase == .running, epoch == heldEpoch,
-           let level = hmiStatus?.hmiLevel, Self.buttonSubscriptionLevels.contains(level) {
+           let level = hmiStatus?.hmiLevel,
+           // Core's stock groups for a navigation app grant no vehicle data: asked only when the
+           // policy's permissions say so.
+           permits("SubscribeVehicleData", at: level, parameter: "headLampStatus", fallback: []) {
             do {
                 let response = try await request(.subscribeVehicleData, parameters: SDLHeadLampSubscriptionRequest())
                 let status = try response.decodeParameters(SDLResponseStatus.self)
@@ -855,8 +882,8 @@ public actor SDLConnection {
             }
         }
         for button in wantedButtons where !heldButtons.contains(button) && !refusedButtons.contains(button) {
-            guard phase == .running, let level = hmiStatus?.hmiLevel, Self.buttonSubscriptionLevels.contains(level),
-                  epoch == heldEpoch else { break }
+            guard phase == .running, let level = hmiStatus?.hmiLevel,
+                  permits("SubscribeButton", at: level, fallback: Self.buttonSubscriptionLevels), epoch == heldEpoch else { break }
             do {
                 let response = try await request(.subscribeButton, parameters: SDLButtonSubscriptionRequest(buttonName: button))
                 let status = try response.decodeParameters(SDLResponseStatus.self)

@@ -546,6 +546,8 @@ public actor HeadUnitSimulator {
                     doublePressAvailable: configuration.touchAvailable))),
                 pcmStreamCapabilities: .init(samplingRate: configuration.pcmSamplingRate,
                                              bitsPerSample: configuration.pcmBitsPerSample)))
+            // Core tells the app its permissions right after registering.
+            try? await notify(.onPermissionsChange, parameters: permissionsChange())
             for status in configuration.initialStatuses {
                 try? await setHMIStatus(status)
             }
@@ -581,6 +583,7 @@ public actor HeadUnitSimulator {
         case .subscribeVehicleData:
             state.subscribeVehicleDataRequests += 1
             guard configuration.grantsVehicleData else {
+                state.policyBlocked.append((rpc.functionID, state.hmiStatus?.hmiLevel ?? .none))
                 changed()
                 await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "DISALLOWED",
                                                          info: "Requested parameters are disallowed by Policies"))
@@ -632,6 +635,44 @@ public actor HeadUnitSimulator {
             videoFile = nil
         }
         changed()
+    }
+
+    /// OnPermissionsChange for the configured policy: each function of ``Configuration/policyLevels``
+    /// in its levels, the buttons' RPCs, and the head lamps' vehicle data when granted.
+    private func permissionsChange() -> PermissionsChange {
+        var items: [PermissionsChange.Item] = configuration.policyLevels.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+            PermissionsChange.Item(rpcName: $0.key.description, levels: $0.value, parameters: nil)
+        }
+        let everywhere: Set<SDLHMILevel> = [.full, .limited, .background, .none]
+        for name in ["GetSystemCapability", "OnHMIStatus", "OnSystemCapabilityUpdated", "UnregisterAppInterface", "OnButtonPress",
+                     "OnButtonEvent", "OnTouchEvent"] where !items.contains(where: { $0.rpcName == name }) {
+            items.append(PermissionsChange.Item(rpcName: name, levels: everywhere, parameters: nil))
+        }
+        if configuration.grantsVehicleData {
+            for name in ["SubscribeVehicleData", "OnVehicleData"] {
+                items.append(PermissionsChange.Item(rpcName: name, levels: [.full, .limited, .background], parameters: ["headLampStatus"]))
+            }
+        }
+        return PermissionsChange(permissionItem: items)
+    }
+
+    private struct PermissionsChange: Encodable {
+        struct Item: Encodable {
+            struct Names: Encodable {
+                var allowed: [String]
+                var userDisallowed: [String] = []
+            }
+            var rpcName: String
+            var hmiPermissions: Names
+            var parameterPermissions: Names
+
+            init(rpcName: String, levels: Set<SDLHMILevel>, parameters: [String]?) {
+                self.rpcName = rpcName
+                hmiPermissions = Names(allowed: levels.map(\.rawValue).sorted())
+                parameterPermissions = Names(allowed: parameters ?? [])
+            }
+        }
+        var permissionItem: [Item]
     }
 
     /// The RegisterAppInterface response: the status and the head unit's buttons.

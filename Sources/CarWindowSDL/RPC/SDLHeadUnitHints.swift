@@ -56,3 +56,47 @@ package struct SDLLanguages: Decodable {
     package var language: String?
     package var hmiDisplayLanguage: String?
 }
+
+/// OnPermissionsChange: what the head unit's policy lets the app do, RPC by RPC, in which HMI
+/// levels and with which parameters. Entries that do not decode are skipped.
+package struct SDLPermissions: Sendable, Equatable, Decodable {
+    /// What one RPC may do.
+    package struct Permission: Sendable, Equatable {
+        /// The HMI levels it is allowed in.
+        package var levels: Set<SDLHMILevel>
+        /// The parameters it may carry (vehicle data names); nil when the head unit lists none.
+        package var parameters: Set<String>?
+    }
+
+    /// By RPC name (`SendHapticData`, `SubscribeVehicleData`, ...), at most ``maximumItems``.
+    package var byRPC: [String: Permission] = [:]
+
+    /// More than SDL has RPCs; a hostile list stops here.
+    package static let maximumItems = 512
+
+    enum CodingKeys: String, CodingKey { case permissionItem }
+
+    private struct Item: Decodable {
+        struct Names: Decodable { var allowed: [String]? }
+        var rpcName: String?
+        var hmiPermissions: Names?
+        var parameterPermissions: Names?
+    }
+
+    private struct LenientItem: Decodable {
+        var item: Item?
+        init(from decoder: any Decoder) throws { item = try? Item(from: decoder) }
+    }
+
+    package init(byRPC: [String: Permission] = [:]) { self.byRPC = byRPC }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let items = try container.decode([LenientItem].self, forKey: .permissionItem)
+        for entry in items.prefix(Self.maximumItems) {
+            guard let item = entry.item, let name = item.rpcName else { continue }
+            let levels = Set((item.hmiPermissions?.allowed ?? []).compactMap(SDLHMILevel.init(rawValue:)))
+            byRPC[name] = Permission(levels: levels, parameters: item.parameterPermissions?.allowed.map { Set($0.prefix(256)) })
+        }
+    }
+}

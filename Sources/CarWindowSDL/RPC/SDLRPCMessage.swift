@@ -54,6 +54,8 @@ public struct SDLFunctionID: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let onVehicleData = SDLFunctionID(rawValue: 32772)
     /// 32775: OnDriverDistraction.
     public static let onDriverDistraction = SDLFunctionID(rawValue: 32775)
+    /// 32776: OnPermissionsChange.
+    public static let onPermissionsChange = SDLFunctionID(rawValue: 32776)
     /// 32778: OnLanguageChange.
     public static let onLanguageChange = SDLFunctionID(rawValue: 32778)
     /// 32780: OnTouchEvent.
@@ -80,6 +82,7 @@ public struct SDLFunctionID: RawRepresentable, Sendable, Hashable, CustomStringC
         case 32771: "OnButtonPress"
         case 32772: "OnVehicleData"
         case 32775: "OnDriverDistraction"
+        case 32776: "OnPermissionsChange"
         case 32778: "OnLanguageChange"
         case 32780: "OnTouchEvent"
         case 32787: "OnSystemCapabilityUpdated"
