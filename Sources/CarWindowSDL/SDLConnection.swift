@@ -162,6 +162,10 @@ public actor SDLConnection {
     /// Whether the head unit says the driver is distracted (OnDriverDistraction DD_ON).
     public private(set) var isDriverDistracted = false
     private var audioMTU = SDLConnection.defaultMTU
+    /// Whether a picture is being written now, and when the last write ended: for telling a
+    /// picture in flight from one sent after video was forbidden.
+    private var isWritingVideo = false
+    private var lastVideoWrite: ContinuousClock.Instant?
     /// What the last HMI status allows for audio, and what was last announced.
     private var audioAllowed = false
     private var announcedAudioAllowed = false
@@ -659,6 +663,14 @@ public actor SDLConnection {
             if video != nil {
                 videoQueue.close()
                 videoStartTask = Task { await self.endVideoService() }
+                // A head unit logs the pictures that reach it after it forbade video; say which
+                // were written before this side could know (SDL Core's "trying to stream when it
+                // should not" for a picture in flight).
+                if isWritingVideo {
+                    Self.logger.info("video forbidden (\(hmiStatus?.hmiLevel.rawValue ?? "?")) while a picture was being written: it reaches the head unit after the change")
+                } else if let lastVideoWrite {
+                    Self.logger.info("video forbidden (\(hmiStatus?.hmiLevel.rawValue ?? "?")); the last picture was written \(Int((ContinuousClock.now - lastVideoWrite) / .milliseconds(1))) ms before")
+                }
             }
         }
         announceVideoAllowed()
@@ -953,6 +965,11 @@ public actor SDLConnection {
         let message = SDLMessage(version: protocolVersion, serviceType: .video, sessionID: session.sessionID,
                                  messageID: takeMessageID(), payload: payload)
         do {
+            isWritingVideo = true
+            defer {
+                isWritingVideo = false
+                lastVideoWrite = .now
+            }
             try await transport.write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: videoMTU)))
             return true
         } catch {

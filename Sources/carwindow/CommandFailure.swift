@@ -43,13 +43,24 @@ func runCommand(_ body: () async throws -> Int32) async throws {
     } catch let error as ValidationError {
         throw error
     } catch let error as ExitCode {
-        throw error
+        exitWithoutDestructors(error.rawValue)
     } catch {
         let (message, failureStatus) = explain(error)
         Console.error(message)
-        throw ExitCode(failureStatus)
+        exitWithoutDestructors(failureStatus)
     }
-    if status != 0 { throw ExitCode(status) }
+    exitWithoutDestructors(status)
+}
+
+/// Ends the process once a command's work is done (every output closed, the render context
+/// shut down), without running the libraries' exit-time destructors: a thread of the GL driver
+/// or the encoder still ending then ran into the same destructors and crashed the process
+/// ("double free or corruption") after the command had succeeded. Standard output and error
+/// are flushed first.
+func exitWithoutDestructors(_ status: Int32) -> Never {
+    // Every C stream, standard output and error among them.
+    fflush(nil)
+    _exit(status)
 }
 
 /// The line and exit status for an error from the library or Foundation.

@@ -148,6 +148,10 @@ struct HeadUnitCommand: AsyncParsableCommand {
         var backgrounded: Date?
         var lastVideo: SDLVideoServiceParameters?
         var reportedOutputFailure = false
+        // Like SDL Core, the head unit closes the app (NONE) after refusing a size; its driver
+        // opens it again a moment later, and the app tries its next size.
+        var refusalsSeen = 0
+        var reopenAt: Date?
         while signals.received == nil {
             try await Task.sleep(for: .milliseconds(250))
             let snapshot = await simulator.snapshot()
@@ -205,6 +209,19 @@ struct HeadUnitCommand: AsyncParsableCommand {
                     say("dropping the connection")
                     await simulator.dropConnection()
                 }
+            }
+            let refusals = snapshot.videoRequests.filter { !$0.accepted }.count
+            if refusals > refusalsSeen {
+                refusalsSeen = refusals
+                if snapshot.hmiStatus?.hmiLevel == SDLHMILevel.none, let refused = snapshot.videoRequests.last(where: { !$0.accepted }) {
+                    say("refused \(refused.candidate); the app is closed (NONE), as SDL Core does, and opened again in 1 s")
+                    reopenAt = Date().addingTimeInterval(1)
+                }
+            }
+            if let at = reopenAt, Date() >= at {
+                reopenAt = nil
+                try? await simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, audioStreamingState: "AUDIBLE",
+                                                               videoStreamingState: .streamable))
             }
             if let video = snapshot.video, video != lastVideo {
                 lastVideo = video

@@ -102,6 +102,9 @@ struct SDLHeadUnitStateTests {
         #expect(reported.pixelPerInch == 117 && reported.diagonalScreenSize == 8 && reported.maxBitrate == 500)
         #expect(reported.supportedFormats == [.h264Raw] && reported.hapticSpatialDataSupported == true)
 
+        // The app's buttons too, before the level changes: a request on its way when the head
+        // unit changes the level would be blocked by a policy the app could not know yet.
+        #expect(await rig.simulator.wait(timeout: hangGuard) { $0.buttonSubscriptions.count == 11 } != nil)
         // BACKGROUND and back: the head unit still holds it, nothing is repeated.
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .background, videoStreamingState: .notStreamable))
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
@@ -110,7 +113,9 @@ struct SDLHeadUnitStateTests {
         // NONE is the app closed: back in FULL it is sent again.
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .none, videoStreamingState: .notStreamable))
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
-        #expect(await rig.simulator.wait(timeout: hangGuard) { $0.appCapabilityUpdates.count == 2 } != nil)
+        #expect(await rig.simulator.wait(timeout: hangGuard) {
+            $0.appCapabilityUpdates.count == 2 && $0.buttonSubscriptions.count == 11
+        } != nil)
         // A resize changes what the app can draw: the new modes are reported.
         try await rig.simulator.sendCapabilityUpdate(VideoStreamingCapability(
             preferredResolution: ImageResolution(width: 480, height: 320), additionalVideoStreamingCapabilities: []))

@@ -25,6 +25,10 @@ public actor RenderContext {
     nonisolated let glContext: GLContextID
 
     let egl: HeadlessEGL
+    /// The same EGL objects, for the deinit alone, which hands them to the render thread: a
+    /// deinit outside the actor cannot read `egl`, and an isolated one would have to reach the
+    /// thread even when the context was shut down and the thread has ended.
+    private nonisolated let eglForDeinit: RenderThreadHandOff<HeadlessEGL>
     let logger = Logger(label: "carwindow.gl")
     private var isShutDown = false
 
@@ -63,6 +67,7 @@ public actor RenderContext {
                                                                failure: "eglMakeCurrent without a surface failed")])
         }
         self.egl = egl
+        eglForDeinit = RenderThreadHandOff(egl)
         self.thread = thread
         self.info = info
         display = EGLDisplayHandle(raw: egl.display)
@@ -70,10 +75,21 @@ public actor RenderContext {
         GLObjectLedger.contextBegan(glContext)
     }
 
-    /// A context dropped without ``shutdown()`` shuts down here, on its render thread, so the
-    /// thread ends. (It cannot be dropped while a renderer still uses it: renderers hold it.)
-    isolated deinit {
-        shutdown()
+    /// A context dropped without ``shutdown()`` is destroyed on its render thread, which then
+    /// ends. (It cannot be dropped while a renderer still uses it: renderers hold it.) A context
+    /// that was shut down leaves nothing to do: no job may reach its ended thread then, since
+    /// one would start a thread again while the process may be exiting.
+    deinit {
+        guard !isShutDown else { return }
+        let handOff = eglForDeinit, context = glContext, thread = self.thread
+        thread.enqueueTask {
+            let egl = handOff.value
+            glFinish()
+            egl.releaseCurrent()
+            GLObjectLedger.contextEnded(context)
+            egl.destroy()
+            thread.stop()
+        }
     }
 
     /// Returns once every job queued on the render thread before the call has run: the
@@ -85,13 +101,18 @@ public actor RenderContext {
     /// the process may exit at once. GL objects that maps still hold are freed with the
     /// context; maps released later delete nothing.
     public func shutdown() {
-        guard !isShutDown else { return }
+        if destroyContext() { thread.stop() }
+    }
+
+    /// The part of ``shutdown()`` on the render thread; false when it already ran.
+    private func destroyContext() -> Bool {
+        guard !isShutDown else { return false }
         isShutDown = true
         glFinish()
         egl.releaseCurrent()
         GLObjectLedger.contextEnded(glContext)
         egl.destroy()
-        thread.stop()
+        return true
     }
 
     /// The GL object names alive in this context, once the work already queued on the render
@@ -105,6 +126,13 @@ public actor RenderContext {
     package func strayGLReleases() -> Int {
         GLObjectLedger.strayReleases(of: glContext)
     }
+}
+
+/// A value handed to a render thread to be used there only (the context's EGL objects at
+/// deinit): the type says it crosses threads once, by hand.
+struct RenderThreadHandOff<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// An EGL display pointer that may be passed between the actors of one render thread.
