@@ -448,13 +448,15 @@ public actor SDLConnection {
         assembler.maximumFramePayload = incomingLimit
         session = info
 
-        let registration = try await request(.registerAppInterface, parameters: SDLRegisterAppInterfaceRequest(
-            appName: configuration.appName, appID: configuration.appID, fullAppID: configuration.appID))
-        try Self.checkSuccess(registration)
-        // A new registration holds nothing of the last one's, and its permissions come anew.
+        // A new registration holds nothing of the last one's, and its permissions come anew;
+        // forgotten before asking, since the head unit's OnPermissionsChange may be read in the
+        // same breath as the answer, before this code runs on.
         forgetHeldState(haptics: true, appCapability: true, buttons: true)
         permissions = nil
         forgetVideoRefusals()
+        let registration = try await request(.registerAppInterface, parameters: SDLRegisterAppInterfaceRequest(
+            appName: configuration.appName, appID: configuration.appID, fullAppID: configuration.appID))
+        try Self.checkSuccess(registration)
         let facts = (try? registration.decodeParameters(SDLRegistrationFacts.self)) ?? SDLRegistrationFacts()
         headUnitButtons = facts.buttons
         headUnitTouchAvailable = facts.touchAvailable

@@ -396,16 +396,16 @@ public actor SDLProjectionLink {
 
     /// The app manages focus itself on a head unit with neither touch nor haptic data (its HMI
     /// cannot draw a focus from rectangles it does not take); the keys it subscribes to follow:
-    /// the navigation keys always, the focus keys and OK in focus mode, each only if the head
-    /// unit lists it. Each registration lists the buttons anew.
+    /// the navigation keys always (in focus mode the four straight pans move the focus), and OK
+    /// in focus mode, each only if the head unit lists it. Each registration lists the buttons
+    /// anew.
     func updateFocusAndButtons() async {
         let touch = await connection.headUnitTouchAvailable
         let haptics = await connection.capability?.hapticSpatialDataSupported
         let managesFocus = touch == false && haptics != true
         await session.setFocusEnabled(managesFocus)
         let buttons = await connection.headUnitButtons.filter {
-            SDLButtonName.navigationCommands[$0] != nil
-                || (managesFocus && (SDLButtonName.focusMoves[$0] != nil || $0 == .ok))
+            SDLButtonName.navigationCommands[$0] != nil || (managesFocus && $0 == .ok)
         }
         await connection.setButtonSubscriptions(buttons)
     }

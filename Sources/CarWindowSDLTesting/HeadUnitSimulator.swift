@@ -122,8 +122,9 @@ public actor HeadUnitSimulator {
         /// a protocol violation.
         public var videoWhileNotAllowed = 0
         /// Video messages that arrived after the HMI level stopped allowing video but before the
-        /// app ended the service: written before the app read the new level, so no app can avoid
-        /// them (SDL Core logs them too). Few, and none once the service has ended.
+        /// app ended the service (or answered the head unit's own EndService): written before the
+        /// app read the change, so no app can avoid them (SDL Core logs them too). Few, and none
+        /// once the service has ended.
         public var videoInFlightWhenForbidden = 0
         /// Every SendHapticData's rectangles.
         public var hapticData: [[HapticRegion]] = []
@@ -189,6 +190,8 @@ public actor HeadUnitSimulator {
     private var nextWaiterID = 0
     private var connectionGeneration = 0
     private var videoBytesInMemory = 0
+    /// This head unit ended the video service itself and the app has not answered yet.
+    private var awaitsVideoEndACK = false
 
     /// A simulator; call ``start()`` to listen.
     public init(configuration: Configuration = Configuration()) {
@@ -315,6 +318,7 @@ public actor HeadUnitSimulator {
     /// stop sending and answer with an EndServiceACK.
     public func endVideoService() async throws(SDLConnectionError) {
         state.video = nil
+        awaitsVideoEndACK = true
         changed()
         try await write(SDLMessage(version: 5, serviceType: .video, sessionID: sessionID, messageID: takeMessageID(),
                                    controlInfo: .endService, payload: []))
@@ -354,6 +358,7 @@ public actor HeadUnitSimulator {
         state.video = nil
         state.buttonSubscriptions = []
         state.headLampSubscribed = false
+        awaitsVideoEndACK = false
         state.hmiStatus = nil
         state.audioOpen = false
         changed()
@@ -478,6 +483,7 @@ public actor HeadUnitSimulator {
             changed()
             await sendControl(.endServiceACK, service: .audio, document: nil, messageID: message.messageID)
         case (.endService, .video):
+            awaitsVideoEndACK = false
             state.video = nil
             state.videoEndCount += 1
             changed()
@@ -489,6 +495,7 @@ public actor HeadUnitSimulator {
             dropConnection()
         case (.endServiceACK, .video):
             state.videoEndServiceACKs += 1
+            awaitsVideoEndACK = false
             changed()
         case (.endServiceACK, .audio):
             state.audioEndServiceACKs += 1
@@ -570,6 +577,13 @@ public actor HeadUnitSimulator {
             }
             let subscribing = rpc.functionID == .subscribeButton
             if subscribing { state.subscribeButtonRequests.append(request.buttonName) }
+            // Like SDL Core: the media keys are for media apps only.
+            if subscribing, [SDLButtonName.seekLeft, .seekRight, .tuneUp, .tuneDown].contains(request.buttonName) {
+                changed()
+                await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "REJECTED",
+                                                         info: "subscription to a media button for a non-media app"))
+                return
+            }
             guard configuration.buttons.contains(request.buttonName) else {
                 changed()
                 await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "UNSUPPORTED_RESOURCE"))
@@ -616,6 +630,13 @@ public actor HeadUnitSimulator {
 
     private func receiveVideo(_ payload: [UInt8]) {
         guard let video = state.video else {
+            // Sent before the app read this head unit's own EndService: in flight, like SDL
+            // Core's ending the service at NONE. After the app's answer it is a violation.
+            if awaitsVideoEndACK {
+                state.videoInFlightWhenForbidden += 1
+                changed()
+                return
+            }
             state.videoWhileNotAllowed += 1
             changed()
             return

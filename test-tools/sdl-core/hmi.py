@@ -257,6 +257,10 @@ H264_RAW = {"protocol": "RAW", "codec": "H264"}
 H264_RTP = {"protocol": "RTP", "codec": "H264"}
 
 
+# A screen with neither touch nor haptic data (--no-touch): the app must draw its own focus.
+TOUCHLESS = False
+
+
 def resolution(width, height):
     return {"resolutionWidth": int(width), "resolutionHeight": int(height)}
 
@@ -266,7 +270,7 @@ def video_capability(width=800, height=480, scale=None, additional=True):
         "preferredResolution": resolution(width, height),
         "maxBitrate": 10000,
         "supportedFormats": [dict(H264_RAW), dict(H264_RTP)],
-        "hapticSpatialDataSupported": True,
+        "hapticSpatialDataSupported": not TOUCHLESS,
         "diagonalScreenSize": 8,
         "pixelPerInch": 117,
         "scale": 1 if scale is None else scale,
@@ -274,7 +278,7 @@ def video_capability(width=800, height=480, scale=None, additional=True):
     }
     if additional:
         def mode(w, h, s):
-            return {"preferredResolution": resolution(w, h), "hapticSpatialDataSupported": True,
+            return {"preferredResolution": resolution(w, h), "hapticSpatialDataSupported": not TOUCHLESS,
                     "diagonalScreenSize": 8, "pixelPerInch": 117, "scale": s}
         capability["additionalVideoStreamingCapabilities"] = [
             mode(320, 200, 1), mode(480, 320, 1), mode(400, 380, 1), mode(800, 240, 1),
@@ -311,7 +315,8 @@ def ui_capabilities():
             "templatesAvailable": ["DEFAULT", "MEDIA", "NON-MEDIA", "NAV_FULLSCREEN_MAP", "NAV_LIST",
                                    "NAV_KEYBOARD", "TEXT_WITH_GRAPHIC", "GRAPHIC_WITH_TEXT"],
             "screenParams": {"resolution": resolution(800, 480),
-                             "touchEventAvailable": {"pressAvailable": True, "multiTouchAvailable": True,
+                             "touchEventAvailable": {"pressAvailable": not TOUCHLESS,
+                                                     "multiTouchAvailable": not TOUCHLESS,
                                                      "doublePressAvailable": False}},
             "numCustomPresetsAvailable": 8,
         },
@@ -1306,6 +1311,8 @@ def main(argv):
                         help="JSON-lines log of every message in and out and every event ('' for none)")
     parser.add_argument("--control", default=os.environ.get("HMI_CONTROL", default_control_path()),
                         help="UNIX socket for commands ('' for none)")
+    parser.add_argument("--no-touch", action="store_true",
+                        help="a screen without touch and without haptic data (the app then draws its own focus)")
     parser.add_argument("--refuse", action="append", default=[], metavar="WxH",
                         help="answer Navigation.SetVideoConfig for this size REJECTED (width, height)")
     parser.add_argument("--app", default=None, help="act on the app with this policy app id only")
@@ -1332,6 +1339,8 @@ def main(argv):
     parser.add_argument("--quiet", action="store_true", help="print nothing on standard error")
     options = parser.parse_args(argv)
     options.unavailable = set(options.unavailable)
+    global TOUCHLESS
+    TOUCHLESS = options.no_touch
     for size in options.refuse:
         parse_size(size)
     hmi = HMI(options)

@@ -45,19 +45,21 @@ public struct SDLButtonName: RawRepresentable, Sendable, Hashable, Codable, Cust
     public static let navHeadingToggle = SDLButtonName(rawValue: "NAV_HEADING_TOGGLE")
     /// Select (a knob's press).
     public static let ok = SDLButtonName(rawValue: "OK")
-    /// Seek left: moves the app's own focus left.
+    /// Seek left (a media key: SDL Core refuses it to a navigation app).
     public static let seekLeft = SDLButtonName(rawValue: "SEEKLEFT")
-    /// Seek right: moves the app's own focus right.
+    /// Seek right (a media key).
     public static let seekRight = SDLButtonName(rawValue: "SEEKRIGHT")
-    /// Tune up: moves the app's own focus up.
+    /// Tune up (a media key).
     public static let tuneUp = SDLButtonName(rawValue: "TUNEUP")
-    /// Tune down: moves the app's own focus down.
+    /// Tune down (a media key).
     public static let tuneDown = SDLButtonName(rawValue: "TUNEDOWN")
 
-    /// The keys that move the app's own focus, for head units with neither touch nor haptic
-    /// data (`OK` selects).
+    /// The keys that move the app's own focus on a head unit with neither touch nor haptic data,
+    /// where they are the driver's direction pad; `OK` selects. The media keys (SEEK, TUNE)
+    /// cannot stand in: SDL Core refuses them to an app that is not a media app. The diagonal
+    /// pans, zoom, tilt, rotation and heading keys keep moving the map.
     public static let focusMoves: [SDLButtonName: FocusMove] = [
-        .seekLeft: .left, .seekRight: .right, .tuneUp: .up, .tuneDown: .down,
+        .navPanUp: .up, .navPanDown: .down, .navPanLeft: .left, .navPanRight: .right,
     ]
 
     /// What each navigation button (RPC spec 6.0) does to the map.
