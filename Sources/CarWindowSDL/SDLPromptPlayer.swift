@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import CarWindowVideoCore
 
 /// How a voice prompt ended.
 public enum PromptOutcome: Sendable, Equatable, CustomStringConvertible {
@@ -96,7 +97,7 @@ public actor SDLPromptPlayer {
         }
         let format = await connection.headUnitPCMFormat
         let pcm = format.encode(prompt.samples, rate: prompt.samplesPerSecond)
-        let bytesPerPiece = max(2, Int(Self.piece.seconds * Double(format.bytesPerSecond)) & ~1)
+        let bytesPerPiece = max(2, Int(Self.piece.inSeconds * Double(format.bytesPerSecond)) & ~1)
         let clock = ContinuousClock()
         let start = clock.now
         var sent = 0
@@ -116,12 +117,5 @@ public actor SDLPromptPlayer {
         // Played once its time has passed.
         try? await clock.sleep(until: start + .seconds(Double(pcm.count) / Double(format.bytesPerSecond)))
         return .played
-    }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    fileprivate var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
