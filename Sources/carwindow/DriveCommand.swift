@@ -1,6 +1,7 @@
 import ArgumentParser
 import CarWindow
 import CarWindowSDLTesting
+import CarWindowSinks
 import CarWindowSimulation
 import CarWindowSystemSupport
 import Foundation
@@ -94,8 +95,9 @@ struct DriveCommand: AsyncParsableCommand {
         let routeURL = try route.map { try inputFile($0, option: "--route", kind: "a GeoJSON file with a LineString") }
         let headUnit = try sdl.map { try Self.hostAndPort($0, option: "--sdl", example: "127.0.0.1:12345") }
         let rtpTarget = try rtpTarget()
-        let outputs = try DriveOutputs(annexB: outURL, mp4: noMP4 ? nil : Self.mp4Path(for: outURL), rtp: rtpTarget,
-                                       sdp: rtpTarget == nil ? nil : Self.sdpPath(for: outURL))
+        let outputs = try RecordingOutputs(annexB: outURL, mp4: noMP4 ? nil : Self.mp4Path(for: outURL), rtp: rtpTarget,
+                                           sdp: rtpTarget == nil ? nil : Self.sdpPath(for: outURL),
+                                           newMP4File: { say("the stream started again: the MP4 goes on in \($0.path)") })
         if let rtp { say("RTP to \(rtp); watch with: ffplay -protocol_whitelist file,udp,rtp \(Self.sdpPath(for: outURL).path)") }
 
         // From here on the outputs exist: every way out finishes them.
@@ -123,7 +125,7 @@ struct DriveCommand: AsyncParsableCommand {
             say(made.info.description)
             var configuration = ProjectionSessionConfiguration(
                 tiles: source, dayStyle: try Style(contentsOf: Assets.style("day")), fonts: try FontLibrary(directory: Assets.fonts),
-                camera: Camera(center: plan.state(at: 0).coordinate, zoom: 17, pitch: 45), makeSink: outputs.sinkFactory)
+                camera: Camera(center: plan.state(at: 0).coordinate, zoom: 17, pitch: 45), makeSink: { _ throws(SinkError) in try outputs.makeSink() })
             configuration.name = "drive"
             configuration.nightStyle = try Style(contentsOf: Assets.style("night"))
             configuration.appearance = night ? .night : .day
@@ -147,7 +149,7 @@ struct DriveCommand: AsyncParsableCommand {
     /// by itself (every output failed, the head unit gone for good); then finishes every output
     /// and prints the summary.
     private func stream(session: ProjectionSession, display: HeadUnitDisplay, plan: DrivePlan,
-                        headUnit: (host: String, port: Int)?, outputs: DriveOutputs, signals: StopSignals) async throws -> Int32 {
+                        headUnit: (host: String, port: Int)?, outputs: RecordingOutputs, signals: StopSignals) async throws -> Int32 {
         // Before each turn the head unit plays a chime, as guidance would speak (once the link is up).
         let announcer = TurnAnnouncer()
         var driveOptions = SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds, followsWithFixes: follow)

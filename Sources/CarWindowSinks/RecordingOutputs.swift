@@ -1,23 +1,30 @@
-import CarWindow
-import CarWindowSDLTesting
-import CarWindowSimulation
-import CarWindowSystemSupport
 import Foundation
 import Glibc
+import CarWindowVideoCore
+import CarWindowSystemSupport
 
-/// Where a drive's stream goes besides the head unit: the Annex-B file, the MP4 beside it and an
-/// RTP receiver. The files are opened (and locked) before anything else, so a bad path, a
-/// missing folder or a file another process writes fails at once rather than when the head unit
-/// lets the video start.
+/// The outputs an engine or a tool records a projection to: an Annex-B file, an MP4 file, an
+/// RTP receiver, and any sinks of its own, made again at each stream start.
 ///
-/// The outputs fail independently (a ``TeeSink``, which the session tees again with the head
-/// unit's output that the link adds): a full disk ends the recordings, reported, while the
-/// stream to the head unit goes on. Every failure is kept for the summary and the exit status.
-final class DriveOutputs: Sendable {
-    let annexB: URL
-    /// The first MP4 file; a stream that starts again after a stop goes on in `name.2.mp4`.
-    let mp4: URL?
-    let rtp: (host: String, port: Int)?
+/// The files are opened (and locked) when this is made, so a bad path, a missing folder or a file
+/// another process writes fails at once rather than when the video starts. The outputs fail
+/// independently (a ``TeeSink``): a full disk ends the recordings, reported, while the other
+/// outputs go on. Every failure is kept for the caller's summary.
+///
+/// A stream that starts again after a stop appends to the Annex-B file and goes on in a new MP4
+/// file, `name.2.mp4` and so on (an MP4 cannot be continued once its index is written).
+package final class RecordingOutputs: Sendable {
+    /// The Annex-B file, if one is written.
+    package let annexB: URL?
+    /// The first MP4 file, if one is written.
+    package let mp4: URL?
+    /// The RTP receiver, if one is fed.
+    package let rtp: (host: String, port: Int)?
+    /// Makes the caller's own outputs at every stream start (a callback that hands the access
+    /// units to an engine, say); nil for none.
+    private let makeOwnSinks: (@Sendable () -> [any VideoSink])?
+    /// Told the path of each further MP4 file when a stream starts again.
+    private let newMP4File: (@Sendable (URL) -> Void)?
 
     private struct State {
         /// The outputs opened up front, until the first stream takes them.
@@ -28,14 +35,19 @@ final class DriveOutputs: Sendable {
     }
     private let state: LockedState<State>
 
-    /// Opens the files and the RTP socket (writing the `.sdp` beside the Annex-B file once that
-    /// file is locked as ours, so a second drive cannot overwrite it either).
-    init(annexB: URL, mp4: URL?, rtp: (host: String, port: Int)?, sdp: URL?) throws(SinkError) {
+    /// Opens the files and the RTP socket (writing `sdp` once the Annex-B file, if any, is locked
+    /// as ours, so a second writer cannot overwrite it either).
+    package init(annexB: URL?, mp4: URL?, rtp: (host: String, port: Int)?, sdp: URL?,
+                 makeOwnSinks: (@Sendable () -> [any VideoSink])? = nil,
+                 newMP4File: (@Sendable (URL) -> Void)? = nil) throws(SinkError) {
         self.annexB = annexB
         self.mp4 = mp4
         self.rtp = rtp
-        var sinks: [any VideoSink] = [try AnnexBFileSink(url: annexB)]
-        do {
+        self.makeOwnSinks = makeOwnSinks
+        self.newMP4File = newMP4File
+        var sinks: [any VideoSink] = []
+        do throws(SinkError) {
+            if let annexB { sinks.append(try AnnexBFileSink(url: annexB)) }
             if let mp4 { sinks.append(try MP4FileSink(url: mp4)) }
             if let rtp {
                 let sink = try RTPUDPSink(host: rtp.host, port: rtp.port)
@@ -49,17 +61,15 @@ final class DriveOutputs: Sendable {
         state = LockedState(State(prepared: sinks, mp4Files: mp4.map { [$0] } ?? []))
     }
 
-    /// The session's sink factory: the first stream gets the outputs opened up front; a stream
-    /// that starts again after a stop appends to the Annex-B file and starts a new MP4 file
-    /// (an MP4 cannot be continued). An output that cannot be opened then is reported and left
-    /// out; the factory throws only when no output at all is left (the session then streams to
-    /// the head unit alone, if it has one).
-    var sinkFactory: VideoSinkFactory {
-        { [self] _ throws(SinkError) in
-            let sinks = takePrepared() ?? reopen()
-            if sinks.isEmpty { throw failures.last ?? .allOutputsFailed(count: 0) }
-            return TeeSink(sinks, outputFailed: { [self] failure in record(failure) })
-        }
+    /// The sink of a stream that starts now: the first stream gets the outputs opened up front;
+    /// a stream that starts again after a stop reopens them (see the type's description). An
+    /// output that cannot be opened then is recorded and left out; it throws only when no
+    /// output at all is left.
+    package func makeSink() throws(SinkError) -> any VideoSink {
+        var sinks = takePrepared() ?? reopen()
+        sinks += makeOwnSinks?() ?? []
+        if sinks.isEmpty { throw failures.last ?? .allOutputsFailed(count: 0) }
+        return TeeSink(sinks, outputFailed: { [self] failure in record(failure) })
     }
 
     private func takePrepared() -> [any VideoSink]? {
@@ -73,10 +83,12 @@ final class DriveOutputs: Sendable {
 
     private func reopen() -> [any VideoSink] {
         var sinks: [any VideoSink] = []
-        do {
-            sinks.append(try AnnexBFileSink(url: annexB, appending: true))
-        } catch {
-            record(error)
+        if let annexB {
+            do {
+                sinks.append(try AnnexBFileSink(url: annexB, appending: true))
+            } catch {
+                record(error)
+            }
         }
         if let mp4 {
             let number = state.withLock { $0.starts }
@@ -84,7 +96,7 @@ final class DriveOutputs: Sendable {
             do {
                 sinks.append(try MP4FileSink(url: url))
                 state.withLock { $0.mp4Files.append(url) }
-                Console.say("the stream started again: the MP4 goes on in \(url.path)")
+                newMP4File?(url)
             } catch {
                 record(error)
             }
@@ -103,20 +115,23 @@ final class DriveOutputs: Sendable {
         state.withLock { $0.failures.append(failure) }
     }
 
-    /// Closes the outputs no stream took (the drive stopped before the video started).
-    func closeUnused() {
+    /// Closes the outputs no stream took (the recording stopped before the video started).
+    package func closeUnused() {
         for sink in takePrepared() ?? [] { sink.close() }
     }
 
     /// Every output that failed, with its error, in order.
-    var failures: [SinkError] { state.withLock { $0.failures } }
+    package var failures: [SinkError] { state.withLock { $0.failures } }
 
-    /// The summary's lines: each file written, with its size, and each output that failed.
-    func report() -> [String] {
+    /// The MP4 files begun so far, in order.
+    package var mp4Files: [URL] { state.withLock { $0.mp4Files } }
+
+    /// A summary's lines: each file written, with its size, and each output that failed.
+    package func report() -> [String] {
         let (mp4Files, failures) = state.withLock { ($0.mp4Files, $0.failures) }
         var lines: [String] = []
         let failedPaths = Set(failures.compactMap(\.path))
-        for url in [annexB] + mp4Files where !failedPaths.contains(url.path) {
+        for url in (annexB.map { [$0] } ?? []) + mp4Files where !failedPaths.contains(url.path) {
             lines.append("wrote \(url.path) (\(Self.size(of: url)))")
         }
         for failure in failures {
@@ -147,7 +162,7 @@ final class DriveOutputs: Sendable {
 
 extension SinkError {
     /// The file the error is about, if it is about one.
-    var path: String? {
+    package var path: String? {
         switch self {
         case .cannotOpenFile(let path, _), .fileLocked(let path), .writeFailed(let path, _), .finishFailed(let path, _):
             path
