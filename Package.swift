@@ -48,6 +48,9 @@ let package = Package(
         .library(name: "CarWindowProjection", targets: ["CarWindowProjection"]),
         .library(name: "CarWindowSDL", targets: ["CarWindowSDL"]),
         .library(name: "CarWindowSDLTesting", targets: ["CarWindowSDLTesting"]),
+        // The C API (Sources/CCarWindow/include/carwindow.h) as libCarWindowC.so, soname
+        // libcarwindow.so.0; scripts/c-api.sh stages it with the header and a pkg-config file.
+        .library(name: "CarWindowC", type: .dynamic, targets: ["CarWindowCAPI"]),
         .executable(name: "carwindow", targets: ["carwindow"]),
     ],
     dependencies: [
@@ -114,6 +117,16 @@ let package = Package(
                 dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap", "CarWindowRemoteTiles",
                                "CarWindowH264", "CarWindowSinks", "CarWindowProjection", "CarWindowSDL"],
                 swiftSettings: library),
+
+        // The C API: the header as a C module (so the Swift side uses its very types), and its
+        // functions, exported with @_cdecl; only carwindow_* leaves the library.
+        .target(name: "CCarWindow", path: "Sources/CCarWindow"),
+        .target(name: "CarWindowCAPI",
+                dependencies: ["CCarWindow", "CarWindow", "CarWindowSinks", "CarWindowSystemSupport", logging],
+                exclude: ["carwindow.map"],
+                swiftSettings: library,
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libcarwindow.so.0", "-Xlinker",
+                                               "--version-script=\(Context.packageDirectory)/Sources/CarWindowCAPI/carwindow.map"])]),
 
         .executableTarget(
             name: "carwindow",

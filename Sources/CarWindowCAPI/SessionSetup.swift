@@ -1,0 +1,118 @@
+import Foundation
+import CCarWindow
+import CarWindow
+
+/// Reading a `carwindow_session_config` and the inputs it names, each value checked before use.
+enum SessionSetup {
+    /// The fields a caller's config holds: its own struct_size, or ours when it is newer.
+    static func copy(_ pointer: UnsafePointer<carwindow_session_config>?) throws(APIFailure) -> carwindow_session_config {
+        guard let pointer else { throw .invalidArgument("carwindow_session_create: config is NULL; fill one with carwindow_session_config_init") }
+        // struct_size is the first field, so it can be read whatever the caller's version.
+        let declared = UnsafeRawPointer(pointer).load(as: Int.self)
+        let ours = MemoryLayout<carwindow_session_config>.size
+        guard declared >= ours else {
+            throw .invalidArgument("carwindow_session_create: config.struct_size is \(declared), expected \(ours) or more; "
+                + "fill the config with carwindow_session_config_init before setting fields")
+        }
+        // A newer caller's extra fields at the end are not ours to read.
+        return pointer.pointee
+    }
+
+    static func string(_ pointer: UnsafePointer<CChar>?, _ field: String, required: Bool = false) throws(APIFailure) -> String? {
+        guard let pointer else {
+            if required { throw .invalidArgument("carwindow_session_create: config.\(field) is NULL but required") }
+            return nil
+        }
+        let text = String(cString: pointer)
+        if text.isEmpty {
+            if required { throw .invalidArgument("carwindow_session_create: config.\(field) is empty but required") }
+            return nil
+        }
+        return text
+    }
+
+    /// A style from a path or from JSON text (text starting with '{').
+    static func style(_ text: String, _ what: String) throws(APIFailure) -> Style {
+        do {
+            if text.drop(while: \.isWhitespace).first == "{" {
+                return try Style(data: Data(text.utf8))
+            }
+            return try Style(contentsOf: URL(fileURLWithPath: text))
+        } catch {
+            throw .input("\(what): the style could not be read: \(error); pass a MapLibre style .json path or its JSON text")
+        }
+    }
+
+    static func checkCamera(_ camera: carwindow_camera, _ function: String) throws(APIFailure) -> Camera {
+        let values = [camera.center.latitude, camera.center.longitude, camera.zoom, camera.bearing, camera.pitch]
+        guard values.allSatisfy(\.isFinite) else {
+            throw .invalidArgument("\(function): every camera value must be finite (got latitude \(camera.center.latitude), "
+                + "longitude \(camera.center.longitude), zoom \(camera.zoom), bearing \(camera.bearing), pitch \(camera.pitch))")
+        }
+        guard abs(camera.center.latitude) <= 90, abs(camera.center.longitude) <= 180 else {
+            throw .invalidArgument("\(function): the camera's centre must lie within latitude -90...90 and longitude -180...180 "
+                + "(got \(camera.center.latitude), \(camera.center.longitude))")
+        }
+        guard (0...Camera.maximumZoom).contains(camera.zoom) else {
+            throw .invalidArgument("\(function): zoom must be 0...\(Camera.maximumZoom) (got \(camera.zoom))")
+        }
+        guard (0...Camera.maximumPitch).contains(camera.pitch) else {
+            throw .invalidArgument("\(function): pitch must be 0...\(Camera.maximumPitch) degrees (got \(camera.pitch))")
+        }
+        return Camera(center: GeoCoordinate(latitude: camera.center.latitude, longitude: camera.center.longitude),
+                      zoom: camera.zoom, bearing: camera.bearing, pitch: camera.pitch)
+    }
+
+    static func checkRange<T: Comparable>(_ value: T, _ range: ClosedRange<T>, _ field: String,
+                                          zeroAllowed: Bool = false) throws(APIFailure) where T: Numeric {
+        if zeroAllowed && value == 0 { return }
+        guard range.contains(value) else {
+            throw .invalidArgument("carwindow_session_create: config.\(field) must be \(range.lowerBound)...\(range.upperBound)"
+                + (zeroAllowed ? " or 0" : "") + " (got \(value))")
+        }
+    }
+
+    /// The sizes the app draws, from the config's limits (0: none).
+    static func supportedSizes(_ config: carwindow_session_config) throws(APIFailure) -> SupportedSizes {
+        let limits = [config.min_width, config.min_height, config.max_width, config.max_height]
+        guard limits.contains(where: { $0 != 0 }) else { return .any }
+        guard limits.allSatisfy({ $0 <= 16384 }) else {
+            throw .invalidArgument("carwindow_session_create: size limits must be 0...16384 pixels (got min \(config.min_width)x\(config.min_height), max \(config.max_width)x\(config.max_height))")
+        }
+        let largest = 16384
+        let minimum = VideoSize(width: Int(config.min_width), height: Int(config.min_height))
+        let maximum = VideoSize(width: config.max_width == 0 ? largest : Int(config.max_width),
+                                height: config.max_height == 0 ? largest : Int(config.max_height))
+        guard minimum.width <= maximum.width, minimum.height <= maximum.height else {
+            throw .invalidArgument("carwindow_session_create: the smallest size \(minimum) exceeds the largest \(maximum)")
+        }
+        let range = SupportedSizeRange(minimumSize: minimum, maximumSize: maximum)
+        return SupportedSizes(landscape: range, portrait: range)
+    }
+
+    /// The screen when there is no head unit: the capability JSON's, or width, height and scale.
+    static func display(_ config: carwindow_session_config) throws(APIFailure) -> HeadUnitDisplay {
+        if let json = try string(config.capability_json, "capability_json") {
+            do {
+                return try VideoStreamingCapability(json: Data(json.utf8)).headUnitDisplay
+            } catch {
+                throw .input("carwindow_session_create: config.capability_json is not a usable SDL VideoStreamingCapability: \(error)")
+            }
+        }
+        try checkRange(config.width, 16...4096, "width")
+        try checkRange(config.height, 16...4096, "height")
+        return HeadUnitDisplay(size: VideoSize(width: Int(config.width), height: Int(config.height)), scale: config.scale,
+                               preferredFramesPerSecond: config.frames_per_second > 0 ? Int(config.frames_per_second.rounded()) : nil,
+                               maximumBitrate: config.bitrate > 0 ? Int(config.bitrate) : nil)
+    }
+
+    /// A host and port, both or neither.
+    static func endpoint(_ host: UnsafePointer<CChar>?, _ port: UInt16, _ name: String) throws(APIFailure) -> (host: String, port: Int)? {
+        guard let host = try string(host, "\(name)_host") else {
+            if port != 0 { throw .invalidArgument("carwindow_session_create: config.\(name)_port is set but \(name)_host is NULL") }
+            return nil
+        }
+        guard port != 0 else { throw .invalidArgument("carwindow_session_create: config.\(name)_port must be 1...65535 with \(name)_host") }
+        return (host, Int(port))
+    }
+}
