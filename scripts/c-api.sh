@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The C API: builds libcarwindow.so with its header and pkg-config file, and proves it.
+#
+#   scripts/c-api.sh stage            # build (release) and lay out .build/c-api/{include,lib,lib/pkgconfig}
+#   scripts/c-api.sh install PREFIX   # the same under PREFIX (/usr/local, say; needs write access there)
+#   scripts/c-api.sh check            # stage, then build and run examples/c and examples/cpp against it
+#                                     # through pkg-config, decode their streams with ffmpeg, and run the
+#                                     # bad-argument test (Tests/CAPI) under valgrind's memcheck
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+version=$(sed -n 's/^#define CARWINDOW_API_VERSION_MAJOR \([0-9]*\)$/\1/p' Sources/CCarWindow/include/carwindow.h).$(
+    sed -n 's/^#define CARWINDOW_API_VERSION_MINOR \([0-9]*\)$/\1/p' Sources/CCarWindow/include/carwindow.h)
+
+# Lays out the header, the library (file libcarwindow.so.MAJOR, its soname, and the libcarwindow.so
+# link the linker looks for) and carwindow.pc under $1.
+stage() {
+    local prefix=$1
+    swift build -c release --product CarWindowC
+    local built
+    built=$(swift build -c release --show-bin-path)/libCarWindowC.so
+    mkdir -p "$prefix/include" "$prefix/lib/pkgconfig"
+    install -m 644 Sources/CCarWindow/include/carwindow.h "$prefix/include/carwindow.h"
+    install -m 755 "$built" "$prefix/lib/libcarwindow.so.${version%%.*}"
+    ln -sf "libcarwindow.so.${version%%.*}" "$prefix/lib/libcarwindow.so"
+    # The library finds the Swift runtime through its own RUNPATH (the toolchain's lib folder);
+    # programs find the library through the rpath below.
+    cat > "$prefix/lib/pkgconfig/carwindow.pc" <<PC
+prefix=$prefix
+includedir=\${prefix}/include
+libdir=\${prefix}/lib
+
+Name: carwindow
+Description: CarWindow's C API: a navigation map drawn headless with OpenGL ES and streamed as H.264 into a car's head unit
+Version: $version
+Libs: -L\${libdir} -lcarwindow -Wl,-rpath,\${libdir}
+Cflags: -I\${includedir}
+PC
+    echo "c-api.sh: staged carwindow $version in $prefix"
+}
+
+check() {
+    scripts/install-deps.sh --tests
+    local missing=()
+    for tool in gcc g++ valgrind; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        local sudo=()
+        [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends gcc g++ valgrind
+    fi
+    local prefix=$root/.build/c-api
+    stage "$prefix"
+    export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+    local out
+    out=$(mktemp -d)
+    trap 'rm -rf "$out"' RETURN
+
+    # Exported: exactly the functions the header declares.
+    local declared exported
+    declared=$(grep -vE '^\s*(\*|/\*|//|#)' Sources/CCarWindow/include/carwindow.h | grep -oE '\bcarwindow_[a-z_]+\(' \
+        | tr -d '(' | sort -u)
+    exported=$(nm -D --defined-only "$prefix/lib/libcarwindow.so" | awk '{print $3}' | sed 's/@.*//' | grep '^carwindow_' | sort -u)
+    if [[ "$declared" != "$exported" ]]; then
+        diff <(echo "$declared") <(echo "$exported") >&2 || true
+        echo "c-api.sh: the library's exports differ from carwindow.h (< header only, > library only)" >&2
+        exit 1
+    fi
+    echo "c-api.sh: the library exports the header's $(wc -l <<<"$declared") functions and nothing else"
+
+    local warnings=(-Wall -Wextra -Werror -pedantic)
+    # shellcheck disable=SC2046  # pkg-config's words are meant to split
+    gcc -std=c11 "${warnings[@]}" -O2 examples/c/drive.c -o "$out/drive" $(pkg-config --cflags --libs carwindow) -lm -pthread
+    # shellcheck disable=SC2046
+    g++ -std=c++17 "${warnings[@]}" -O2 examples/cpp/drive.cpp -o "$out/drive-cpp" $(pkg-config --cflags --libs carwindow)
+    # shellcheck disable=SC2046
+    gcc -std=c11 "${warnings[@]}" -g -O0 Tests/CAPI/bad_arguments.c -o "$out/bad-arguments" $(pkg-config --cflags --libs carwindow) -pthread
+    # The header on its own, as C89-era C and as C++ (it must need nothing before it).
+    echo '#include <carwindow.h>' | gcc -std=c99 "${warnings[@]}" -x c -fsyntax-only $(pkg-config --cflags carwindow) -
+    echo '#include <carwindow.h>' | g++ -std=c++11 "${warnings[@]}" -x c++ -fsyntax-only $(pkg-config --cflags carwindow) -
+
+    echo "c-api.sh: examples/c/drive.c"
+    "$out/drive" assets "$out" 6 | tee "$out/drive.log"
+    for file in "$out/c-drive.h264" "$out/c-drive.mp4"; do
+        local frames errors
+        # Passthrough: the MP4 keeps the real timing (a still map is one long picture), which a
+        # constant-rate null output would call non-monotonic.
+        errors=$(ffmpeg -v error -i "$file" -fps_mode passthrough -f null - 2>&1 || echo "ffmpeg failed")
+        frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames,width,height \
+            -of csv=p=0 "$file")
+        if [[ -n "$errors" ]]; then
+            echo "c-api.sh: $file does not decode cleanly: $errors" >&2
+            exit 1
+        fi
+        echo "c-api.sh: $file decodes: width,height,frames = $frames"
+    done
+
+    echo "c-api.sh: examples/c/drive.c into a SmartDeviceLink head unit (carwindow headunit)"
+    swift build -c release --product carwindow
+    local port=$((20000 + RANDOM % 20000))
+    "$(swift build -c release --show-bin-path)/carwindow" headunit --port "$port" --size 640x384 --tap-after 0 \
+        --out "$out/received.h264" > "$out/headunit.log" 2>&1 &
+    local headunit=$!
+    sleep 1
+    mkdir -p "$out/sdl"
+    "$out/drive" assets "$out/sdl" 4 "127.0.0.1:$port" | tee "$out/drive-sdl.log"
+    wait "$headunit" || { cat "$out/headunit.log" >&2; echo "c-api.sh: the head unit failed" >&2; exit 1; }
+    local received
+    received=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames,width,height \
+        -of csv=p=0 "$out/received.h264")
+    [[ "$received" == 640,384,* ]] || { echo "c-api.sh: the head unit received $received, expected 640x384 pictures" >&2; exit 1; }
+    ffmpeg -v error -i "$out/received.h264" -f null - 2>&1 | (! grep .) || { echo "c-api.sh: the head unit's stream does not decode" >&2; exit 1; }
+    echo "c-api.sh: the head unit received and decodes: width,height,frames = $received"
+
+    echo "c-api.sh: examples/cpp/drive.cpp"
+    "$out/drive-cpp" assets "$out/cpp-drive.h264"
+    ffmpeg -v error -i "$out/cpp-drive.h264" -f null - 2>&1 | (! grep .) || { echo "c-api.sh: the C++ example's stream does not decode" >&2; exit 1; }
+
+    echo "c-api.sh: Tests/CAPI/bad_arguments.c under valgrind memcheck"
+    # Mesa's shader cache off: its zstd noise is not ours. Debug info kept for the driver, which EGL
+    # unloads before exit, so the suppressions can name it.
+    MESA_SHADER_CACHE_DISABLE=true valgrind --quiet --keep-debuginfo=yes --error-exitcode=99 --leak-check=full \
+        --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=Tests/CAPI/valgrind.supp \
+        "$out/bad-arguments" assets "$out"
+    echo "c-api.sh: all C API checks passed"
+}
+
+case "${1:-}" in
+    stage) stage "$root/.build/c-api" ;;
+    install)
+        [[ -n "${2:-}" ]] || { echo "usage: $0 install PREFIX" >&2; exit 64; }
+        stage "$(realpath -m "$2")"
+        ;;
+    check) check ;;
+    *) echo "usage: $0 stage | install PREFIX | check" >&2; exit 64 ;;
+esac
