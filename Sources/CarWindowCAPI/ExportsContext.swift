@@ -74,6 +74,9 @@ public func capiContextClose(_ handle: OpaquePointer?) -> Int32 {
         }
         let context = entry.renderContext
         waitFor { await context.shutdown() }
+        // The render thread ends after shutdown returns; a host that exits next would run the GL
+        // driver's exit-time destructors while that thread's thread-local ones still run.
+        context.thread.waitUntilEnded()
     }
 }
 

@@ -23,6 +23,8 @@ package final class RenderThread: SerialExecutor, @unchecked Sendable {
     /// Whether a thread serves the queue now.
     private var hasThread = false
     private var threadID: pthread_t?
+    /// The OS thread serving the queue, or the last one, until it is joined or detached.
+    private var osThread: pthread_t?
     private let name: String
 
     /// Starts the thread. It runs until ``stop()`` is called and its queue is empty.
@@ -35,13 +37,54 @@ package final class RenderThread: SerialExecutor, @unchecked Sendable {
     }
 
     /// Starts the OS thread that serves the queue; called with `condition` locked.
+    ///
+    /// A joinable POSIX thread, so that ``waitUntilEnded()`` can know it has ended entirely,
+    /// thread-local destructors included (the GL driver's among them), before a host process
+    /// exits. A thread nobody waits for is detached: when a later one replaces it, or with the
+    /// executor.
     private func startThread() {
+        if let previous = osThread {
+            pthread_detach(previous)
+            osThread = nil
+        }
         hasThread = true
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setstacksize(&attributes, 8 << 20)
         // The thread keeps its executor alive while it runs: jobs may still be queued.
-        let thread = Thread { self.runLoop() }
-        thread.name = name
-        thread.stackSize = 8 << 20
-        thread.start()
+        let executor = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, &attributes, { executor in
+            // Non-nil: the pointer passed below.
+            let renderThread = Unmanaged<RenderThread>.fromOpaque(executor!).takeRetainedValue()
+            renderThread.runLoop()
+            return nil
+        }, executor)
+        // Without its thread no GL or encoder job could ever run; the process is out of threads.
+        precondition(result == 0, "pthread_create failed for \(name): \(result)")
+        osThread = thread
+    }
+
+    /// After ``stop()``: returns once the OS thread has ended entirely, its thread-local
+    /// destructors included, so that a process may exit without racing them (a C host's `exit`
+    /// runs the GL driver's destructors). Returns at once when called on the thread itself or
+    /// when no thread was started since the last wait. Waits for ever if ``stop()`` was not called.
+    package func waitUntilEnded() {
+        condition.lock()
+        if let threadID, pthread_equal(threadID, pthread_self()) != 0 {
+            condition.unlock()
+            return
+        }
+        while hasThread { condition.wait() }
+        let ended = osThread
+        osThread = nil
+        condition.unlock()
+        if let ended { pthread_join(ended, nil) }
+    }
+
+    deinit {
+        if let osThread { pthread_detach(osThread) }
     }
 
     /// Queues `job` to run on the thread after the jobs already queued; if the thread has ended
@@ -115,6 +158,7 @@ package final class RenderThread: SerialExecutor, @unchecked Sendable {
         }
         hasThread = false
         threadID = nil
+        condition.broadcast()
         condition.unlock()
     }
 }

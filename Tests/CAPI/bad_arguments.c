@@ -419,6 +419,26 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_camera(session, &camera, 0));
     EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_get_statistics(session, &statistics));
 
+    /* The screen from an SDL capability (scale 1.5), streamed over RTP with its SDP file. */
+    char sdp[4096];
+    snprintf(sdp, sizeof sdp, "%s/bad-arguments.sdp", argv[2]);
+    fill(&config, argv[1], paths);
+    config.annexb_path = NULL;
+    config.rtp_host = "127.0.0.1";
+    config.rtp_port = 9; /* discard: nothing listens, and UDP does not care */
+    config.sdp_path = sdp;
+    config.capability_json = "{\"preferredResolution\": {\"resolutionWidth\": 480, \"resolutionHeight\": 320}, \"scale\": 1.5, "
+                             "\"maxBitrate\": 400, \"preferredFPS\": 10}";
+    carwindow_session *rtp = NULL;
+    EXPECT(CARWINDOW_OK, carwindow_session_create(context, &config, &rtp));
+    EXPECT(CARWINDOW_OK, carwindow_session_start(rtp));
+    EXPECT(CARWINDOW_OK, carwindow_session_get_statistics(rtp, &statistics));
+    REQUIRE(statistics.width == 320 && statistics.frames_per_second == 10 && statistics.bitrate <= 400000);
+    EXPECT(CARWINDOW_OK, carwindow_session_close(rtp));
+    FILE *sdp_file = fopen(sdp, "r");
+    REQUIRE(sdp_file != NULL);
+    if (sdp_file) fclose(sdp_file);
+
     /* A session closed by its own event callback, which also calls into the API first. The
        callback finds the handle through user_data, filled in before start. */
     fill(&config, argv[1], paths);

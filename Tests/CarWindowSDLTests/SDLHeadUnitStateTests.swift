@@ -102,19 +102,24 @@ struct SDLHeadUnitStateTests {
         #expect(reported.pixelPerInch == 117 && reported.diagonalScreenSize == 8 && reported.maxBitrate == 500)
         #expect(reported.supportedFormats == [.h264Raw] && reported.hapticSpatialDataSupported == true)
 
-        // The app's buttons too, before the level changes: a request on its way when the head
-        // unit changes the level would be blocked by a policy the app could not know yet.
-        #expect(await rig.simulator.wait(timeout: hangGuard) { $0.buttonSubscriptions.count == 11 } != nil)
+        // The app's buttons and haptic rectangles too, before the level changes: a request on its
+        // way when the head unit changes the level would be blocked by a policy the app could not
+        // know yet (seen under load: SendHapticData arriving just after BACKGROUND).
+        #expect(await rig.simulator.wait(timeout: hangGuard) {
+            $0.buttonSubscriptions.count == 11 && !$0.hapticData.isEmpty
+        } != nil)
         // BACKGROUND and back: the head unit still holds it, nothing is repeated.
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .background, videoStreamingState: .notStreamable))
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
         try await Task.sleep(for: .milliseconds(500))
         #expect(await rig.simulator.snapshot().appCapabilityUpdates.count == 1)
+        // Leaving FULL forgot the rectangles: wait for them to be sent again before NONE.
+        #expect(await rig.simulator.wait(timeout: hangGuard) { $0.hapticData.count >= 2 } != nil)
         // NONE is the app closed: back in FULL it is sent again.
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .none, videoStreamingState: .notStreamable))
         try await rig.simulator.setHMIStatus(SDLHMIStatus(hmiLevel: .full, videoStreamingState: .streamable))
         #expect(await rig.simulator.wait(timeout: hangGuard) {
-            $0.appCapabilityUpdates.count == 2 && $0.buttonSubscriptions.count == 11
+            $0.appCapabilityUpdates.count == 2 && $0.buttonSubscriptions.count == 11 && $0.hapticData.count >= 3
         } != nil)
         // A resize changes what the app can draw: the new modes are reported.
         try await rig.simulator.sendCapabilityUpdate(VideoStreamingCapability(
