@@ -83,9 +83,10 @@ check() {
     "$out/drive" assets "$out" 6 | tee "$out/drive.log"
     for file in "$out/c-drive.h264" "$out/c-drive.mp4"; do
         local frames errors
-        # Passthrough: the MP4 keeps the real timing (a still map is one long picture), which a
-        # constant-rate null output would call non-monotonic.
-        errors=$(ffmpeg -v error -i "$file" -fps_mode passthrough -f null - 2>&1 || echo "ffmpeg failed")
+        # Passthrough in the file's own time base: the MP4 keeps the real timing (a still map is one
+        # long picture, and a picture can follow the last sooner than 1/fps), which a null output at
+        # the nominal frame rate would round into equal, "non-monotonic" timestamps.
+        errors=$(ffmpeg -v error -i "$file" -fps_mode passthrough -enc_time_base -1 -f null - 2>&1 || echo "ffmpeg failed")
         frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames,width,height \
             -of csv=p=0 "$file")
         if [[ -n "$errors" ]]; then
