@@ -149,12 +149,16 @@ final class VADisplayConnection {
         close(fileDescriptor)
     }
 
-    /// The render nodes to try: the one asked for, or every `/dev/dri/renderD*` in number order.
+    /// The render nodes to try: the one asked for, else the device `CARWINDOW_VAAPI_DEVICE`
+    /// names, else every `/dev/dri/renderD*` in number order.
     static func candidateNodes(renderNode: String?) throws(EncoderError) -> [String] {
         if let renderNode { return [renderNode] }
+        if let named = ProcessInfo.processInfo.environment[VAAPIEncoder.deviceEnvironmentVariable], !named.isEmpty {
+            return [named]
+        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: deviceDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw .backendUnavailable(.vaapi, "no DRM render node: \(deviceDirectory) does not exist (no GPU driver, or a container started without --device \(deviceDirectory)); use the openh264 backend")
+            throw .backendUnavailable(.vaapi, "no DRM render node: \(deviceDirectory) does not exist (no GPU driver, or a container started without --device \(deviceDirectory)); use the openh264 backend, or name a device in \(VAAPIEncoder.deviceEnvironmentVariable)")
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: deviceDirectory)) ?? []
         let nodes = names.filter { $0.hasPrefix("renderD") }

@@ -31,6 +31,12 @@ public final class VAAPIEncoder: VideoEncoder {
     /// The entrypoint in use.
     public let entrypoint: VAAPIEntrypoint
 
+    /// The environment variable that names the device to open instead of the first
+    /// `/dev/dri/renderD*`: another render node, or any file a driver named by
+    /// `LIBVA_DRIVER_NAME` accepts (the test driver of `scripts/va-test-driver.sh` takes
+    /// `/dev/null`, since it needs no device).
+    public static let deviceEnvironmentVariable = "CARWINDOW_VAAPI_DEVICE"
+
     private static let logger = Logger(label: "carwindow.vaapi")
     /// How long one picture may take before the GPU is considered hung.
     private static let syncTimeoutNanoseconds: UInt64 = 2_000_000_000
