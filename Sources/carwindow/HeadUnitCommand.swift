@@ -49,6 +49,9 @@ struct HeadUnitCommand: AsyncParsableCommand {
     var audioOut: String?
     @Option(help: "Seconds after the video starts to resize the screen (see --resize-to).") var resizeAfter: Double?
     @Option(help: "The new screen size WIDTHxHEIGHT for --resize-after.") var resizeTo = "640x384"
+    @Option(help: "Seconds after the video starts to change the maximum bitrate (see --bitrate-to); the size stays.")
+    var bitrateAfter: Double?
+    @Option(help: "The new maximum bitrate in kbit/s for --bitrate-after (1-200000).") var bitrateTo = 300
     @Option(help: "Seconds after the video starts to send the app to the background (HMI BACKGROUND, NOT_STREAMABLE).")
     var backgroundAfter: Double?
     @Option(help: "Seconds the app stays in the background before FULL again.") var backgroundFor = 3.0
@@ -90,6 +93,8 @@ struct HeadUnitCommand: AsyncParsableCommand {
         for entry in press { _ = try parsePress(entry) }
         try OptionCheck.number(resizeAfter, "--resize-after", in: 0...86_400, unit: " seconds")
         _ = try parseSize(resizeTo)
+        try OptionCheck.number(bitrateAfter, "--bitrate-after", in: 0...86_400, unit: " seconds")
+        try OptionCheck.integer(bitrateTo, "--bitrate-to", in: 1...200_000, unit: " kbit/s")
         try OptionCheck.number(backgroundAfter, "--background-after", in: 0...86_400, unit: " seconds")
         try OptionCheck.number(backgroundFor, "--background-for", in: 0...86_400, unit: " seconds")
         try OptionCheck.number(dropAfter, "--drop-after", in: 0...86_400, unit: " seconds")
@@ -144,7 +149,7 @@ struct HeadUnitCommand: AsyncParsableCommand {
         var tapped = false
         var reportedHaptics = 0
         var sawApp = false
-        var resized = false, foregrounded = false, dropped = false
+        var resized = false, foregrounded = false, dropped = false, rateChanged = false
         var backgrounded: Date?
         var lastVideo: SDLVideoServiceParameters?
         var reportedOutputFailure = false
@@ -187,6 +192,12 @@ struct HeadUnitCommand: AsyncParsableCommand {
                     say("resizing the screen to \(resizeTo)")
                     try? await simulator.sendCapabilityUpdate(VideoStreamingCapability(
                         preferredResolution: ImageResolution(width: resizeTarget.0, height: resizeTarget.1)))
+                }
+                if let bitrateAfter, !rateChanged, elapsed >= bitrateAfter {
+                    rateChanged = true
+                    say("changing the maximum bitrate to \(bitrateTo) kbit/s")
+                    // An update carries what changed; the app keeps the rest of the capability.
+                    try? await simulator.sendCapabilityUpdate(VideoStreamingCapability(maxBitrate: bitrateTo))
                 }
                 if let backgroundAfter, backgrounded == nil, elapsed >= backgroundAfter {
                     backgrounded = Date()
