@@ -19,3 +19,7 @@ fi
 census='CensusTests'
 swift test --skip "$census"
 swift test --no-parallel --filter "$census"
+# The VA-API backend end to end through real libva and the project's validating test driver
+# (Tests/VADriver): carwindow encode, a drive into the in-repo head unit, and the VA-API device
+# tests, each without a broken rule or a leaked object.
+scripts/va-test-driver.sh check
