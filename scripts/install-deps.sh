@@ -14,6 +14,7 @@ packages=(
 if [[ "${1:-}" == "--tests" ]]; then
     packages+=(glslang-tools ffmpeg)       # shader validator; the independent decoder of our streams
     packages+=(python3)                    # the local tile server of the remote-tiles tests
+    packages+=(gcc g++ valgrind)           # the VA-API test driver, the C API's examples and memcheck
 fi
 
 missing=()
