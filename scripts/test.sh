@@ -23,3 +23,5 @@ swift test --no-parallel --filter "$census"
 # (Tests/VADriver): carwindow encode, a drive into the in-repo head unit, and the VA-API device
 # tests, each without a broken rule or a leaked object.
 scripts/va-test-driver.sh check
+# A player joins a running RTP stream 5 s late and shows pictures within the IDR interval.
+scripts/rtp-join-check.sh

@@ -20,6 +20,10 @@ package final class RecordingOutputs: Sendable {
     package let mp4: URL?
     /// The RTP receiver, if one is fed.
     package let rtp: (host: String, port: Int)?
+    /// The SDP file kept current for the RTP receiver, if any.
+    private let sdp: URL?
+    /// How often the RTP output asks for an IDR for late receivers (nil: never).
+    private let rtpKeyframeInterval: Duration?
     /// Makes the caller's own outputs at every stream start (a callback that hands the access
     /// units to an engine, say); nil for none.
     private let makeOwnSinks: (@Sendable () -> [any VideoSink])?
@@ -38,11 +42,14 @@ package final class RecordingOutputs: Sendable {
     /// Opens the files and the RTP socket (writing `sdp` once the Annex-B file, if any, is locked
     /// as ours, so a second writer cannot overwrite it either).
     package init(annexB: URL?, mp4: URL?, rtp: (host: String, port: Int)?, sdp: URL?,
+                 rtpKeyframeInterval: Duration? = RTPUDPSink.defaultKeyframeInterval,
                  makeOwnSinks: (@Sendable () -> [any VideoSink])? = nil,
                  newMP4File: (@Sendable (URL) -> Void)? = nil) throws(SinkError) {
         self.annexB = annexB
         self.mp4 = mp4
         self.rtp = rtp
+        self.sdp = sdp
+        self.rtpKeyframeInterval = rtpKeyframeInterval
         self.makeOwnSinks = makeOwnSinks
         self.newMP4File = newMP4File
         var sinks: [any VideoSink] = []
@@ -50,7 +57,7 @@ package final class RecordingOutputs: Sendable {
             if let annexB { sinks.append(try AnnexBFileSink(url: annexB)) }
             if let mp4 { sinks.append(try MP4FileSink(url: mp4)) }
             if let rtp {
-                let sink = try RTPUDPSink(host: rtp.host, port: rtp.port)
+                let sink = try RTPUDPSink(host: rtp.host, port: rtp.port, keyframeInterval: rtpKeyframeInterval)
                 sinks.append(sink)
                 if let sdp { try sink.writeSDP(to: sdp) }
             }
@@ -103,7 +110,10 @@ package final class RecordingOutputs: Sendable {
         }
         if let rtp {
             do {
-                sinks.append(try RTPUDPSink(host: rtp.host, port: rtp.port))
+                let sink = try RTPUDPSink(host: rtp.host, port: rtp.port, keyframeInterval: rtpKeyframeInterval)
+                // The new stream's first IDR rewrites the SDP (a resize changes SPS and PPS).
+                if let sdp { try? sink.writeSDP(to: sdp) }
+                sinks.append(sink)
             } catch {
                 record(error)
             }

@@ -195,6 +195,63 @@ extension FileDescriptor {
         guard sent == bytes.count else { throw Errno(rawValue: EMSGSIZE) }
     }
 
+    /// Binds a datagram or stream socket of `family` to `port` on every local address (0: any
+    /// free port); returns the port bound.
+    package func bind(family: Int32, port: Int) throws(Errno) -> Int {
+        var storage = sockaddr_storage()
+        var length: socklen_t
+        if family == AF_INET6 {
+            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            withUnsafeMutableBytes(of: &storage) { raw in
+                var address = sockaddr_in6()
+                address.sin6_family = sa_family_t(AF_INET6)
+                address.sin6_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
+                address.sin6_addr = in6addr_any
+                raw.storeBytes(of: address, as: sockaddr_in6.self)
+            }
+        } else {
+            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            withUnsafeMutableBytes(of: &storage) { raw in
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
+                address.sin_addr.s_addr = INADDR_ANY
+                raw.storeBytes(of: address, as: sockaddr_in.self)
+            }
+        }
+        let bound = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(rawValue, $0, length) }
+        }
+        if bound == -1 { throw Errno.ofLastCall }
+        var actual = sockaddr_storage()
+        var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &actual) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(rawValue, $0, &actualLength) }
+        }
+        if named == -1 { throw Errno.ofLastCall }
+        // The port sits at the same offset in sockaddr_in and sockaddr_in6.
+        let networkOrder = withUnsafeBytes(of: &actual) { $0.load(fromByteOffset: 2, as: UInt16.self) }
+        return Int(UInt16(bigEndian: networkOrder))
+    }
+
+    /// Takes one waiting datagram into `buffer` without blocking: its length, or nil when none
+    /// is waiting. A datagram longer than the buffer is cut to it.
+    package func receiveDatagramIfAny(into buffer: inout [UInt8]) throws(Errno) -> Int? {
+        let (received, failure) = buffer.withUnsafeMutableBytes { raw -> (Int, Errno?) in
+            while true {
+                let result = recv(rawValue, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT))
+                if result >= 0 { return (result, nil) }
+                let error = Errno.ofLastCall
+                if error.rawValue != EINTR { return (result, error) }
+            }
+        }
+        if let failure {
+            if failure.rawValue == EAGAIN || failure.rawValue == EWOULDBLOCK { return nil }
+            throw failure
+        }
+        return received
+    }
+
     /// Connects a socket to `address`.
     package func connect(to address: SocketAddress) throws(Errno) {
         // connect(2) interrupted by a signal keeps connecting in the background, so it is not retried.

@@ -46,6 +46,8 @@ struct DriveCommand: AsyncParsableCommand {
     @Flag(help: "Do not write the .mp4.") var noMP4 = false
     @Option(help: "Also stream RTP to HOST:PORT (an .sdp file for ffplay/VLC is written beside the output).")
     var rtp: String?
+    @Option(help: "With --rtp: seconds between the IDRs that let a player join late, 0.5-600, or 0 for none (default: 2). A receiver's RTCP PLI or FIR asks for one at once.")
+    var rtpIdrInterval = 2.0
     @Option(help: "Stream into a SmartDeviceLink head unit at HOST:PORT (SDL Core: 12345; or carwindow headunit).")
     var sdl: String?
     @Flag(help: "Night style.") var night = false
@@ -64,6 +66,7 @@ struct DriveCommand: AsyncParsableCommand {
         _ = try encoderChoice(encoder)
         _ = try eglPlatform(platform)
         _ = try rtpTarget()
+        if rtpIdrInterval != 0 { try OptionCheck.number(rtpIdrInterval, "--rtp-idr-interval", in: 0.5...600, unit: " seconds (or 0)") }
         if let sdl { _ = try Self.hostAndPort(sdl, option: "--sdl", example: "127.0.0.1:12345") }
         if tiles != nil, route == nil {
             throw ValidationError("with --tiles, give --route (a GeoJSON line): the computed route is for the bundled Helsinki data")
@@ -97,6 +100,7 @@ struct DriveCommand: AsyncParsableCommand {
         let rtpTarget = try rtpTarget()
         let outputs = try RecordingOutputs(annexB: outURL, mp4: noMP4 ? nil : Self.mp4Path(for: outURL), rtp: rtpTarget,
                                            sdp: rtpTarget == nil ? nil : Self.sdpPath(for: outURL),
+                                           rtpKeyframeInterval: rtpIdrInterval == 0 ? nil : .milliseconds(rtpIdrInterval * 1000),
                                            newMP4File: { say("the stream started again: the MP4 goes on in \($0.path)") })
         if let rtp { say("RTP to \(rtp); watch with: ffplay -protocol_whitelist file,udp,rtp \(Self.sdpPath(for: outURL).path)") }
 

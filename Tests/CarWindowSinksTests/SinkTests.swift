@@ -354,6 +354,102 @@ import SystemPackage
         }
     }
 
+    // MARK: Late receivers
+
+    /// An IDR with a baseline SPS (profile 66, constraint byte 0xc0, level 3.1) and a PPS.
+    static let keyframe = AccessUnit(data: annexB([[0x67, 0x42, 0xC0, 0x1F, 0xDA, 0x01], [0x68, 0xCE, 0x3C, 0x80], [0x65, 0x88, 0x84]]),
+                                     isKeyframe: true, presentationTime: .zero, frameNumber: 0)
+    static let picture = AccessUnit(data: annexB([[0x41, 0x9A, 0x02]]), isKeyframe: false, presentationTime: .zero, frameNumber: 1)
+
+    @Test func udpSinkAsksForAnIDROnItsScheduleEvenWhileNothingIsSent() throws {
+        let clock = LockedState(100.0)
+        let sink = try RTPUDPSink(host: "127.0.0.1", port: try FreePorts.udpPair(), keyframeInterval: .seconds(2),
+                                  now: { clock.withLock { $0 } })
+        defer { sink.close() }
+        #expect(!sink.needsKeyframe, "the first picture of a stream is an IDR anyway")
+        try sink.write(Self.keyframe)
+        clock.withLock { $0 = 101.9 }
+        try sink.write(Self.picture)
+        #expect(!sink.needsKeyframe)
+        // A still map sends nothing new; the schedule runs on regardless.
+        clock.withLock { $0 = 102.0 }
+        #expect(sink.needsKeyframe)
+        try sink.write(Self.picture)
+        #expect(sink.needsKeyframe, "a P picture does not satisfy the request")
+        try sink.write(Self.keyframe)
+        #expect(!sink.needsKeyframe)
+        #expect(throws: SinkError.self) { try RTPUDPSink(host: "127.0.0.1", port: 5004, keyframeInterval: .zero) }
+        let never = try RTPUDPSink(host: "127.0.0.1", port: 5004, keyframeInterval: nil, now: { clock.withLock { $0 } })
+        defer { never.close() }
+        try never.write(Self.keyframe)
+        clock.withLock { $0 = 1000 }
+        #expect(!never.needsKeyframe)
+    }
+
+    /// A receiver's RTCP picture-loss report (PLI, or FIR) on the port after the sink's source port
+    /// asks for an IDR at once; receiver reports alone do not.
+    @Test(.timeLimit(.minutes(1))) func udpSinkAsksForAnIDRWhenTheReceiverReportsPictureLoss() throws {
+        let sink = try RTPUDPSink(host: "127.0.0.1", port: try FreePorts.udpPair(), keyframeInterval: nil)
+        defer { sink.close() }
+        let rtcpPort = try #require(sink.rtcpPort)
+        #expect(rtcpPort == (try #require(sink.sourcePort)) + 1 && rtcpPort % 2 == 1)
+        try sink.write(Self.keyframe)
+        let receiver = try FileDescriptor.socket(family: AF_INET, type: Int32(SOCK_DGRAM.rawValue), protocol: 0)
+        defer { try? receiver.close() }
+        let address = try #require(try? SocketAddress.resolve(host: "127.0.0.1", port: rtcpPort, socketType: Int32(SOCK_DGRAM.rawValue)).first)
+        // A receiver report (201) with no blocks, then one with a PLI (206, FMT 1) behind it.
+        let receiverReport: [UInt8] = [0x80, 201, 0, 1, 0, 0, 0, 1]
+        let pictureLoss: [UInt8] = [0x81, 206, 0, 2, 0, 0, 0, 1, 0x12, 0x34, 0x56, 0x78]
+        try receiver.sendDatagram(receiverReport, to: address)
+        try receiver.sendDatagram(receiverReport + pictureLoss, to: address)
+        // Loopback delivers at once; the loop only guards against a slow scheduler.
+        var waited = 0
+        while !sink.needsKeyframe, waited < 500 {
+            usleep(2_000)
+            waited += 1
+        }
+        #expect(sink.needsKeyframe)
+        #expect(sink.pictureLossReports == 1)
+        try sink.write(Self.keyframe)
+        #expect(!sink.needsKeyframe)
+        // FIR (206, FMT 4) too.
+        try receiver.sendDatagram([0x84, 206, 0, 4, 0, 0, 0, 1, 0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78, 1, 0, 0, 0], to: address)
+        waited = 0
+        while !sink.needsKeyframe, waited < 500 {
+            usleep(2_000)
+            waited += 1
+        }
+        #expect(sink.pictureLossReports == 2)
+    }
+
+    @Test func pictureLossIsReadOnlyFromWellFormedRTCP() {
+        #expect(RTPUDPSink.reportsPictureLoss([0x81, 206, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2][...]))
+        #expect(!RTPUDPSink.reportsPictureLoss([0x80, 201, 0, 1, 0, 0, 0, 1][...]), "a receiver report")
+        #expect(!RTPUDPSink.reportsPictureLoss([0x81, 205, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2][...]), "a NACK (transport feedback)")
+        #expect(!RTPUDPSink.reportsPictureLoss([0x41, 206, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2][...]), "version 1")
+        #expect(!RTPUDPSink.reportsPictureLoss([0x80, 201, 0xFF, 0xFF, 0x81, 206, 0, 2][...]), "a length beyond the packet ends the walk")
+        #expect(!RTPUDPSink.reportsPictureLoss([0x81, 206][...]), "too short")
+        #expect(!RTPUDPSink.reportsPictureLoss([][...]))
+    }
+
+    /// The SDP names the profile and carries SPS and PPS once the first IDR showed them, so a
+    /// player can set up its decoder before an IDR arrives.
+    @Test func sdpCarriesTheParameterSetsOfTheFirstIDR() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sink = try RTPUDPSink(host: "127.0.0.1", port: 5004)
+        defer { sink.close() }
+        let url = directory.appendingPathComponent("stream.sdp")
+        try sink.writeSDP(to: url)
+        #expect(try String(contentsOf: url, encoding: .utf8).hasSuffix("a=fmtp:96 packetization-mode=1\r\n"))
+        try sink.write(Self.picture)
+        try sink.write(Self.keyframe)
+        let sps = Data([0x67, 0x42, 0xC0, 0x1F, 0xDA, 0x01]).base64EncodedString()
+        let pps = Data([0x68, 0xCE, 0x3C, 0x80]).base64EncodedString()
+        #expect(try String(contentsOf: url, encoding: .utf8).hasSuffix(
+            "a=fmtp:96 packetization-mode=1;profile-level-id=42c01f;sprop-parameter-sets=\(sps),\(pps)\r\n"))
+    }
+
     /// ffmpeg encodes a test pattern, the stream is cut into access units and sent through the
     /// UDP sink over loopback, and ffmpeg decodes it from the SDP; every picture must arrive and
     /// match what ffmpeg decodes from the file directly.
