@@ -81,10 +81,12 @@ package struct FramePacer: Sendable, Equatable {
     package mutating func nextAction(at time: Double) -> Action {
         let interval = configuration.frameInterval
         if changedSinceRender {
-            // Even cadence: the next slot follows the last frame, not the moment of the change,
-            // unless the map has been still for longer than a frame.
-            if let lastRender, time < lastRender + interval {
-                return .wait(until: lastRender + interval)
+            // Even cadence: the next slot follows the last picture sent (drawn, refinement or
+            // keep-alive), not the moment of the change, unless the map has been still for
+            // longer than a frame; so no two pictures are closer than the negotiated interval.
+            let last = lastSend.map { send in lastRender.map { max($0, send) } ?? send } ?? lastRender
+            if let last, time < last + interval {
+                return .wait(until: last + interval)
             }
             changedSinceRender = false
             lastRender = time
