@@ -120,13 +120,16 @@ extension ProjectionSession {
         }
         let changeSince = pendingChangeSince ?? now
         pendingChangeSince = nil
+        // Stamped with the time it is drawn for (the pacer's slot), not the moment its encoding
+        // starts, so the stamps keep the paced spacing however long drawing and readback took.
+        let stamp = presentationTime ?? statisticsOrigin.map { now - $0 + presentationShift }
         if let planes = exportedPlanes {
             await renderIntoEncoderSurface(planes, renderer: renderer, settings: settings, stream: stream,
-                                           changeSince: changeSince, presentationTime: presentationTime, forcesIDR: forcesIDR)
+                                           changeSince: changeSince, presentationTime: stamp, forcesIDR: forcesIDR)
             return
         }
         let picture = PendingPicture(slot: nextReadbackSlot, run: pictureRun, changeSince: changeSince,
-                                     presentationTime: presentationTime, forcesIDR: forcesIDR)
+                                     presentationTime: stamp, forcesIDR: forcesIDR)
         nextReadbackSlot ^= 1
         // The next picture is drawn right away in a script: it collects this one, which the GPU
         // finishes meanwhile. Any other picture is collected in the visit that drew it: the next
