@@ -131,10 +131,12 @@ public final class RTPUDPSink: VideoSink {
         return now() - lastKeyframe >= keyframeInterval.inSeconds
     }
 
-    /// Reads the receiver's waiting RTCP packets; a PLI or FIR asks for an IDR.
+    /// Reads the receiver's waiting RTCP packets, at most 64 a picture so that a flood cannot hold
+    /// the stream up; a PLI or FIR asks for an IDR.
     private func readRTCP() {
         guard let rtcp else { return }
-        while let length = try? rtcp.receiveDatagramIfAny(into: &rtcpBuffer) {
+        for _ in 0..<64 {
+            guard let length = try? rtcp.receiveDatagramIfAny(into: &rtcpBuffer) else { return }
             if Self.reportsPictureLoss(rtcpBuffer.prefix(length)) {
                 pictureLossReports += 1
                 keyframeRequested = true
