@@ -89,6 +89,9 @@ public actor HeadUnitSimulator {
         public var videoOutputPath: String?
         /// The most video bytes kept in memory; later units are only counted.
         public var maximumVideoBytesInMemory = 64 << 20
+        /// Told every video unit as it arrives (Annex-B), on the simulator's executor: a live view
+        /// of the stream (the browser head unit) sees all of it, memory limit or not.
+        public var videoUnitObserver: (@Sendable ([UInt8]) -> Void)?
 
         /// The defaults: an 800x480 H.264 RAW/RTP head unit with haptics that puts the app in
         /// FULL/STREAMABLE after registration.
@@ -306,6 +309,11 @@ public actor HeadUnitSimulator {
         guard state.headLampSubscribed else { return false }
         try await notify(.onVehicleData, parameters: ["headLampStatus": ["ambientLightSensorStatus": light.rawValue]])
         return true
+    }
+
+    /// Refuses `resolution` from now on: the app's next video start at that size gets a NAK.
+    public func refuse(_ resolution: ImageResolution) {
+        configuration.rejectedResolutions.insert(resolution)
     }
 
     /// Sends OnDriverDistraction DD_ON or DD_OFF.
@@ -644,6 +652,7 @@ public actor HeadUnitSimulator {
         if state.hmiStatus?.allowsVideo != true { state.videoInFlightWhenForbidden += 1 }
         let annexB = video.format.protocol == .rtp ? depacketizer.append(payload) : payload
         state.videoUnitCount += 1
+        configuration.videoUnitObserver?(annexB)
         if videoBytesInMemory + annexB.count <= configuration.maximumVideoBytesInMemory {
             state.videoUnits.append(annexB)
             videoBytesInMemory += annexB.count
