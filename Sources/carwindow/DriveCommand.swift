@@ -46,6 +46,8 @@ struct DriveCommand: AsyncParsableCommand {
     @Flag(help: "Do not write the .mp4.") var noMP4 = false
     @Option(help: "Also stream RTP to HOST:PORT (an .sdp file for ffplay/VLC is written beside the output).")
     var rtp: String?
+    @Option(help: "Also serve the drive as a web page on http://127.0.0.1:PORT (0: a free port): the video as a head unit would show it, touches by mouse, HMI level, resize, day/night and navigation keys. Not with --sdl (use carwindow headunit --web there).")
+    var web: Int?
     @Option(help: "With --rtp: seconds between the IDRs that let a player join late, 0.5-600, or 0 for none (default: 2). A receiver's RTCP PLI or FIR asks for one at once.")
     var rtpIdrInterval = 2.0
     @Option(help: "Stream into a SmartDeviceLink head unit at HOST:PORT (SDL Core: 12345; or carwindow headunit).")
@@ -66,6 +68,10 @@ struct DriveCommand: AsyncParsableCommand {
         _ = try encoderChoice(encoder)
         _ = try eglPlatform(platform)
         _ = try rtpTarget()
+        try OptionCheck.integer(web, "--web", in: 0...65535)
+        if web != nil, sdl != nil {
+            throw ValidationError("--web shows a drive without a head unit; with --sdl, give the head unit the page: carwindow headunit --web PORT")
+        }
         if rtpIdrInterval != 0 { try OptionCheck.number(rtpIdrInterval, "--rtp-idr-interval", in: 0.5...600, unit: " seconds (or 0)") }
         if let sdl { _ = try Self.hostAndPort(sdl, option: "--sdl", example: "127.0.0.1:12345") }
         if tiles != nil, route == nil {
@@ -98,9 +104,13 @@ struct DriveCommand: AsyncParsableCommand {
         let routeURL = try route.map { try inputFile($0, option: "--route", kind: "a GeoJSON file with a LineString") }
         let headUnit = try sdl.map { try Self.hostAndPort($0, option: "--sdl", example: "127.0.0.1:12345") }
         let rtpTarget = try rtpTarget()
+        let page = try web.map { try WebHeadUnit(port: $0) }
+        var ownSinks: (@Sendable () -> [any VideoSink])?
+        if let page { ownSinks = { [WebPageSink(page: page)] } }
         let outputs = try RecordingOutputs(annexB: outURL, mp4: noMP4 ? nil : Self.mp4Path(for: outURL), rtp: rtpTarget,
                                            sdp: rtpTarget == nil ? nil : Self.sdpPath(for: outURL),
                                            rtpKeyframeInterval: rtpIdrInterval == 0 ? nil : .milliseconds(rtpIdrInterval * 1000),
+                                           makeOwnSinks: ownSinks,
                                            newMP4File: { say("the stream started again: the MP4 goes on in \($0.path)") })
         if let rtp { say("RTP to \(rtp); watch with: ffplay -protocol_whitelist file,udp,rtp \(Self.sdpPath(for: outURL).path)") }
 
@@ -139,7 +149,7 @@ struct DriveCommand: AsyncParsableCommand {
             let display = HeadUnitDisplay(size: VideoSize(width: screenWidth, height: screenHeight), scale: scale,
                                           preferredFramesPerSecond: fps, maximumBitrate: maxBitrate * 1000)
             let status = try await stream(session: session, display: display, plan: plan, headUnit: headUnit,
-                                          outputs: outputs, signals: signals)
+                                          outputs: outputs, page: page, signals: signals)
             await made.shutdown()
             return status
         } catch {
@@ -153,7 +163,8 @@ struct DriveCommand: AsyncParsableCommand {
     /// by itself (every output failed, the head unit gone for good); then finishes every output
     /// and prints the summary.
     private func stream(session: ProjectionSession, display: HeadUnitDisplay, plan: DrivePlan,
-                        headUnit: (host: String, port: Int)?, outputs: RecordingOutputs, signals: StopSignals) async throws -> Int32 {
+                        headUnit: (host: String, port: Int)?, outputs: RecordingOutputs, page: WebHeadUnit?,
+                        signals: StopSignals) async throws -> Int32 {
         // Before each turn the head unit plays a chime, as guidance would speak (once the link is up).
         let announcer = TurnAnnouncer()
         var driveOptions = SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds, followsWithFixes: follow)
@@ -174,6 +185,22 @@ struct DriveCommand: AsyncParsableCommand {
         let handling = Task {
             for await event in events { await Self.handle(event, drive: drive, stopper: headUnit == nil ? stopper : nil) }
         }
+        // The page plays the head unit: its controls act on the session, its view follows it.
+        var pageTasks: [Task<Void, Never>] = []
+        if let page {
+            say("web page: http://127.0.0.1:\(page.port)/")
+            let level = LockedState(SDLHMILevel.full)
+            pageTasks = [
+                Task { for await control in page.requests { await WebDrive.apply(control, to: session, level: level) } },
+                Task {
+                    while !Task.isCancelled {
+                        page.publish(state: await WebDrive.stateJSON(session, level: level.withLock { $0 }))
+                        try? await Task.sleep(for: .milliseconds(250))
+                    }
+                },
+            ]
+        }
+        defer { for task in pageTasks { task.cancel() } }
         if let headUnit {
             // The head unit decides: its capability sets the size, its HMI level starts the video.
             // The link adds the head unit to the session's outputs, beside the recordings.

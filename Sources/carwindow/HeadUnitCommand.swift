@@ -57,6 +57,8 @@ struct HeadUnitCommand: AsyncParsableCommand {
     @Option(help: "Seconds the app stays in the background before FULL again.") var backgroundFor = 3.0
     @Flag(help: "Be a slow head unit: read 1 KiB every 2 ms with small socket buffers.") var slow = false
     @Option(help: "Seconds after the video starts to drop the connection (the app reconnects).") var dropAfter: Double?
+    @Option(help: "Also serve the head unit as a web page on http://127.0.0.1:PORT (0: a free port): the video, its haptic rectangles, touches by mouse and the head unit's controls. The head unit then runs until Ctrl-C, across apps.")
+    var web: Int?
 
     /// `800x380@1.5` as width, height and scale (1 when left out).
     func parseMode(_ text: String) throws -> (Int, Int, Double) {
@@ -98,6 +100,7 @@ struct HeadUnitCommand: AsyncParsableCommand {
         try OptionCheck.number(backgroundAfter, "--background-after", in: 0...86_400, unit: " seconds")
         try OptionCheck.number(backgroundFor, "--background-for", in: 0...86_400, unit: " seconds")
         try OptionCheck.number(dropAfter, "--drop-after", in: 0...86_400, unit: " seconds")
+        try OptionCheck.integer(web, "--web", in: 0...65535)
     }
 
     func run() async throws {
@@ -135,6 +138,9 @@ struct HeadUnitCommand: AsyncParsableCommand {
             configuration.receiveBufferSize = 8192
         }
         let resizeTarget = try parseSize(resizeTo)
+        let page = try web.map { try WebHeadUnit(port: $0) }
+        if let page { configuration.videoUnitObserver = { page.publish(videoUnit: $0) } }
+        let display = LockedState((width: width, height: height))
         let simulator = HeadUnitSimulator(configuration: configuration)
         let listening = try await simulator.start()
         if let failure = await simulator.snapshot().videoOutputFailure {
@@ -143,6 +149,11 @@ struct HeadUnitCommand: AsyncParsableCommand {
         }
         say("head unit listening on 127.0.0.1:\(listening) (\(width)x\(height), scale \(scale), \(fps) fps, \(maxBitrate) kbit/s)")
         say("stream into it with: carwindow drive --sdl 127.0.0.1:\(listening)")
+        let controls = page.map { page in
+            say("web head unit: http://127.0.0.1:\(page.port)/")
+            return Task { for await control in page.requests { await Self.apply(control, to: simulator, display: display) } }
+        }
+        defer { controls?.cancel() }
 
         let start = Date()
         var videoSince: Date?
@@ -190,6 +201,7 @@ struct HeadUnitCommand: AsyncParsableCommand {
                 if let resizeAfter, !resized, elapsed >= resizeAfter {
                     resized = true
                     say("resizing the screen to \(resizeTo)")
+                    display.withLock { $0 = (resizeTarget.0, resizeTarget.1) }
                     try? await simulator.sendCapabilityUpdate(VideoStreamingCapability(
                         preferredResolution: ImageResolution(width: resizeTarget.0, height: resizeTarget.1)))
                 }
@@ -239,7 +251,8 @@ struct HeadUnitCommand: AsyncParsableCommand {
                 if videoSince != nil { say("video service: \(video.resolution) \(video.format)") }
             }
             Console.progress(String(format: "received %d access units", snapshot.videoUnitCount))
-            if sawApp, snapshot.unregistered || (!snapshot.isConnected && !dropped) {
+            page?.publish(state: Self.stateJSON(snapshot, display: display.withLock { $0 }))
+            if page == nil, sawApp, snapshot.unregistered || (!snapshot.isConnected && !dropped) {
                 say("app left after \(snapshot.videoUnitCount) access units")
                 break
             }
@@ -264,6 +277,53 @@ struct HeadUnitCommand: AsyncParsableCommand {
             }
         }
         return signals.exitStatus ?? 0
+    }
+
+    /// Carries out one control of the web page.
+    static func apply(_ control: WebControl, to simulator: HeadUnitSimulator,
+                      display: LockedState<(width: Int, height: Int)>) async {
+        switch control {
+        case .level(let level):
+            let visible = level == .full || level == .limited
+            say("web: HMI \(level.rawValue)")
+            try? await simulator.setHMIStatus(SDLHMIStatus(hmiLevel: level, audioStreamingState: visible ? "AUDIBLE" : "NOT_AUDIBLE",
+                                                           videoStreamingState: visible ? .streamable : .notStreamable))
+        case .resize(let width, let height):
+            say("web: resizing the screen to \(width)x\(height)")
+            display.withLock { $0 = (width, height) }
+            try? await simulator.sendCapabilityUpdate(VideoStreamingCapability(
+                preferredResolution: ImageResolution(width: width, height: height)))
+        case .refuse(let width, let height):
+            say("web: refusing \(width)x\(height) from now on")
+            await simulator.refuse(ImageResolution(width: width, height: height))
+        case .ambientLight(let night):
+            let sent = (try? await simulator.sendAmbientLight(night ? .night : .day)) ?? false
+            say("web: ambient light \(night ? "night" : "day")" + (sent ? "" : " (the app did not subscribe to the head lamps)"))
+        case .button(let name):
+            let delivered = (try? await simulator.pressButton(name)) ?? false
+            say(delivered ? "web: pressed \(name)" : "web: pressed \(name): the app did not subscribe to it")
+        case .touch(let event):
+            try? await simulator.sendTouch(event)
+        }
+    }
+
+    /// The head unit's state for the web page, as JSON.
+    static func stateJSON(_ snapshot: HeadUnitSimulator.Snapshot, display: (width: Int, height: Int)) -> String {
+        var state: [String: Any] = [
+            "connected": snapshot.isConnected,
+            "units": snapshot.videoUnitCount,
+            "display": ["width": display.width, "height": display.height],
+            "regions": (snapshot.hapticData.last ?? []).map {
+                ["id": $0.id, "x": $0.rect.x, "y": $0.rect.y, "width": $0.rect.width, "height": $0.rect.height]
+            },
+        ]
+        if let level = snapshot.hmiStatus?.hmiLevel { state["level"] = level.rawValue }
+        if let app = snapshot.registeredAppName { state["app"] = app }
+        if let video = snapshot.video { state["video"] = ["width": video.resolution.width, "height": video.resolution.height] }
+        guard let data = try? JSONSerialization.data(withJSONObject: state), let text = String(data: data, encoding: .utf8) else {
+            return "{}"
+        }
+        return text
     }
 }
 
