@@ -10,6 +10,7 @@ if ! command -v chromium >/dev/null; then
     sudo=()
     [[ $(id -u) -eq 0 ]] || sudo=(sudo)
     echo "web-headunit-check.sh: installing chromium"
+    "${sudo[@]}" apt-get update -qq
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends chromium > /dev/null
 fi
 swift build --product carwindow
