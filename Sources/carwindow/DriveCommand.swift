@@ -170,7 +170,10 @@ struct DriveCommand: AsyncParsableCommand {
         var driveOptions = SimulatedDrive.Options(speedup: speed, maximumSeconds: maxSeconds, followsWithFixes: follow)
         if headUnit != nil {
             driveOptions.announceTurn = { _ in await announcer.announce() }
-            // The head unit's user taps the controls; the drive's own simulated taps would hide them.
+        }
+        if headUnit != nil || page != nil {
+            // The head unit's (or the page's) user taps the controls; the drive's own simulated
+            // taps would hide them.
             driveOptions.taps = []
         }
         let drive = SimulatedDrive(plan: plan, session: session, options: driveOptions)

@@ -83,7 +83,13 @@ window.headUnit = page;
 let decoder = null, parameterSets = "";
 
 function log(text) { const line = $("log"); line.textContent = (new Date().toLocaleTimeString()) + " " + text + "\n" + line.textContent.slice(0, 4000); }
-function post(control) { return fetch("/control", { method: "POST", body: JSON.stringify(control) }); }
+// One request at a time, in order: separate requests could overtake each other on their way to
+// the head unit, and a touch's END before its BEGIN is no tap.
+let sending = Promise.resolve();
+function post(control) {
+  sending = sending.then(() => fetch("/control", { method: "POST", body: JSON.stringify(control) })).catch(e => log("control: " + e));
+  return sending;
+}
 
 // Annex-B NAL units of an access unit.
 function nalUnits(bytes) {
