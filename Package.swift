@@ -130,7 +130,7 @@ let package = Package(
 
         .executableTarget(
             name: "carwindow",
-            dependencies: ["CarWindow", "CarWindowSinks", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLTesting", argumentParser,
+            dependencies: ["CarWindow", "CarWindowH264", "CarWindowSinks", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLTesting", argumentParser,
                            logging, systemPackage],
             swiftSettings: strict
         ),

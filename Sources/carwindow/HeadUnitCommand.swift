@@ -1,5 +1,6 @@
 import ArgumentParser
 import CarWindow
+import CarWindowH264
 import CarWindowSDLTesting
 import CarWindowSimulation
 import CarWindowSystemSupport
@@ -139,7 +140,12 @@ struct HeadUnitCommand: AsyncParsableCommand {
         }
         let resizeTarget = try parseSize(resizeTo)
         let page = try web.map { try WebHeadUnit(port: $0) }
-        if let page { configuration.videoUnitObserver = { page.publish(videoUnit: $0) } }
+        if let page {
+            // The head unit gets bytes only: an IDR is a unit holding a NAL unit of type 5.
+            configuration.videoUnitObserver = { unit in
+                page.publish(videoUnit: unit, isKeyframe: NALUnit.ranges(in: unit).contains { unit[$0.lowerBound] & 0x1F == 5 })
+            }
+        }
         let display = LockedState((width: width, height: height))
         let simulator = HeadUnitSimulator(configuration: configuration)
         let listening = try await simulator.start()

@@ -113,9 +113,8 @@ final class WebHeadUnit: Sendable {
         thread.start()
     }
 
-    /// Hands a received video unit to every page (Annex-B; base64 in a JSON event).
-    func publish(videoUnit unit: [UInt8]) {
-        let isKeyframe = Self.containsIDR(unit)
+    /// Hands a video unit to every page (Annex-B; base64 in a JSON event).
+    func publish(videoUnit unit: [UInt8], isKeyframe: Bool) {
         let number = sequence.withLock { value in
             value += 1
             return value
@@ -144,19 +143,6 @@ final class WebHeadUnit: Sendable {
     func publish(state json: String) {
         let event = "event: state\ndata: \(json)\n\n"
         for stream in hub.withLock({ Array($0.streams.values) }) { stream.send(event, isVideo: false, isKeyframe: false) }
-    }
-
-    static func containsIDR(_ unit: [UInt8]) -> Bool {
-        var index = 0
-        while index + 3 < unit.count {
-            if unit[index] == 0, unit[index + 1] == 0, unit[index + 2] == 1 {
-                if unit[index + 3] & 0x1F == 5 { return true }
-                index += 3
-            } else {
-                index += 1
-            }
-        }
-        return false
     }
 
     private func acceptLoop() {
@@ -341,7 +327,7 @@ final class WebPageSink: VideoSink {
     }
 
     func write(_ unit: AccessUnit) throws(SinkError) {
-        page.publish(videoUnit: unit.data)
+        page.publish(videoUnit: unit.data, isKeyframe: unit.isKeyframe)
     }
 
     func close() {}
