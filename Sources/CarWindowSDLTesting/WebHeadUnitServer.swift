@@ -8,17 +8,23 @@ import CarWindowVideoCore
 /// --web PORT`): a small server on the loopback interface that serves one page, streams video
 /// units and state to it as server-sent events, and hands the page's controls on in order.
 ///
-/// Plain sockets and a thread per connection: a page or two on the same machine, no more. Each
-/// event stream has a bounded queue of its own, so a slow browser drops pictures (until the next
-/// IDR) instead of holding up the head unit.
+/// Plain sockets and a thread per connection, with bounds a local program cannot push past:
+/// at most ``Limits/connections`` connections (and threads) at once, of which at most
+/// ``Limits/eventStreams`` event streams; a request must arrive whole within
+/// ``Limits/requestTimeout``. Each event stream has a bounded queue of its own, so a slow
+/// browser drops pictures (until the next IDR) instead of holding up the head unit. Accept
+/// errors (out of descriptors, out of memory) pause the server, never end it.
 package final class WebHeadUnitServer: Sendable {
     /// What one server takes at most.
     package struct Limits: Sendable {
-        /// Connections open at once, event streams included.
+        /// Connections open at once, event streams included; one more is answered 503 and
+        /// closed at once, without a thread of its own.
         package var connections = 64
-        /// Event streams open at once (pages), within ``connections``.
+        /// Event streams (pages) open at once, within ``connections``; a new one closes the
+        /// oldest, which is most likely a page that went away without a word.
         package var eventStreams = 16
-        /// How long a client has to send a request head and body.
+        /// How long a client has to send a whole request, head and body (slow clients hold a
+        /// thread each).
         package var requestTimeout: Duration = .seconds(5)
         /// The longest request head (request line and headers).
         package var headBytes = 16 << 10
@@ -27,6 +33,7 @@ package final class WebHeadUnitServer: Sendable {
         /// The first pause after a failed accept, doubled on each failure in a row up to
         /// ``longestPause``.
         package var shortestPause: Duration = .milliseconds(5)
+        /// The longest pause after failed accepts.
         package var longestPause: Duration = .seconds(1)
 
         package init() {}
@@ -92,6 +99,9 @@ package final class WebHeadUnitServer: Sendable {
     private static let replayLimit = (units: 2_000, bytes: 24 << 20)
     private let sequence = LockedState(0)
     private let screen = LockedState((width: 8192, height: 8192))
+    /// How long a write to a client may block before the client counts as gone: a page that
+    /// stops reading must not hold its thread for ever.
+    private static let sendTimeout = timeval(tv_sec: 30, tv_usec: 0)
 
     /// Listens on 127.0.0.1:`port` (0: a free port) and serves `page` at `/`. `log` takes what
     /// went wrong (once per kind); `accept` and `pause` stand in for the system's in tests.
@@ -137,7 +147,7 @@ package final class WebHeadUnitServer: Sendable {
         thread.start()
     }
 
-    /// Connections open now, event streams included.
+    /// Connections open now, event streams included: one thread each.
     package var connectionCount: Int { connections.withLock { $0.open.count } }
 
     /// Event streams (pages) open now.
@@ -150,13 +160,20 @@ package final class WebHeadUnitServer: Sendable {
 
     /// Stops listening and ends every connection.
     package func stop() {
-        let open = connections.withLock { state in
+        let first = connections.withLock { state in
+            guard !state.stopped else { return false }
             state.stopped = true
-            return Array(state.open.values)
+            // Under the lock: a connection's descriptor is closed only after it left `open`,
+            // and the listener only after the accept loop saw `stopped`, so none of these can
+            // be a reused number by now.
+            for descriptor in state.open.values { shutdown(descriptor, Int32(SHUT_RDWR)) }
+            shutdown(listener, Int32(SHUT_RDWR))
+            return true
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
-        for stream in hub.withLock({ Array($0.streams.values) }) { stream.close() }
+        guard first else { return }
+        hub.withLock { hub in
+            for stream in hub.streams.values { stream.close() }
+        }
         controls.finish()
     }
 
@@ -192,106 +209,228 @@ package final class WebHeadUnitServer: Sendable {
         for stream in hub.withLock({ Array($0.streams.values) }) { stream.send(event, isVideo: false, isKeyframe: false) }
     }
 
-    /// Logs `message` the first time trouble of `kind` happens.
+    /// Logs `message` the first time trouble of `kind` happens: a flood of the same trouble
+    /// must not become a flood of lines.
     private func logOnce(_ kind: String, _ message: @autoclosure () -> String) {
         if connections.withLock({ $0.logged.insert(kind).inserted }) { log(message()) }
     }
 
     private func acceptLoop() {
+        var failuresInARow = 0
         while true {
             let (client, error) = acceptConnection(listener)
-            if client < 0 {
+            if connections.withLock({ $0.stopped }) {
+                if client >= 0 { close(client) }
+                break
+            }
+            guard client >= 0 else {
+                // A signal, or a client that gave up before it was taken: nothing is wrong.
                 if error == EINTR || error == ECONNABORTED { continue }
-                break
+                // Out of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) passes when
+                // connections close; the waiting client stays in the backlog meanwhile. Retrying
+                // at once would spin, so pause, longer each time in a row.
+                logOnce("accept \(error)", "accepting a connection failed with \(Self.describe(error))"
+                        + "\(Self.advice(error)); the page's server pauses and retries (logged once)")
+                let factor = 1 << min(failuresInARow, 20)
+                pause(min(limits.longestPause, limits.shortestPause * factor))
+                failuresInARow += 1
+                continue
             }
-            let id: Int? = connections.withLock { state in
-                guard !state.stopped else { return nil }
-                state.next += 1
-                state.open[state.next] = client
-                return state.next
-            }
-            guard let id else {
-                close(client)
-                break
-            }
-            let thread = Thread { [self] in
-                serve(client)
-                connections.withLock { _ = $0.open.removeValue(forKey: id) }
-                close(client)
-            }
-            thread.name = "carwindow-web-client"
-            thread.start()
+            failuresInARow = 0
+            admit(client)
         }
         close(listener)
     }
 
+    /// Serves `client` on a thread of its own, or turns it away when the server has as many
+    /// connections as it takes.
+    private func admit(_ client: Int32) {
+        let id: Int? = connections.withLock { state in
+            guard state.open.count < limits.connections else { return nil }
+            state.next += 1
+            state.open[state.next] = client
+            return state.next
+        }
+        guard let id else {
+            logOnce("connection limit", "\(limits.connections) connections are open, the most the page's server takes; "
+                    + "further ones are answered 503 until some close (logged once)")
+            turnAway(client)
+            return
+        }
+        var timeout = Self.sendTimeout
+        setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let thread = Thread { [self] in
+            serve(client)
+            connections.withLock { _ = $0.open.removeValue(forKey: id) }
+            close(client)
+        }
+        thread.name = "carwindow-web-client"
+        thread.start()
+    }
+
+    /// Answers 503 on the accepting thread without ever blocking it.
+    private func turnAway(_ client: Int32) {
+        let response = Self.response(status: "503 Service Unavailable", type: "text/plain",
+                                     body: Array("too many connections to the head unit's page; try again when some have closed\n".utf8))
+        _ = response.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        shutdown(client, Int32(SHUT_WR))
+        // What the client sent already is read, so that the close does not reset the
+        // connection (a reset can drop the answer before the client reads it).
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        for _ in 0..<16 {
+            let count = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count <= 0 { break }
+        }
+        close(client)
+    }
+
     /// One request: the page, the event stream (kept open), or a control.
     private func serve(_ client: Int32) {
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard let request = readRequest(client) else { return }
+        let request: WebRequest
+        switch readRequest(client, before: .now + limits.requestTimeout) {
+        case .request(let read):
+            request = read
+        case .refused(let status, let reason):
+            respond(client, status: status, body: reason)
+            return
+        case .gone:
+            return
+        }
         switch (request.method, request.path) {
         case ("GET", "/"), ("GET", "/index.html"):
-            Self.respond(client, status: "200 OK", type: "text/html; charset=utf-8", body: page)
+            respond(client, status: "200 OK", type: "text/html; charset=utf-8", body: page)
         case ("GET", "/events"):
             let header = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nConnection: keep-alive\r\n\r\n"
             guard Self.write(client, Array(header.utf8)) else { return }
             let stream = EventStream(descriptor: client)
             // Registered and given the pictures since the last IDR in one step, so that none is
             // missed or sent twice.
-            let id = hub.withLock { hub in
+            let (id, evicted) = hub.withLock { hub in
+                var evicted: EventStream?
+                if hub.streams.count >= limits.eventStreams, let oldest = hub.streams.keys.min() {
+                    evicted = hub.streams.removeValue(forKey: oldest)
+                    // Closed under the lock: its descriptor stays open until its thread has
+                    // seen it leave the hub.
+                    evicted?.close()
+                }
                 hub.next += 1
                 hub.streams[hub.next] = stream
                 if hub.complete {
                     for (index, event) in hub.sinceKeyframe.enumerated() { stream.send(event, isVideo: true, isKeyframe: index == 0) }
                 }
-                return hub.next
+                return (hub.next, evicted != nil)
+            }
+            if evicted {
+                logOnce("stream limit", "\(limits.eventStreams) pages are open, the most the page's server streams to; "
+                        + "each new one closes the oldest (logged once)")
             }
             stream.run()
             hub.withLock { _ = $0.streams.removeValue(forKey: id) }
         case ("POST", "/control"):
             if let control = WebControl.parse(request.body, screen: screen.withLock { $0 }) {
                 controls.yield(control)
-                Self.respond(client, status: "204 No Content", type: nil, body: [])
+                respond(client, status: "204 No Content", body: "")
             } else {
-                Self.respond(client, status: "400 Bad Request", type: "text/plain", body: Array("malformed control\n".utf8))
+                respond(client, status: "400 Bad Request", body: "malformed control: see WebHeadUnitPage for the actions and their fields\n")
             }
         default:
-            Self.respond(client, status: "404 Not Found", type: "text/plain", body: Array("not found\n".utf8))
+            respond(client, status: "404 Not Found", body: "not found\n")
         }
     }
 
-    /// Reads a request line, headers (at most 16 KiB) and a body of Content-Length (at most 64 KiB).
-    private func readRequest(_ client: Int32) -> WebRequest? {
+    private enum ReadOutcome {
+        case request(WebRequest)
+        /// Answered with this status and reason, then closed.
+        case refused(String, String)
+        /// The client left, or the connection failed: nothing to answer.
+        case gone
+    }
+
+    /// Reads a request head of at most ``Limits/headBytes`` and a body of Content-Length (at
+    /// most ``Limits/bodyBytes``), all before `deadline`.
+    private func readRequest(_ client: Int32, before deadline: ContinuousClock.Instant) -> ReadOutcome {
         var data: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var headerEnd: Int?
-        while headerEnd == nil {
-            let count = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return nil }
-            data += buffer[0..<count]
-            if let range = data.firstRange(of: [13, 10, 13, 10]) { headerEnd = range.upperBound }
-            if data.count > limits.headBytes, headerEnd == nil { return nil }
+        var headEnd: Int?
+        while headEnd == nil {
+            switch Self.receive(client, into: &buffer, before: deadline) {
+            case .bytes(let count): data += buffer[0..<count]
+            case .closed: return .gone
+            case .timedOut: return .refused("408 Request Timeout", "the request did not arrive within \(limits.requestTimeout)\n")
+            }
+            if let range = data.firstRange(of: [13, 10, 13, 10]) {
+                headEnd = range.upperBound
+            }
+            if (headEnd ?? data.count) > limits.headBytes {
+                return .refused("431 Request Header Fields Too Large", "the request head is over \(limits.headBytes) bytes\n")
+            }
         }
-        guard let end = headerEnd, var request = WebRequest.parse(head: data[0..<end]),
-              request.contentLength <= limits.bodyBytes else { return nil }
+        guard let end = headEnd, var request = WebRequest.parse(head: data[0..<end]) else {
+            return .refused("400 Bad Request", "malformed request head\n")
+        }
+        guard request.contentLength <= limits.bodyBytes else {
+            return .refused("413 Content Too Large", "the request body is over \(limits.bodyBytes) bytes\n")
+        }
         var body = Array(data[end...])
         while body.count < request.contentLength {
-            let count = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return nil }
-            body += buffer[0..<count]
+            switch Self.receive(client, into: &buffer, before: deadline) {
+            case .bytes(let count): body += buffer[0..<count]
+            case .closed: return .gone
+            case .timedOut: return .refused("408 Request Timeout", "the request did not arrive within \(limits.requestTimeout)\n")
+            }
         }
         request.body = Array(body.prefix(request.contentLength))
-        return request
+        return .request(request)
     }
 
-    private static func respond(_ client: Int32, status: String, type: String?, body: [UInt8]) {
+    private enum Received {
+        case bytes(Int)
+        case closed
+        case timedOut
+    }
+
+    /// Waits for bytes until `deadline`, however they trickle in.
+    private static func receive(_ client: Int32, into buffer: inout [UInt8], before deadline: ContinuousClock.Instant) -> Received {
+        while true {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { return .timedOut }
+            // Whole milliseconds, rounded up so that the last fraction is waited for too.
+            let milliseconds = Int(min(left.inSeconds * 1000, 60_000)) + 1
+            var poller = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(milliseconds))
+            if ready < 0, errno != EINTR { return .closed }
+            guard ready > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 { return .bytes(count) }
+            if count == 0 { return .closed }
+            if errno != EINTR, errno != EAGAIN, errno != EWOULDBLOCK { return .closed }
+        }
+    }
+
+    private static func response(status: String, type: String?, body: [UInt8]) -> [UInt8] {
         var header = "HTTP/1.1 \(status)\r\nContent-Length: \(body.count)\r\nCache-Control: no-store\r\nConnection: close\r\n"
         if let type { header += "Content-Type: \(type)\r\n" }
-        _ = write(client, Array((header + "\r\n").utf8) + body)
+        return Array((header + "\r\n").utf8) + body
     }
 
-    /// Writes everything; false when the peer is gone.
+    /// Answers and ends the connection. What the client still sends is read for a moment
+    /// first: closing with unread bytes resets the connection, and a reset can drop the answer
+    /// before the client reads it.
+    private func respond(_ client: Int32, status: String, type: String? = nil, body: [UInt8]) {
+        guard Self.write(client, Self.response(status: status, type: type, body: body)) else { return }
+        shutdown(client, Int32(SHUT_WR))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = ContinuousClock.now + .seconds(1)
+        for _ in 0..<64 {
+            guard case .bytes = Self.receive(client, into: &buffer, before: deadline) else { break }
+        }
+    }
+
+    private func respond(_ client: Int32, status: String, body: String) {
+        respond(client, status: status, type: body.isEmpty ? nil : "text/plain; charset=utf-8", body: Array(body.utf8))
+    }
+
+    /// Writes everything; false when the peer is gone (or stopped reading for ``sendTimeout``).
     static func write(_ client: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
@@ -303,6 +442,30 @@ package final class WebHeadUnitServer: Sendable {
             offset += sent
         }
         return true
+    }
+
+    /// `EMFILE (Too many open files)`.
+    private static func describe(_ error: Int32) -> String {
+        let name = switch error {
+        case EMFILE: "EMFILE"
+        case ENFILE: "ENFILE"
+        case ENOBUFS: "ENOBUFS"
+        case ENOMEM: "ENOMEM"
+        case EPERM: "EPERM"
+        case EPROTO: "EPROTO"
+        default: "errno \(error)"
+        }
+        return "\(name) (\(String(cString: strerror(error))))"
+    }
+
+    /// What the user can do about an accept error.
+    private static func advice(_ error: Int32) -> String {
+        switch error {
+        case EMFILE: " (this process's descriptor limit: raise it with ulimit -n, or close pages)"
+        case ENFILE: " (the system's descriptor limit: close programs, or raise fs.file-max)"
+        case ENOBUFS, ENOMEM: " (the system is short of memory)"
+        default: ""
+        }
     }
 }
 
@@ -342,9 +505,11 @@ final class EventStream: Sendable {
         if queued { available.signal() }
     }
 
-    /// Ends the stream: its thread stops writing and returns from ``run()``.
+    /// Ends the stream: its thread stops writing, also in the middle of a blocked write, and
+    /// returns from ``run()``. The caller makes sure the descriptor is still open.
     func close() {
         queue.withLock { $0.closed = true }
+        shutdown(descriptor, Int32(SHUT_RDWR))
         available.signal()
     }
 
