@@ -6,6 +6,8 @@ import CarWindowSystemSupport
 struct PropertyReader {
     var warnings: [StyleWarning] = []
     let logger: Logger
+    /// The id of the layer whose properties are being read, for warnings that name it.
+    var layerID: String?
 
     /// Parses `json` as a property of type `T`.
     ///
@@ -25,7 +27,7 @@ struct PropertyReader {
             case .string(let text) where kind.isFormatted:
                 root = compiler.compileTokens(text)
             default:
-                return .constant(try constant(json, path: path, kind: kind, compiler: compiler))
+                return .constant(try constant(json, path: path, kind: kind, compiler: compiler, default: defaultValue))
             }
         } catch {
             switch error {
@@ -100,8 +102,9 @@ struct PropertyReader {
         }
     }
 
-    private func constant<T: StylePropertyValue>(_ json: JSONValue, path: String, kind: ValueKind,
-                                                 compiler: ExpressionCompiler) throws(StyleError) -> T {
+    private mutating func constant<T: StylePropertyValue>(_ json: JSONValue, path: String, kind: ValueKind,
+                                                          compiler: ExpressionCompiler,
+                                                          default defaultValue: T) throws(StyleError) -> T {
         if case .object = json {
             throw .wrongType(path: path, expected: kind.name, found: json.typeName)
         }
@@ -109,10 +112,24 @@ struct PropertyReader {
             throw .invalidValue(path: path, reason: "\"\(text)\" is not allowed here; use \(kind.name)")
         }
         let value = try compiler.literal(json, path: path, expected: kind.expected)
-        guard let typed = T(styleValue: value), Self.matchesKind(json, kind) else {
-            throw .wrongType(path: path, expected: kind.name, found: json.typeName)
+        if let typed = T(styleValue: value), Self.matchesKind(json, kind) { return typed }
+        // JSON numbers are finite, but the renderer draws with 32-bit floats: a number beyond
+        // their range is of the right type and still cannot be drawn. The same number computed by
+        // an expression warns and draws with the default, so a written one does too.
+        if value.hasNonFiniteNumber {
+            warn(StyleWarning(path: path, message: "\(layerID.map { "layer \"\($0)\": " } ?? "")\(value) is not a finite number for the renderer, whose 32-bit floats end at ±3.4e38; the property uses its default value, \(Self.describe(defaultValue)), instead. Give a value within that range"))
+            return defaultValue
         }
-        return typed
+        throw .wrongType(path: path, expected: kind.name, found: json.typeName)
+    }
+
+    /// A default value as a style would write it.
+    private static func describe(_ value: some Sendable) -> String {
+        switch value {
+        case let number as Double: StyleValue.format(number)
+        case let numbers as [Double]: "[" + numbers.map(StyleValue.format).joined(separator: ", ") + "]"
+        default: "\(value)"
+        }
     }
 
     /// Keeps the lenient text conversion from accepting arrays and the like as labels.

@@ -308,6 +308,8 @@ struct StyleLoader {
         }
 
         var layer = StyleLayer(id: id, type: type)
+        reader.layerID = id
+        defer { reader.layerID = nil }
         let sourcePath = JSONPath.member(path, "source")
         if type != .background {
             guard let source = try optionalString(object["source"], path: sourcePath) else {
