@@ -20,7 +20,7 @@ package struct VectorTileLimits: Sendable, Equatable {
     package var maximumFeatures = 1 << 16
     /// Parts (lines, polygon rings, runs of points) per tile: 40 bytes of array each. Parts past it
     /// are left out.
-    var maximumParts = 1 << 18
+    package var maximumParts = 1 << 18
     /// Vertices per tile: 8 MiB of points. The cheapest layout of a vertex (a polygon's: position,
     /// colour and 5 indices, 32 bytes) fills the layout budget's share for geometry with 817,000
     /// vertices, so more could never be drawn. Parts over their share are thinned evenly while

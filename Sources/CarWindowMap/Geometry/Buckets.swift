@@ -134,6 +134,9 @@ struct TileLayout: Sendable {
     /// What laying the tile out left out to keep it within its budget (decoding's cuts are in
     /// the decoded tile's ``VectorTile/reductions``).
     var reductions = TileReductions()
+    /// What cutting the style's GeoJSON sources for the tile left out to keep them within the
+    /// limits of a decoded tile (``GeoJSONData/cut(for:name:limits:)``).
+    var geojsonReductions = TileReductions()
 }
 
 /// A run of a mesh's indices whose geometry lies in one cell of the tile. Views that show only

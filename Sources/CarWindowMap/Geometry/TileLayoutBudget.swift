@@ -130,12 +130,12 @@ struct DrawCost: Sendable, Equatable {
     }
 }
 
-extension Array where Element == TilePoint {
+extension Array {
     /// At most `keep` of the points, evenly spread, first and last included (all when they fit).
-    func thinned(to keep: Int) -> [TilePoint] {
+    func thinned(to keep: Int) -> [Element] {
         guard keep < count else { return self }
         guard keep > 1 else { return keep == 1 ? [self[0]] : [] }
-        var result: [TilePoint] = []
+        var result: [Element] = []
         result.reserveCapacity(keep)
         for ordinal in 0..<keep {
             result.append(self[ordinal * (count - 1) / (keep - 1)])

@@ -39,8 +39,11 @@ struct TileLayoutBuilder: Sendable {
     func layout(_ tile: TileID, _ tileData: VectorTile) -> TileLayout {
         // The GeoJSON sources' features that reach this tile join it as layers of their own.
         var data = tileData
+        var geojsonReductions = TileReductions()
         for (source, features) in geojson.sorted(by: { $0.key < $1.key }) {
-            if let layer = features.layer(for: tile, name: Self.geojsonLayerName(source)) { data.layers.append(layer) }
+            let cut = features.cut(for: tile, name: Self.geojsonLayerName(source))
+            if let layer = cut.layer { data.layers.append(layer) }
+            geojsonReductions.merge(cut.reductions)
         }
         var buckets = [LayerBucket?](repeating: nil, count: style.layers.count)
         // Layers shown at any zoom this tile is drawn at: one zoom level, or all above maxzoom.
@@ -114,7 +117,8 @@ struct TileLayoutBuilder: Sendable {
             }
         }
         // Every bucket is scaled to 4096 units per tile side, whatever each source layer's extent.
-        return TileLayout(tile: tile, extent: 4096, buckets: buckets, reductions: budget.reductions)
+        return TileLayout(tile: tile, extent: 4096, buckets: buckets, reductions: budget.reductions,
+                          geojsonReductions: geojsonReductions)
     }
 
     // MARK: Budget

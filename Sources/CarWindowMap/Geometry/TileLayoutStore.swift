@@ -366,9 +366,10 @@ final class TileLoader: @unchecked Sendable {
                 return .success(TileLayout(tile: tile, extent: 4096, buckets: []))
             }
             let layout = builder.layout(tile, decoded)
-            if !decoded.reductions.isEmpty || !layout.reductions.isEmpty {
+            if !decoded.reductions.isEmpty || !layout.reductions.isEmpty || !layout.geojsonReductions.isEmpty {
                 var cuts: [String] = []
                 if !decoded.reductions.isEmpty { cuts.append("decoding: \(decoded.reductions)") }
+                if !layout.geojsonReductions.isEmpty { cuts.append("GeoJSON sources: \(layout.geojsonReductions)") }
                 if !layout.reductions.isEmpty { cuts.append("layout: \(layout.reductions)") }
                 let limits = VectorTileLimits.standard
                 logger.warning("tile \(tile) of \(sources.basemap.name) is over the per-tile budget (\(TileLayoutBudget.layoutBytes >> 20) MiB of layout; \(limits.maximumVertices) vertices, \(limits.maximumFeatures) features decoded) and is drawn simplified; \(cuts.joined(separator: "; "))")
