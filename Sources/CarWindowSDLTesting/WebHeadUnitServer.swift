@@ -8,6 +8,10 @@ import CarWindowVideoCore
 /// --web PORT`): a small server on the loopback interface that serves one page, streams video
 /// units and state to it as server-sent events, and hands the page's controls on in order.
 ///
+/// Only the page itself may use it: every request needs a loopback `Host` with the server's
+/// port and, when it has an `Origin`, the page's own; a control also needs a JSON content type
+/// and the page's token (``WebRequest/refusal(port:token:)``). Anything else gets 403.
+///
 /// Plain sockets and a thread per connection, with bounds a local program cannot push past:
 /// at most ``Limits/connections`` connections (and threads) at once, of which at most
 /// ``Limits/eventStreams`` event streams; a request must arrive whole within
@@ -136,7 +140,7 @@ package final class WebHeadUnitServer: Sendable {
         var generator = SystemRandomNumberGenerator()
         token = (0..<4).map { _ in String(generator.next() as UInt32, radix: 16) }.joined(separator: "-")
         listener = descriptor
-        self.page = Array(page.utf8)
+        self.page = Array(page.replacingOccurrences(of: Self.tokenPlaceholder, with: token).utf8)
         self.limits = limits
         self.log = log
         acceptConnection = accept
@@ -153,9 +157,9 @@ package final class WebHeadUnitServer: Sendable {
     /// Event streams (pages) open now.
     package var eventStreamCount: Int { hub.withLock { $0.streams.count } }
 
-    /// The head unit's screen in pixels: touches are clamped to it.
+    /// The head unit's screen in pixels (each side taken into 1...8192): touches are clamped to it.
     package func setScreen(width: Int, height: Int) {
-        screen.withLock { $0 = (max(1, width), max(1, height)) }
+        screen.withLock { $0 = (min(max(1, width), 8192), min(max(1, height), 8192)) }
     }
 
     /// Stops listening and ends every connection.
@@ -203,8 +207,22 @@ package final class WebHeadUnitServer: Sendable {
         for stream in streams { stream.send(event, isVideo: true, isKeyframe: isKeyframe) }
     }
 
-    /// Hands the head unit's state (JSON) to every page.
+    /// The part of a state that the server reads itself.
+    private struct StateDisplay: Decodable {
+        struct Size: Decodable {
+            var width: Int
+            var height: Int
+        }
+        var display: Size?
+    }
+
+    /// Hands the head unit's state (JSON) to every page. Its `display` (`{"width":W,"height":H}`,
+    /// the head unit's screen in pixels, when it has one) becomes the screen that touches are
+    /// clamped to, so the state the page sees and the clamping never disagree.
     package func publish(state json: String) {
+        if let display = (try? JSONDecoder().decode(StateDisplay.self, from: Data(json.utf8)))?.display {
+            setScreen(width: display.width, height: display.height)
+        }
         let event = "event: state\ndata: \(json)\n\n"
         for stream in hub.withLock({ Array($0.streams.values) }) { stream.send(event, isVideo: false, isKeyframe: false) }
     }
@@ -294,6 +312,12 @@ package final class WebHeadUnitServer: Sendable {
             respond(client, status: status, body: reason)
             return
         case .gone:
+            return
+        }
+        if let refusal = request.refusal(port: port, token: token) {
+            let reason = refusal.reason(port: port)
+            logOnce("refused \(refusal.kind)", "\(reason) (logged once)")
+            respond(client, status: "403 Forbidden", body: reason + "\n")
             return
         }
         switch (request.method, request.path) {

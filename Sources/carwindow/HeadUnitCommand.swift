@@ -200,7 +200,8 @@ struct HeadUnitCommand: AsyncParsableCommand {
                 let point = zoomIn.rect.center, now = Int(Date().timeIntervalSince1970 * 1000) & 0x3FFF_FFFF
                 try? await simulator.sendTouch(SDLTouchEvent(type: .begin, touches: [.init(id: 0, timestamp: now, x: point.x, y: point.y)]))
                 try? await simulator.sendTouch(SDLTouchEvent(type: .end, touches: [.init(id: 0, timestamp: now + 70, x: point.x, y: point.y)]))
-                say("tapped zoom in at (\(Int(point.x)), \(Int(point.y)))")
+                // The rectangle is the app's: Int(_:) would trap on a NaN or a huge one.
+                say(String(format: "tapped zoom in at (%.0f, %.0f)", point.x, point.y))
             }
             if let since = videoSince {
                 let elapsed = Date().timeIntervalSince(since)
@@ -319,7 +320,11 @@ struct HeadUnitCommand: AsyncParsableCommand {
             "connected": snapshot.isConnected,
             "units": snapshot.videoUnitCount,
             "display": ["width": display.width, "height": display.height],
-            "regions": (snapshot.hapticData.last ?? []).map {
+            // The app's rectangles: one that JSON cannot carry (NaN, infinite) would blank the
+            // whole state, so it is left out.
+            "regions": (snapshot.hapticData.last ?? []).filter {
+                [$0.rect.x, $0.rect.y, $0.rect.width, $0.rect.height].allSatisfy(\.isFinite)
+            }.map {
                 ["id": $0.id, "x": $0.rect.x, "y": $0.rect.y, "width": $0.rect.width, "height": $0.rect.height]
             },
         ]

@@ -1,10 +1,13 @@
+import CarWindowSDLTesting
+
 /// The page of the browser head unit (`carwindow headunit --web PORT`): plain HTML, CSS and
 /// JavaScript served from the binary, no build step and nothing from the network.
 ///
 /// It decodes the video the head unit receives with WebCodecs (Annex-B H.264, configured from
 /// each IDR's SPS), draws the app's haptic rectangles over it, shows the HMI level and stream
 /// facts, and turns clicks and drags on the picture into OnTouchEvent sequences in head-unit
-/// pixels (drag: pan; shift-drag: pinch around where it started; double click: double tap).
+/// pixels (drag: pan; shift-drag: pinch around where it started; double click: double tap). Its
+/// controls carry the token the server puts in place of ``WebHeadUnitServer/tokenPlaceholder``.
 enum WebHeadUnitPage {
     static let html = #"""
 <!doctype html>
@@ -84,10 +87,15 @@ let decoder = null, parameterSets = "";
 
 function log(text) { const line = $("log"); line.textContent = (new Date().toLocaleTimeString()) + " " + text + "\n" + line.textContent.slice(0, 4000); }
 // One request at a time, in order: separate requests could overtake each other on their way to
-// the head unit, and a touch's END before its BEGIN is no tap.
+// the head unit, and a touch's END before its BEGIN is no tap. JSON and the page's token are what
+// the head unit takes controls with: another site can send neither.
+const token = "\#(WebHeadUnitServer.tokenPlaceholder)";
 let sending = Promise.resolve();
 function post(control) {
-  sending = sending.then(() => fetch("/control", { method: "POST", body: JSON.stringify(control) })).catch(e => log("control: " + e));
+  sending = sending.then(() => fetch("/control", {
+      method: "POST", headers: { "Content-Type": "application/json", "X-CarWindow-Token": token }, body: JSON.stringify(control) })
+    .then(response => response.ok || response.text().then(text => log("control refused: " + text))))
+    .catch(e => log("control: " + e));
   return sending;
 }
 
