@@ -15,6 +15,11 @@ import CarWindowSystemSupport
 /// `profile-level-id` and `sprop-parameter-sets` once the first IDR shows them. SPS and PPS
 /// travel in front of every IDR.
 ///
+/// RTCP is untrusted: both sockets are bound to the local address that reaches the receiver
+/// (127.0.0.1 for a receiver on this machine), reports from any other host than the
+/// receiver's are read and dropped, and reports bring at most one IDR per
+/// ``minimumKeyframeSpacing``, so that a flood of them cannot turn every picture into an IDR.
+///
 /// Meant for desktop testing and receivers on a LAN: UDP has no flow control, so the sink
 /// sends as fast as it is called and a lost packet costs the rest of the picture.
 public final class RTPUDPSink: VideoSink {
@@ -27,13 +32,20 @@ public final class RTPUDPSink: VideoSink {
     /// How often the sink asks for an IDR so that a late receiver can start (nil: never), also
     /// while the map stands still.
     public let keyframeInterval: Duration?
+    /// The least time from one IDR to the next that the receiver's picture-loss reports bring
+    /// (a report that comes sooner is answered once it has passed); zero answers every report at
+    /// the next picture.
+    public let minimumKeyframeSpacing: Duration
     /// The local port packets leave from, and ``rtcpPort`` the one after it where the receiver's
     /// RTCP is read; nil when no even/odd pair could be bound (then RTCP is not read).
     public private(set) var sourcePort: Int?
     /// Where the sink reads the receiver's RTCP (``sourcePort`` + 1); nil when not listening.
     public var rtcpPort: Int? { rtcp == nil ? nil : sourcePort.map { $0 + 1 } }
-    /// Picture-loss reports (PLI and FIR) read so far.
+    /// Picture-loss reports (PLI and FIR) read so far from the receiver's host, whether or not
+    /// they brought an IDR at once.
     public private(set) var pictureLossReports = 0
+    /// RTCP datagrams taken off the socket so far, whatever they held or whoever sent them.
+    package private(set) var rtcpDatagramsRead = 0
     private var packetizer: RTPPacketizer
     private var socket: FileDescriptor?
     private var rtcp: FileDescriptor?
@@ -49,16 +61,23 @@ public final class RTPUDPSink: VideoSink {
 
     /// The default of ``keyframeInterval``: a player that joins shows the map within 2 s.
     public static let defaultKeyframeInterval = Duration.seconds(2)
+    /// The default of ``minimumKeyframeSpacing``: a lost picture is repaired within half a
+    /// second, and a flood of reports costs at most two IDRs a second.
+    public static let defaultMinimumKeyframeSpacing = Duration.milliseconds(500)
 
     /// Resolves `host` (a name, an IPv4 or an IPv6 address) and opens a UDP socket for its first
     /// address, bound with an RTCP socket on the next port; `packetizer` sets payload type, MTU,
     /// SSRC and sequence numbers. `now` is the clock of the IDR schedule (seconds, monotonic).
     public init(host: String, port: Int, packetizer: RTPPacketizer = RTPPacketizer(),
                 keyframeInterval: Duration? = RTPUDPSink.defaultKeyframeInterval,
+                minimumKeyframeSpacing: Duration = RTPUDPSink.defaultMinimumKeyframeSpacing,
                 now: @escaping @Sendable () -> Double = RTPUDPSink.monotonicSeconds) throws(SinkError) {
         guard (1...65_535).contains(port) else { throw .invalidConfiguration("UDP port \(port) must be in 1...65535") }
         if let keyframeInterval, keyframeInterval <= .zero {
             throw .invalidConfiguration("the IDR interval must be positive (or nil for none), not \(keyframeInterval)")
+        }
+        guard minimumKeyframeSpacing >= .zero else {
+            throw .invalidConfiguration("the least spacing of requested IDRs must be zero or more, not \(minimumKeyframeSpacing)")
         }
         let addresses: [SocketAddress]
         do {
@@ -86,8 +105,11 @@ public final class RTPUDPSink: VideoSink {
         self.socket = socket
         self.destination = address
         self.keyframeInterval = keyframeInterval
+        self.minimumKeyframeSpacing = minimumKeyframeSpacing
         self.now = now
-        (sourcePort, rtcp) = Self.bindPortPair(socket, family: address.family)
+        // No route to the receiver (yet): every address, as before; sending reports the trouble.
+        let local = SocketAddress.localAddress(toReach: address)
+        (sourcePort, rtcp) = Self.bindPortPair(socket, on: local, family: address.family)
     }
 
     deinit {
@@ -102,16 +124,22 @@ public final class RTPUDPSink: VideoSink {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    /// Binds `socket` to an even port and a second socket to the odd port after it, for RTCP;
-    /// a few tries among the dynamic ports, then without RTCP on any port.
-    private static func bindPortPair(_ socket: FileDescriptor, family: Int32) -> (Int?, FileDescriptor?) {
+    /// Binds `socket` to an even port and a second socket to the odd port after it, for RTCP,
+    /// both on `local` (every address of `family` when nil): a receiver on this machine is the
+    /// only one that can reach a port bound to 127.0.0.1. A few tries among the dynamic ports,
+    /// then without RTCP on any port.
+    private static func bindPortPair(_ socket: FileDescriptor, on local: SocketAddress?, family: Int32) -> (Int?, FileDescriptor?) {
+        func bind(_ descriptor: FileDescriptor, port: Int) -> Bool {
+            if let local { return (try? descriptor.bind(to: local.withPort(port))) != nil }
+            return (try? descriptor.bind(family: family, port: port)) != nil
+        }
         for _ in 0..<32 {
             let even = Int.random(in: 24_576...32_767) * 2
             guard let control = try? FileDescriptor.socket(family: family, type: Int32(SOCK_DGRAM.rawValue), protocol: 0) else {
                 break
             }
-            if (try? control.bind(family: family, port: even + 1)) != nil {
-                if (try? socket.bind(family: family, port: even)) != nil { return (even, control) }
+            if bind(control, port: even + 1) {
+                if bind(socket, port: even) { return (even, control) }
                 // The RTP socket could not take the even port; a bound socket cannot be rebound,
                 // so it keeps its ephemeral port and RTCP is not read.
                 try? control.close()
@@ -123,20 +151,26 @@ public final class RTPUDPSink: VideoSink {
     }
 
     /// Whether the next picture must be an IDR: the interval since the last one passed, or the
-    /// receiver reported a lost picture.
+    /// receiver reported a lost picture and ``minimumKeyframeSpacing`` has passed since the last
+    /// IDR.
     public var needsKeyframe: Bool {
         readRTCP()
-        if keyframeRequested { return true }
-        guard let keyframeInterval, let lastKeyframe else { return false }
-        return now() - lastKeyframe >= keyframeInterval.inSeconds
+        guard let lastKeyframe else { return keyframeRequested }
+        let since = now() - lastKeyframe
+        if keyframeRequested, since >= minimumKeyframeSpacing.inSeconds { return true }
+        guard let keyframeInterval else { return false }
+        return since >= keyframeInterval.inSeconds
     }
 
     /// Reads the receiver's waiting RTCP packets, at most 64 a picture so that a flood cannot hold
-    /// the stream up; a PLI or FIR asks for an IDR.
+    /// the stream up; a PLI or FIR from the receiver's host asks for an IDR. A multicast group
+    /// has no one receiver to check for.
     private func readRTCP() {
         guard let rtcp else { return }
         for _ in 0..<64 {
-            guard let length = try? rtcp.receiveDatagramIfAny(into: &rtcpBuffer) else { return }
+            guard let (length, sender) = try? rtcp.receiveDatagramWithSenderIfAny(into: &rtcpBuffer) else { return }
+            rtcpDatagramsRead += 1
+            guard destination.isMulticast || sender.isSameHost(as: destination) else { continue }
             if Self.reportsPictureLoss(rtcpBuffer.prefix(length)) {
                 pictureLossReports += 1
                 keyframeRequested = true

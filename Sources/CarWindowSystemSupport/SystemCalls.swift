@@ -252,6 +252,49 @@ extension FileDescriptor {
         return received
     }
 
+    /// Binds the socket to `address` (its port 0: any free port); returns the port bound.
+    package func bind(to address: SocketAddress) throws(Errno) -> Int {
+        let bound = address.withSockaddr { pointer, length in Glibc.bind(rawValue, pointer, length) }
+        if bound == -1 { throw Errno.ofLastCall }
+        return try localAddress().port
+    }
+
+    /// The address the socket is bound to (getsockname).
+    package func localAddress() throws(Errno) -> SocketAddress {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(rawValue, $0, &length) }
+        }
+        if named == -1 { throw Errno.ofLastCall }
+        return SocketAddress(family: Int32(storage.ss_family), storage: storage, length: length)
+    }
+
+    /// Like ``receiveDatagramIfAny(into:)``, and says who sent the datagram.
+    package func receiveDatagramWithSenderIfAny(into buffer: inout [UInt8]) throws(Errno) -> (length: Int, sender: SocketAddress)? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let (received, failure) = buffer.withUnsafeMutableBytes { raw -> (Int, Errno?) in
+            withUnsafeMutablePointer(to: &storage) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                    while true {
+                        length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                        let result = recvfrom(rawValue, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT), address, &length)
+                        if result >= 0 { return (result, nil) }
+                        let error = Errno.ofLastCall
+                        if error.rawValue != EINTR { return (result, error) }
+                    }
+                }
+            }
+        }
+        if let failure {
+            if failure.rawValue == EAGAIN || failure.rawValue == EWOULDBLOCK { return nil }
+            throw failure
+        }
+        return (received, SocketAddress(family: Int32(storage.ss_family), storage: storage,
+                                        length: min(length, socklen_t(MemoryLayout<sockaddr_storage>.size))))
+    }
+
     /// Connects a socket to `address`.
     package func connect(to address: SocketAddress) throws(Errno) {
         // connect(2) interrupted by a signal keeps connecting in the background, so it is not retried.
@@ -312,6 +355,67 @@ package struct SocketAddress {
         }
         guard !addresses.isEmpty else { throw ResolutionFailure(message: "no IPv4 or IPv6 address") }
         return addresses
+    }
+
+    /// The port (0 for a family without one).
+    package var port: Int {
+        guard family == AF_INET || family == AF_INET6 else { return 0 }
+        // The port sits at the same offset in sockaddr_in and sockaddr_in6.
+        let networkOrder = withUnsafeBytes(of: storage) { $0.load(fromByteOffset: 2, as: UInt16.self) }
+        return Int(UInt16(bigEndian: networkOrder))
+    }
+
+    /// The same host with another port.
+    package func withPort(_ port: Int) -> SocketAddress {
+        var copy = self
+        guard family == AF_INET || family == AF_INET6 else { return copy }
+        withUnsafeMutableBytes(of: &copy.storage) {
+            $0.storeBytes(of: UInt16(truncatingIfNeeded: port).bigEndian, toByteOffset: 2, as: UInt16.self)
+        }
+        return copy
+    }
+
+    /// The host's address bytes: 4 for IPv4, 16 for IPv6 (the scope is left out).
+    private var hostBytes: [UInt8] {
+        withUnsafeBytes(of: storage) { raw in
+            switch family {
+            case AF_INET: Array(raw[4..<8])
+            case AF_INET6: Array(raw[8..<24])
+            default: []
+            }
+        }
+    }
+
+    /// Whether `other` names the same host, whatever its port.
+    package func isSameHost(as other: SocketAddress) -> Bool {
+        family == other.family && !hostBytes.isEmpty && hostBytes == other.hostBytes
+    }
+
+    /// Whether this is a multicast group (224.0.0.0/4, ff00::/8), which many hosts receive.
+    package var isMulticast: Bool {
+        guard let first = hostBytes.first else { return false }
+        return family == AF_INET ? first >> 4 == 14 : first == 0xFF
+    }
+
+    /// The address as digits (`127.0.0.1`, `::1`).
+    package var numericHost: String {
+        var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        let status = withSockaddr { pointer, length in
+            getnameinfo(pointer, length, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST)
+        }
+        guard status == 0 else { return "?" }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The local address the kernel sends from to reach `destination` (a UDP socket connected
+    /// to it, which sends nothing, and asked for its name); nil when there is no route.
+    package static func localAddress(toReach destination: SocketAddress) -> SocketAddress? {
+        guard let probe = try? FileDescriptor.socket(family: destination.family, type: Int32(SOCK_DGRAM.rawValue), protocol: 0) else {
+            return nil
+        }
+        defer { try? probe.close() }
+        guard (try? probe.connect(to: destination)) != nil else { return nil }
+        return try? probe.localAddress().withPort(0)
     }
 
     /// Lends the address as the `sockaddr` pointer the socket calls take.
