@@ -258,8 +258,7 @@ extension ProjectionSession {
         }
         let forceIDR = forcesIDR || needsIDR || sink?.needsKeyframe == true
         let run = pictureRun
-        let presentation = presentationTime ?? (clock.now - origin + presentationShift)
-        lastPresentation = presentation
+        let presentation = nextPresentationTime(presentationTime ?? (clock.now - origin + presentationShift))
         queuedPicture = QueuedPicture(input: input, kind: kind, changeSince: changeSince, forceIDR: forceIDR, run: run,
                                       presentationTime: presentation)
         if let waiting = encodeLoopWaiter {
@@ -372,6 +371,17 @@ extension ProjectionSession {
         return false
     }
 
+    /// The presentation time of the next picture sent, of whatever kind: `proposed` (seconds
+    /// since the stream's origin), or one frame interval after the last picture's when that is
+    /// later. Drawn pictures are stamped with the pacer's slot and the others with the clock when
+    /// they start; without this one rule the two could land microseconds apart, and an MP4
+    /// recording (1/90000 s ticks) refuses a picture that is not after the one before.
+    func nextPresentationTime(_ proposed: Double) -> Double {
+        let time = max(proposed, lastPresentation + pacer.configuration.frameInterval)
+        lastPresentation = time
+        return time
+    }
+
     /// Sends a hand-made skip picture as the keep-alive; false when one cannot be used now
     /// (configured otherwise, an IDR is due, or the stream cannot take one). True also when the
     /// stream may not send at all any more: nothing else is to be sent instead.
@@ -382,7 +392,8 @@ extension ProjectionSession {
         guard configuration.keepAlive == .skipPicture, !needsIDR, sink?.needsKeyframe != true,
               let origin = statisticsOrigin, let sink else { return false }
         skipPictureCount += 1
-        guard let unit = skipPictures.skipPicture(presentationTime: .seconds(clock.now - origin + presentationShift),
+        let presentation = nextPresentationTime(clock.now - origin + presentationShift)
+        guard let unit = skipPictures.skipPicture(presentationTime: .seconds(presentation),
                                                   frameNumber: skipPictureCount) else { return false }
         // A refused skip picture still counts as handled: the IDR that follows resets the numbering.
         if deliver(unit, to: sink) { record(sent: unit, as: .keepAlive, changeSince: nil) }

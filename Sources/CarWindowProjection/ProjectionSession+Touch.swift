@@ -13,11 +13,20 @@ extension ProjectionSession {
     /// scale here). Taps on haptic regions become ``ProjectionSessionEvent/regionTapped(id:)``
     /// or control actions; pans, pinches and double taps elsewhere move the map (unless
     /// `mapGesturesEnabled` is off). Pan and pinch movement is applied once per drawn frame.
-    /// Invalid events (ids outside 0...9, NaN coordinates...) are ignored with a warning.
+    /// Invalid events (ids outside 0...9, NaN coordinates...) and fingers going down off the
+    /// screen are ignored with a warning; a finger that slides off the screen is held at its edge.
     public func handleTouch(_ event: TouchEvent) {
-        let scale = stream?.scale ?? 1
+        var event = event
+        if let screen = stream?.displaySize {
+            do {
+                event = try event.onScreen(width: screen.width, height: screen.height)
+            } catch {
+                emit(.warning(.touchIgnored(error)))
+                return
+            }
+        }
         let rejectedBefore = recognizer.rejectedEventCount
-        let gestures = recognizer.handle(event.inRenderedPixels(scale: scale))
+        let gestures = recognizer.handle(event.inRenderedPixels(scale: stream?.scale ?? 1))
         lastGestureTick = clock.now
         if recognizer.rejectedEventCount != rejectedBefore, let rejection = recognizer.lastRejection {
             emit(.warning(.touchIgnored(rejection)))

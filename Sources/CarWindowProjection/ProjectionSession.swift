@@ -467,7 +467,11 @@ public actor ProjectionSession {
 
     func choose(_ display: HeadUnitDisplay) throws(ProjectionSessionError) -> StreamResolution {
         switch display.chooseStreamResolution(for: configuration.supportedSizes) {
-        case .match(let chosen): return chosen
+        case .match(let chosen):
+            if let asked = chosen.display.scale, asked != chosen.scale {
+                emit(.warning(.scaleClamped(asked: asked, used: chosen.scale)))
+            }
+            return chosen
         case .noMatch(let reason): throw fail(.noMatchingResolution(reason: reason))
         }
     }

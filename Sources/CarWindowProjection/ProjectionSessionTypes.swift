@@ -220,6 +220,9 @@ public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertib
     case frameRateCapped(asked: Int, streamed: Double)
     /// A touch event from the head unit was refused (``TouchEvent/validate()``) and not used.
     case touchIgnored(TouchEventRejection)
+    /// The head unit's display scale `asked` lies outside ``HeadUnitDisplay/scaleRange`` (or is
+    /// not finite); the stream uses `used`.
+    case scaleClamped(asked: Double, used: Double)
     /// A haptic select named a region that is not on screen.
     case hapticSelectIgnored(regionID: Int)
     /// The encoder's rate control could not switch to the keep-alive rate (`forKeepAlives`) or
@@ -249,6 +252,8 @@ public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertib
             "the head unit asks for \(asked) fps; the stream runs at \(Int(streamed)) fps, the most this app draws and encodes"
         case .touchIgnored(let rejection):
             "touch event ignored: \(rejection)"
+        case .scaleClamped(let asked, let used):
+            "the head unit's display scale \(asked) is outside \(HeadUnitDisplay.scaleRange); the stream uses scale \(used)"
         case .hapticSelectIgnored(let id):
             "haptic select ignored: no region \(id) on screen; select one of the regions last sent"
         case .encoderRateUnchanged(let forKeepAlives, let error):

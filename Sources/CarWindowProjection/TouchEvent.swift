@@ -119,6 +119,32 @@ public struct TouchEvent: Sendable, Equatable {
         }
         return copy
     }
+
+    /// The same event held to a screen of `width` x `height` pixels (origin top-left, in the
+    /// pixels of the event's points).
+    ///
+    /// A finger cannot go down off the screen, so a begin with a point outside it is refused
+    /// (``TouchEventRejection/outsideScreen(touchID:x:y:width:height:)``): a broken or hostile
+    /// head unit's tap at x = 1e19 reaches no gesture, no map coordinate and no control. A finger
+    /// that slides off the edge while down is held at the edge instead, so its drag still ends.
+    /// Non-finite points are left for ``validate()`` to refuse.
+    public func onScreen(width: Int, height: Int) throws(TouchEventRejection) -> TouchEvent {
+        let right = Double(max(width, 0)), bottom = Double(max(height, 0))
+        var copy = self
+        for index in copy.touches.indices {
+            let touch = copy.touches[index]
+            if type == .begin, let outside = touch.points.first(where: {
+                $0.x.isFinite && $0.y.isFinite && !((0...right).contains($0.x) && (0...bottom).contains($0.y))
+            }) {
+                throw .outsideScreen(touchID: touch.id, x: outside.x, y: outside.y, width: width, height: height)
+            }
+            copy.touches[index].points = touch.points.map { point in
+                guard point.x.isFinite, point.y.isFinite else { return point }
+                return SIMD2(min(max(point.x, 0), right), min(max(point.y, 0), bottom))
+            }
+        }
+        return copy
+    }
 }
 
 /// Why a touch event was ignored. The recogniser logs it, keeps it in
@@ -145,6 +171,8 @@ public enum TouchEventRejection: Error, Sendable, Equatable, CustomStringConvert
     case negativeTimestamp(touchID: Int, timestamp: Int)
     /// A point that is NaN or infinite.
     case nonFinitePoint(touchID: Int)
+    /// A finger went down off the screen (``TouchEvent/onScreen(width:height:)``).
+    case outsideScreen(touchID: Int, x: Double, y: Double, width: Int, height: Int)
 
     /// What was wrong, for the log: the rule broken and that the event was ignored.
     public var description: String {
@@ -169,6 +197,8 @@ public enum TouchEventRejection: Error, Sendable, Equatable, CustomStringConvert
             return "touch \(id) has negative timestamp \(timestamp) ms; the event is ignored"
         case .nonFinitePoint(let id):
             return "touch \(id) has a NaN or infinite point; the event is ignored"
+        case .outsideScreen(let id, let x, let y, let width, let height):
+            return "touch \(id) went down at (\(x), \(y)), outside the \(width)x\(height) screen; the event is ignored"
         }
     }
 }
