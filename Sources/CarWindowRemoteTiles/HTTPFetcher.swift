@@ -52,7 +52,7 @@ public final class HTTPFetcher: Sendable {
         configuration.timeoutIntervalForResource = self.timeout * 4
         configuration.urlCache = nil
         configuration.httpAdditionalHeaders = ["User-Agent": "CarWindow"]
-        let downloads = DownloadDelegate()
+        let downloads = DownloadDelegate(timeout: self.timeout)
         self.downloads = downloads
         session = URLSession(configuration: configuration, delegate: downloads, delegateQueue: nil)
     }
@@ -217,6 +217,34 @@ private final class DownloadDelegate: NSObject, URLSessionDataDelegate, @uncheck
         var reason: String
     }
 
+    /// Seconds a request may take, for the reason given when one times out.
+    let timeout: Double
+
+    init(timeout: Double) {
+        self.timeout = timeout
+    }
+
+    /// What went wrong with a request, in words: Foundation's own text for these is
+    /// "The operation could not be completed. (NSURLErrorDomain error -1001.)".
+    static func reason(for error: any Error, timeout: Double) -> String {
+        let code = (error as NSError).domain == NSURLErrorDomain ? URLError.Code(rawValue: (error as NSError).code) : nil
+        switch code {
+        case .timedOut?: return String(format: "the server did not answer within %.0f s", timeout)
+        case .cannotFindHost?, .dnsLookupFailed?: return "the host name could not be resolved"
+        case .cannotConnectToHost?: return "the server refused the connection"
+        case .networkConnectionLost?: return "the connection was lost during the transfer"
+        case .notConnectedToInternet?: return "this machine has no network connection"
+        case .secureConnectionFailed?, .serverCertificateUntrusted?, .serverCertificateHasBadDate?,
+             .serverCertificateNotYetValid?, .serverCertificateHasUnknownRoot?, .clientCertificateRejected?:
+            return "the TLS connection failed (certificate or protocol)"
+        case .badServerResponse?, .cannotParseResponse?: return "the server's answer was not valid HTTP"
+        case .httpTooManyRedirects?, .redirectToNonExistentLocation?: return "the server's redirects lead nowhere"
+        case .cancelled?: return "the request was cancelled"
+        case let other?: return "the request failed (URL error \(other.rawValue))"
+        case nil: return "the request failed: \(String(describing: error).prefix(200))"
+        }
+    }
+
     // Guarded by `lock`: the session calls back on its own queue, the fetcher waits on another thread.
     private let lock = NSLock()
     private var downloads: [Int: Download] = [:]
@@ -292,7 +320,7 @@ private final class DownloadDelegate: NSObject, URLSessionDataDelegate, @uncheck
         }
         if download.outcome == nil {
             if let error {
-                download.outcome = .failure(Failure(reason: error.localizedDescription))
+                download.outcome = .failure(Failure(reason: Self.reason(for: error, timeout: timeout)))
             } else if let response = download.response {
                 var headers: [String: String] = [:]
                 for (name, value) in response.allHeaderFields {

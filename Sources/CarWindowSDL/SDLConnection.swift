@@ -188,6 +188,9 @@ public actor SDLConnection {
     private var holdsAmbientLight = false
     private var ambientLightRefused = false
     private var heldEpoch = 0
+    /// The unreadable messages already reported: a head unit that sends the same nonsense again
+    /// and again is reported once per kind, not once per message.
+    private var reportedUnreadable = Set<String>()
     /// The policy's permissions (OnPermissionsChange) for this registration; nil until the head
     /// unit sends them, when SDL Core's stock levels apply.
     private var permissions: SDLPermissions?
@@ -575,7 +578,7 @@ public actor SDLConnection {
         do {
             rpc = try SDLRPCMessage(decoding: message.payload)
         } catch {
-            Self.logger.warning("unreadable RPC ignored: \(error)")
+            warnOnce("unreadable RPC ignored: \(error)")
             return
         }
         switch rpc.type {
@@ -585,6 +588,16 @@ public actor SDLConnection {
             handleNotification(rpc)
         case .request:
             Self.logger.debug("head unit request \(rpc.functionID) ignored")
+        }
+    }
+
+    /// Logs `text` as a warning the first time, at debug level after that (at most 256 kinds
+    /// are remembered, so a head unit cannot grow the set without bound).
+    private func warnOnce(_ text: String) {
+        if reportedUnreadable.count < 256, reportedUnreadable.insert(text).inserted {
+            Self.logger.warning("\(text) (reported once)")
+        } else {
+            Self.logger.debug("\(text)")
         }
     }
 
@@ -601,13 +614,13 @@ public actor SDLConnection {
                 updateAudioAllowed(status.allowsAudio)
                 hmiLevelChanged(from: previous, to: status.hmiLevel)
             } catch {
-                Self.logger.warning("OnHMIStatus ignored: \(error)")
+                warnOnce("OnHMIStatus ignored: \(error)")
             }
         case .onButtonPress:
             do {
                 eventSink.yield(.buttonPressed(try rpc.decodeParameters(SDLButtonPress.self)))
             } catch {
-                Self.logger.warning("OnButtonPress ignored: \(error)")
+                warnOnce("OnButtonPress ignored: \(error)")
             }
         case .onPermissionsChange:
             if let received = try? rpc.decodeParameters(SDLPermissions.self) {
@@ -638,7 +651,7 @@ public actor SDLConnection {
             do {
                 eventSink.yield(.touch(try SDLTouchEvent.decode(json: Data(rpc.json))))
             } catch {
-                Self.logger.warning("OnTouchEvent ignored: \(error)")
+                warnOnce("OnTouchEvent ignored: \(error)")
             }
         case .onSystemCapabilityUpdated:
             do {
@@ -648,7 +661,7 @@ public actor SDLConnection {
                 capability = filled
                 eventSink.yield(.capabilityChanged(filled))
             } catch {
-                Self.logger.warning("OnSystemCapabilityUpdated ignored: \(error)")
+                warnOnce("OnSystemCapabilityUpdated ignored: \(error)")
             }
         default:
             break

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 @testable import CarWindowGeo
 @testable import CarWindowStyle
@@ -182,6 +183,30 @@ struct RemoteTileTests {
             _ = try URLTemplateTileSource(templates: ["http://127.0.0.1:9/{z}/{x}/{y}.pbf"], fetcher: HTTPFetcher(cache: nil, timeout: 2))
                 .data(for: HelsinkiFixtures.tiles[0])
         } throws: { "\($0)".contains("Cannot fetch http://127.0.0.1:9/") }
+    }
+
+    /// A server that accepts and never answers, and a port nobody listens on: the reason is
+    /// said in words ("did not answer within 1 s"), never Foundation's
+    /// "(NSURLErrorDomain error -1001.)".
+    @Test func networkFailuresAreSaidInWords() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound && listen(listener, 4) == 0)
+        let silent = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/{z}/{x}/{y}.pbf"
+        #expect {
+            _ = try URLTemplateTileSource(templates: [silent], fetcher: HTTPFetcher(cache: nil, timeout: 1)).data(for: HelsinkiFixtures.tiles[0])
+        } throws: { "\($0)".contains("did not answer within 1 s") && !"\($0)".contains("NSURLErrorDomain") }
+        #expect {
+            _ = try URLTemplateTileSource(templates: ["http://127.0.0.1:9/{z}/{x}/{y}.pbf"], fetcher: HTTPFetcher(cache: nil, timeout: 2))
+                .data(for: HelsinkiFixtures.tiles[0])
+        } throws: { "\($0)".contains("refused the connection") && !"\($0)".contains("NSURLErrorDomain") }
     }
 
     @Test func badTemplatesAndTileJSONAreTypedErrors() throws {

@@ -169,8 +169,34 @@ package struct SDLRPCMessage: Sendable, Equatable {
     package func decodeParameters<Parameters: Decodable>(_ type: Parameters.Type) throws(SDLRPCError) -> Parameters {
         do {
             return try JSONDecoder().decode(Parameters.self, from: Data(json))
+        } catch let error as DecodingError {
+            throw .badParameters(functionID, Self.describe(error))
         } catch {
-            throw .badParameters(functionID, String(describing: error))
+            throw .badParameters(functionID, "the parameters are not JSON")
+        }
+    }
+
+    /// One line for a decoding failure: which field, and what was wrong with its value. The
+    /// decoder's own description dumps its whole context (dozens of lines a message for a head
+    /// unit that sends nonsense); the values come from the wire and are cut short.
+    static func describe(_ error: DecodingError) -> String {
+        func field(_ path: [any CodingKey]) -> String {
+            let named = path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return named.isEmpty ? "the parameters" : "field " + String(named.drop { $0 == "." }.prefix(120))
+        }
+        func reason(_ context: DecodingError.Context) -> String { String(context.debugDescription.prefix(160)) }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(field(context.codingPath)) is not \(type): \(reason(context))"
+        case .valueNotFound(let type, let context):
+            return "\(field(context.codingPath)) is null where \(type) is needed"
+        case .keyNotFound(let key, let context):
+            return "\(field(context.codingPath + [key])) is missing"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "the parameters are not JSON (\(reason(context)))"
+                                              : "\(field(context.codingPath)) has an unusable value: \(reason(context))"
+        @unknown default:
+            return "the parameters could not be read"
         }
     }
 }

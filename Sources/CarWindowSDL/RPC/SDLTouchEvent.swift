@@ -139,8 +139,10 @@ public struct SDLTouchEvent: Sendable, Equatable, Codable {
         let event: TouchEvent
         do {
             event = try decoder.decode(SDLTouchEvent.self, from: json).touchEvent
+        } catch let error as DecodingError {
+            throw .malformed("not valid OnTouchEvent JSON (\(SDLRPCMessage.describe(error))); the head unit must send type, event[].id, ts and c")
         } catch {
-            throw .malformed("not valid OnTouchEvent JSON (\(error)); the head unit must send type, event[].id, ts and c")
+            throw .malformed("not valid OnTouchEvent JSON; the head unit must send type, event[].id, ts and c")
         }
         try event.validate()
         return event
