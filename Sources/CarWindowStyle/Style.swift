@@ -49,13 +49,10 @@ public struct Style: Sendable {
     public init(contentsOf url: URL, logger: Logger? = nil) throws(StyleError) {
         let data: Data
         do {
-            let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
-            guard size <= Self.maximumSize else { throw StyleError.tooLarge(bytes: size, limit: Self.maximumSize) }
-            data = try Data(contentsOf: url)
-        } catch let error as StyleError {
-            throw error
+            data = Data(try InputFile.read(url.path, limit: Self.maximumSize))
         } catch {
-            throw .unreadable(path: url.path, reason: error.localizedDescription)
+            if let (size, limit) = error.tooLarge { throw .tooLarge(bytes: size, limit: limit) }
+            throw .unreadable(path: url.path, reason: error.reason)
         }
         try self.init(data: data, logger: logger)
         baseURL = url

@@ -110,15 +110,12 @@ public struct GeoJSONData: Sendable {
     public init(contentsOf url: URL) throws(GeoJSONError) {
         let data: Data
         do {
-            let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
-            guard size <= Self.maximumBytes else {
-                throw GeoJSONError.tooLarge(reason: "\(url.path) has \(size) bytes, more than the \(Self.maximumBytes) accepted")
-            }
-            data = try Data(contentsOf: url)
-        } catch let error as GeoJSONError {
-            throw error
+            data = Data(try InputFile.read(url.path, limit: Self.maximumBytes))
         } catch {
-            throw .unreadable(path: url.path, reason: error.localizedDescription)
+            if let (size, limit) = error.tooLarge {
+                throw .tooLarge(reason: "\(url.path) has \(size) bytes, more than the \(limit) accepted")
+            }
+            throw .unreadable(path: url.path, reason: error.reason)
         }
         try self.init(data: data)
     }

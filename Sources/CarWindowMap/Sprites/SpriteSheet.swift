@@ -182,15 +182,12 @@ public struct SpriteSheet: Sendable {
 
     private static func readIndex(_ url: URL) throws(SpriteError) -> Data {
         do {
-            let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
-            guard size <= maximumIndexBytes else {
-                throw SpriteError.invalidIndex(path: url.path, reason: "it has \(size) bytes, more than the \(maximumIndexBytes) a sprite index may have")
-            }
-            return try Data(contentsOf: url)
-        } catch let error as SpriteError {
-            throw error
+            return Data(try InputFile.read(url.path, limit: maximumIndexBytes))
         } catch {
-            throw .unreadable(path: url.path, reason: error.localizedDescription)
+            if let (size, limit) = error.tooLarge {
+                throw .invalidIndex(path: url.path, reason: "it has \(size) bytes, more than the \(limit) a sprite index may have")
+            }
+            throw .unreadable(path: url.path, reason: error.reason)
         }
     }
 

@@ -60,16 +60,12 @@ extension DrivingRoute {
     /// Reads a route from a GeoJSON file (see ``init(geoJSON:speedLimit:maximumPoints:)``).
     package init(geoJSONContentsOf url: URL, speedLimit: Double = DrivingRoute.defaultSpeedLimit,
                 maximumPoints: Int = DrivingRoute.defaultMaximumGeoJSONPoints) throws(GeoJSONRouteError) {
-        let size: Int
-        do {
-            size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
-        } catch {
-            throw .unreadable(path: url.path, reason: error.localizedDescription)
-        }
-        guard size <= Self.maximumGeoJSONBytes else { throw .tooLarge(bytes: size, limit: Self.maximumGeoJSONBytes) }
         let data: Data
-        do { data = try Data(contentsOf: url) } catch {
-            throw .unreadable(path: url.path, reason: error.localizedDescription)
+        do {
+            data = Data(try InputFile.read(url.path, limit: Self.maximumGeoJSONBytes))
+        } catch {
+            if let (size, limit) = error.tooLarge { throw .tooLarge(bytes: size, limit: limit) }
+            throw .unreadable(path: url.path, reason: error.reason)
         }
         try self.init(geoJSON: data, speedLimit: speedLimit, maximumPoints: maximumPoints)
     }
