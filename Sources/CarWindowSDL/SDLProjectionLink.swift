@@ -105,6 +105,12 @@ public actor SDLProjectionLink {
     /// Why the video service could not be opened the last time it was tried: every size and
     /// format was refused (nil once one is accepted).
     public private(set) var videoFailure: SDLConnectionError?
+    /// Why the head unit's capability gives no stream the session can draw and encode (a screen
+    /// of 0x0 or 8192x8192, say), so video cannot start until it sends another; nil once one fits.
+    public private(set) var displayFailure: ProjectionSessionError?
+    /// Why the connection to the head unit was last lost (nil until it is): when ``run()``
+    /// returns because reconnecting gave up, this says what ended it.
+    public private(set) var lastDisconnection: SDLConnectionError?
     private var videoAllowed = false
     private var videoOpen = false
     private var startingVideo = false
@@ -202,6 +208,7 @@ public actor SDLProjectionLink {
         case .videoStopped, .videoFailed, .disconnected:
             videoOpen = false
             await session.suspend()
+            if case .disconnected(let error) = event { lastDisconnection = error }
             if case .videoFailed(let error) = event {
                 videoFailure = error
                 logger.warning("the head unit refused every video format and size: \(error)")
@@ -234,9 +241,11 @@ public actor SDLProjectionLink {
             do {
                 try await session.connect(display: display)
             } catch {
+                displayFailure = error
                 logger.warning("no stream for the head unit's capability: \(error)")
                 return
             }
+            displayFailure = nil
             capabilityInForce = capability
             await reportSupportedModes()
             await startVideoIfReady()

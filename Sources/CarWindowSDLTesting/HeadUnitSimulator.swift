@@ -76,6 +76,9 @@ public actor HeadUnitSimulator {
         public var endsServicesOnNone = true
         /// Video sizes NAKed with rejectedParams [width, height].
         public var rejectedResolutions: Set<ImageResolution> = []
+        /// When set, RegisterAppInterface is refused with this result code (`DISALLOWED`, say),
+        /// as a head unit whose policy does not know the app refuses it.
+        public var refusesRegistration: String?
         /// Formats NAKed with rejectedParams [videoProtocol, videoCodec].
         public var rejectedFormats: Set<VideoStreamingFormat> = []
         /// Bytes read per read call.
@@ -546,6 +549,10 @@ public actor HeadUnitSimulator {
         case .registerAppInterface:
             guard let request = try? rpc.decodeParameters(SDLRegisterAppInterfaceRequest.self) else {
                 await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "INVALID_DATA"))
+                return
+            }
+            if let code = configuration.refusesRegistration {
+                await respond(to: rpc, SDLResponseStatus(success: false, resultCode: code))
                 return
             }
             state.registeredAppName = request.appName

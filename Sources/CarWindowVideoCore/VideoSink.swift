@@ -99,7 +99,7 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
         case .unresolvableHost(let host, let port, let reason):
             "cannot resolve \(host) (port \(port)): \(reason); check the host name or use a numeric address"
         case .socketFailed(let operation, let destination, let error):
-            "\(operation) to \(destination) failed: \(error.nameAndText); \(Self.advice(for: error, path: destination))"
+            "\(operation) to \(destination) failed: \(error.nameAndText); \(Self.networkAdvice(for: error, destination: destination))"
         case .transportFailed(let underlying):
             "the byte stream writer failed: \(underlying); reconnect and send a new IDR first"
         case .closed(let sink):
@@ -154,6 +154,19 @@ public enum SinkError: Error, CustomStringConvertible, Equatable {
     /// The error for a file that `open` (with its lock) refused.
     package static func opening(path: String, _ error: Errno) -> SinkError {
         error.rawValue == EWOULDBLOCK ? .fileLocked(path: path) : .cannotOpenFile(path: path, error)
+    }
+
+    /// What a person can do about a socket's common error numbers: the file advice
+    /// (``advice(for:path:)``) would send them looking for folders and permissions.
+    private static func networkAdvice(for error: Errno, destination: String) -> String {
+        switch error.rawValue {
+        case EACCES, EPERM:
+            "the system refuses to send there (a broadcast address, or a firewall rule); give one receiver's address"
+        case EADDRNOTAVAIL, EAFNOSUPPORT, EINVAL:
+            "the address cannot be sent to from this machine; give one receiver's unicast address"
+        default:
+            advice(for: error, path: destination)
+        }
     }
 
     /// What a person can do about the common error numbers.

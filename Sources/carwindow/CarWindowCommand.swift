@@ -4,6 +4,7 @@ import CarWindowSDLTesting
 import CarWindowSimulation
 import CarWindowSystemSupport
 import Foundation
+import Glibc
 
 @main
 struct CarWindowCommand: AsyncParsableCommand {
@@ -11,4 +12,12 @@ struct CarWindowCommand: AsyncParsableCommand {
         commandName: "carwindow",
         abstract: "Draws OpenStreetMap vector tiles headless with OpenGL ES, for car head units.",
         subcommands: [DriveCommand.self, HeadUnitCommand.self, RenderCommand.self, EncodeCommand.self])
+
+    /// Ignores SIGPIPE before any command runs: a reader of standard output that goes away
+    /// (`carwindow drive | head -1`) must not kill the process before it has finished its files;
+    /// the writes then fail with EPIPE, which ``Console`` tolerates.
+    static func main() async {
+        signal(SIGPIPE, SIG_IGN)
+        await main(nil)
+    }
 }

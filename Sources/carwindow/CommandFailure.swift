@@ -75,7 +75,7 @@ func explain(_ error: any Error) -> (String, Int32) {
         return (error.description, EXIT_FAILURE)
     case let error as PNGError:
         return (error.description, ExitStatus.cannotCreate)
-    case is TileSourceError, is StyleError, is GeoJSONRouteError, is FontError, is TileDecodingError:
+    case is TileSourceError, is StyleError, is GeoJSONRouteError, is DrivePlanError, is FontError, is TileDecodingError:
         return ("\(error)", ExitStatus.dataError)
     case is SDLConnectionError, is SDLTransportError:
         return ("\(error)", ExitStatus.unavailable)
@@ -124,9 +124,22 @@ func inputFile(_ path: String, option: String, kind: String, folderAllowed: Bool
         throw CommandFailure(description: "\(option) \(path): cannot read it: \(error.nameAndText); give the path of \(kind)",
                              exitStatus: ExitStatus.noInput)
     }
-    let isFolder = status.st_mode & S_IFMT == S_IFDIR
+    let type = status.st_mode & S_IFMT
+    let isFolder = type == S_IFDIR
     if isFolder && !folderAllowed {
         throw CommandFailure(description: "\(option) \(path) is a folder; give the path of \(kind)", exitStatus: ExitStatus.noInput)
+    }
+    // A device or a FIFO would be read forever or block: only files (and folders where allowed).
+    if !isFolder && type != S_IFREG {
+        let what = switch type {
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        default: "a special file"
+        }
+        throw CommandFailure(description: "\(option) \(path) is not a regular file but \(what); give the path of \(kind)",
+                             exitStatus: ExitStatus.noInput)
     }
     guard access(path, R_OK) == 0 else {
         throw CommandFailure(description: "\(option) \(path): cannot read it: \(Errno(rawValue: errno).nameAndText); give this user read access or copy it elsewhere",

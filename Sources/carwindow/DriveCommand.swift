@@ -59,8 +59,13 @@ struct DriveCommand: AsyncParsableCommand {
     @Option(help: "Force an EGL platform: gbm, device or surfaceless.") var platform: String?
 
     func validate() throws {
-        _ = try parseSize(size)
+        let (width, height) = try parseSize(size)
         try OptionCheck.number(scale, "--scale", in: HeadUnitDisplay.scaleRange)
+        // The screen is the head unit's; without one, nobody else would say why it cannot stream.
+        let screen = HeadUnitDisplay(size: VideoSize(width: width, height: height), scale: scale)
+        if case .noMatch(let reason) = screen.chooseStreamResolution() {
+            throw ValidationError("--size \(size) at --scale \(OptionCheck.text(scale)) gives no stream H.264 can carry (\(reason)); give a screen such as 800x480")
+        }
         try OptionCheck.integer(fps, "--fps", in: 1...60, unit: " frames per second")
         try OptionCheck.integer(maxBitrate, "--max-bitrate", in: 1...200_000, unit: " kbit/s")
         try OptionCheck.number(speed, "--speed", in: 0.1...1000, unit: " simulated seconds per second")
@@ -183,6 +188,7 @@ struct DriveCommand: AsyncParsableCommand {
         var link: SDLProjectionLink?
         let background: Task<Void, any Error>
         var startFailure: (any Error)?
+        let linkOutcome = LinkOutcome()
         // Taken before anything starts, so that no event is missed; it ends when the session is closed.
         let events = session.events
         let handling = Task {
@@ -212,37 +218,21 @@ struct DriveCommand: AsyncParsableCommand {
                                          transport: { SDLTCPTransport(host: headUnit.host, port: headUnit.port) })
             link = made
             announcer.player = made.prompts
-            let failure = LinkFailure()
             background = Task {
                 // The link ends for good when it stops or reconnecting gave up; a reconnect does not.
+                // What ended it is recorded before the stop, so whoever sees the stop can read it.
                 defer { stopper.stop() }
                 do {
                     try await made.run()
+                    linkOutcome.end(with: nil)
                 } catch {
-                    failure.error = error
+                    linkOutcome.end(with: error)
                     throw error
                 }
             }
             say("connecting to the head unit at \(sdl ?? "")")
-            let deadline = Date().addingTimeInterval(30)
-            while await session.state != .streaming, !stopper.isStopped {
-                if let error = failure.error {
-                    startFailure = error
-                    break
-                }
-                if let refused = await made.videoFailure {
-                    startFailure = CommandFailure(description: SDLProjectionLink.noVideoMessage(refused),
-                                                  exitStatus: ExitStatus.unavailable)
-                    break
-                }
-                if Date() > deadline {
-                    startFailure = CommandFailure(
-                        description: "the head unit at \(sdl ?? "") did not let the app stream within 30 s (HMI level, capability or video service refused); check that it runs and shows the app",
-                        exitStatus: ExitStatus.unavailable)
-                    break
-                }
-                try? await Task.sleep(for: .milliseconds(100))
-            }
+            startFailure = await Self.waitForStreaming(session: session, link: made, outcome: linkOutcome,
+                                                      headUnit: sdl ?? "", stopper: stopper, signals: signals)
         } else {
             background = Task {}
             do {
@@ -268,6 +258,13 @@ struct DriveCommand: AsyncParsableCommand {
             driven = await driving.value
             Console.endProgressLine()
         }
+        // A link that ended by itself before the drive did lost the head unit for good: the
+        // drive did not reach it, whatever the recordings hold.
+        var linkLost: CommandFailure?
+        if let link, startFailure == nil, signals.received == nil, let ending = linkOutcome.ending {
+            let lastDisconnection = await link.lastDisconnection
+            linkLost = Self.headUnitLost(ending.error ?? lastDisconnection, headUnit: sdl ?? "", beforeStreaming: false)
+        }
         let statistics = await session.statistics
         let settings = await session.encoderSettings
         if let link { await link.stop() }
@@ -284,7 +281,55 @@ struct DriveCommand: AsyncParsableCommand {
         if headUnit != nil { say(announcer.summary) }
         for line in outputs.report() { say(line) }
         if let status = signals.exitStatus { return status }
+        if let linkLost {
+            Console.error(linkLost.description)
+            return linkLost.exitStatus
+        }
         return outputs.failures.isEmpty ? 0 : ExitStatus.ioError
+    }
+
+    /// Waits until the session streams into the head unit; returns why it never will, or nil
+    /// once it streams or a signal stopped the drive. Every way the link can end before the
+    /// first picture (refused connection, refused registration, a head unit that answers
+    /// garbage or nothing, every size refused, a screen the session cannot draw) is a failure
+    /// with its reason, never a quiet end.
+    private static func waitForStreaming(session: ProjectionSession, link: SDLProjectionLink, outcome: LinkOutcome,
+                                         headUnit: String, stopper: DriveStopper, signals: StopSignals) async -> (any Error)? {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await session.state != .streaming {
+            if signals.received != nil { return nil }
+            if let ending = outcome.ending {
+                let lastDisconnection = await link.lastDisconnection
+                return headUnitLost(ending.error ?? lastDisconnection, headUnit: headUnit, beforeStreaming: true)
+            }
+            if let refused = await link.videoFailure {
+                return CommandFailure(description: SDLProjectionLink.noVideoMessage(refused), exitStatus: ExitStatus.unavailable)
+            }
+            if let unusable = await link.displayFailure {
+                return CommandFailure(description: "the head unit at \(headUnit) offers a screen the app cannot stream: \(unusable)",
+                                      exitStatus: ExitStatus.unavailable)
+            }
+            if stopper.isStopped {
+                // Stopped by the session itself (every output failed) before the link ended.
+                return CommandFailure(description: "the drive stopped before the head unit at \(headUnit) let the app stream",
+                                      exitStatus: ExitStatus.unavailable)
+            }
+            if ContinuousClock.now > deadline {
+                return CommandFailure(
+                    description: "the head unit at \(headUnit) did not let the app stream within 30 s (HMI level, capability or video service refused); check that it runs and shows the app",
+                    exitStatus: ExitStatus.unavailable)
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
+    }
+
+    /// The line for a link to the head unit that ended by itself, with what ended it.
+    static func headUnitLost(_ error: (any Error)?, headUnit: String, beforeStreaming: Bool) -> CommandFailure {
+        let what = beforeStreaming ? "the app never streamed into the head unit at \(headUnit)"
+                                   : "the head unit at \(headUnit) was lost before the drive ended"
+        let why = error.map { ": \(explain($0).0)" } ?? ": it closed the connection"
+        return CommandFailure(description: what + why + "; check that it runs and accepts the app", exitStatus: ExitStatus.unavailable)
     }
 
     static func progressLine(_ progress: SimulatedDrive.Progress) -> String {
@@ -332,11 +377,15 @@ struct DriveCommand: AsyncParsableCommand {
         case .regionTapped(let id):
             say("region tapped: \(id)")
         case .mapTapped(let point, _):
-            say("map tapped at (\(Int(point.x)), \(Int(point.y)))")
+            // Formatted, not converted: Int(_:) traps on a value beyond its range.
+            say(String(format: "map tapped at (%.0f, %.0f)", point.x, point.y))
         case .resized(let stream):
             say("the head unit resized the stream to \(stream.encodedSize)")
         case .warning(let warning):
             Console.warning(warning.description)
+        case .error(.noMatchingResolution):
+            // No stream for the screen: the drive ends with that reason itself, said once.
+            break
         case .error(let error):
             Console.error("\(error)")
         case .stateChanged(_, to: .disconnected):
@@ -462,7 +511,6 @@ func eglPlatform(_ name: String?) throws -> EGLPlatform? {
     return platform
 }
 
-/// Where the link's task leaves the error that ended it, for the waiting command to see.
 /// Plays a chime on the head unit before each turn and counts how each ended.
 final class TurnAnnouncer: Sendable {
     private let state = LockedState<(player: SDLPromptPlayer?, outcomes: [String: Int])>((nil, [:]))
@@ -494,10 +542,18 @@ final class TurnAnnouncer: Sendable {
     }
 }
 
-final class LinkFailure: Sendable {
-    private let stored = LockedState<(any Error)?>(nil)
-    var error: (any Error)? {
-        get { stored.withLock { $0 } }
-        set { stored.withLock { $0 = newValue } }
+/// How the link's task ended, recorded before it stops the drive, so that whoever sees the
+/// stop can read why: nil while it runs, then the error that ended it (nil error: it ended
+/// without one, reconnecting having given up).
+final class LinkOutcome: Sendable {
+    struct Ending: Sendable {
+        var error: (any Error)?
+    }
+    private let stored = LockedState<Ending?>(nil)
+
+    var ending: Ending? { stored.withLock { $0 } }
+
+    func end(with error: (any Error)?) {
+        stored.withLock { $0 = $0 ?? Ending(error: error) }
     }
 }

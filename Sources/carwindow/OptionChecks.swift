@@ -27,6 +27,9 @@ enum OptionCheck {
         if let value { try integer(value, option, in: range, unit: unit) }
     }
 
+    /// `value` as a user wrote it: 2 rather than 2.0.
+    static func text(_ value: Double) -> String { format(value) }
+
     private static func format(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
         return String(value)

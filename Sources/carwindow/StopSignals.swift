@@ -65,7 +65,7 @@ final class StopSignals: Sendable {
             return state.handlers
         }
         guard let handlers else {
-            FileHandle.standardError.write(Data("\n\(Self.name(number)) again: exiting at once; files are left unfinished\n".utf8))
+            Console.write("\n\(Self.name(number)) again: exiting at once; files are left unfinished\n", to: STDERR_FILENO)
             _exit(ExitStatus.signal(number))
         }
         Console.warning("\(Self.name(number)): stopping, finishing the files (\(Self.name(number)) again exits at once)")
