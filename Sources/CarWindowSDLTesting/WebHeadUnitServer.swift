@@ -39,6 +39,11 @@ package final class WebHeadUnitServer: Sendable {
         package var shortestPause: Duration = .milliseconds(5)
         /// The longest pause after failed accepts.
         package var longestPause: Duration = .seconds(1)
+        /// The process's descriptor limit (nil: its soft `RLIMIT_NOFILE`). The server takes at
+        /// most a quarter of it in connections, whatever ``connections`` says: a Swift process
+        /// on Linux must never run out of descriptors, since libdispatch's worker monitor ends
+        /// the process when it cannot open a file under /proc.
+        package var descriptorLimit: Int?
 
         package init() {}
     }
@@ -72,6 +77,8 @@ package final class WebHeadUnitServer: Sendable {
     private let controls: AsyncStream<WebControl>.Continuation
     private let page: [UInt8]
     private let limits: Limits
+    /// ``Limits/connections``, or less under a low descriptor limit.
+    package let connectionLimit: Int
     private let listener: Int32
     private let log: @Sendable (String) -> Void
     private let acceptConnection: AcceptFunction
@@ -142,13 +149,25 @@ package final class WebHeadUnitServer: Sendable {
         listener = descriptor
         self.page = Array(page.replacingOccurrences(of: Self.tokenPlaceholder, with: token).utf8)
         self.limits = limits
+        connectionLimit = max(1, min(limits.connections, (limits.descriptorLimit ?? Self.softDescriptorLimit) / 4))
         self.log = log
         acceptConnection = accept
         self.pause = pause
         (requests, controls) = AsyncStream.makeStream(of: WebControl.self, bufferingPolicy: .bufferingNewest(256))
+        if connectionLimit < limits.connections {
+            log("the descriptor limit (\(limits.descriptorLimit ?? Self.softDescriptorLimit), ulimit -n) leaves room for "
+                + "\(connectionLimit) connections to the page instead of \(limits.connections); raise it for more pages")
+        }
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "carwindow-web"
         thread.start()
+    }
+
+    /// The process's soft limit on open descriptors (`ulimit -n`), capped to what an Int holds.
+    private static var softDescriptorLimit: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        return Int(clamping: limit.rlim_cur)
     }
 
     /// Connections open now, event streams included: one thread each.
@@ -264,13 +283,13 @@ package final class WebHeadUnitServer: Sendable {
     /// connections as it takes.
     private func admit(_ client: Int32) {
         let id: Int? = connections.withLock { state in
-            guard state.open.count < limits.connections else { return nil }
+            guard state.open.count < connectionLimit else { return nil }
             state.next += 1
             state.open[state.next] = client
             return state.next
         }
         guard let id else {
-            logOnce("connection limit", "\(limits.connections) connections are open, the most the page's server takes; "
+            logOnce("connection limit", "\(connectionLimit) connections are open, the most the page's server takes; "
                     + "further ones are answered 503 until some close (logged once)")
             turnAway(client)
             return

@@ -149,6 +149,27 @@ import Testing
         #expect(Self.status(try Self.exchange(server.port, "GET", "/")) == 200)
     }
 
+    /// Under a low descriptor limit the server takes fewer connections, so that it never runs
+    /// the process out of descriptors (libdispatch ends a Swift process that does).
+    @Test(.timeLimit(.minutes(2))) func aLowDescriptorLimitLowersTheCap() async throws {
+        var limits = WebHeadUnitServer.Limits()
+        limits.descriptorLimit = 12
+        let logs = LockedState<[String]>([])
+        let server = try Self.server(limits, logs: logs)
+        defer { server.stop() }
+        #expect(server.connectionLimit == 3)
+        #expect(logs.withLock { $0.contains { $0.contains("ulimit -n") } }, "\(logs.withLock { $0 })")
+        let idle = try (0..<3).map { _ in try Client(port: server.port) }
+        #expect(await eventually { server.connectionCount == 3 })
+        #expect(Self.status(try Self.exchange(server.port, "GET", "/")) == 503)
+        #expect(idle.count == 3)
+        var defaults = WebHeadUnitServer.Limits()
+        defaults.descriptorLimit = 1 << 20
+        let roomy = try Self.server(defaults)
+        defer { roomy.stop() }
+        #expect(roomy.connectionLimit == 64)
+    }
+
     /// A client that sends its request head a byte at a time held a thread for as long as it
     /// kept sending (each read had its own 10 s limit). The whole request now has one deadline.
     @Test(.timeLimit(.minutes(2))) func aSlowRequestIsCutOff() throws {
