@@ -67,7 +67,9 @@ public final class RTPUDPSink: VideoSink {
 
     /// Resolves `host` (a name, an IPv4 or an IPv6 address) and opens a UDP socket for its first
     /// address, bound with an RTCP socket on the next port; `packetizer` sets payload type, MTU,
-    /// SSRC and sequence numbers. `now` is the clock of the IDR schedule (seconds, monotonic).
+    /// SSRC and sequence numbers. `keyframeInterval` and `minimumKeyframeSpacing` set the IDR
+    /// schedule and the least time between IDRs that picture-loss reports bring; `now` is their
+    /// clock (seconds, monotonic).
     public init(host: String, port: Int, packetizer: RTPPacketizer = RTPPacketizer(),
                 keyframeInterval: Duration? = RTPUDPSink.defaultKeyframeInterval,
                 minimumKeyframeSpacing: Duration = RTPUDPSink.defaultMinimumKeyframeSpacing,
