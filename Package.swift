@@ -173,7 +173,7 @@ let package = Package(
         // The umbrella: programs written against `import CarWindow` alone.
         tests("CarWindow"),
         // The command-line tests run the built `carwindow` next to the test bundle.
-        .testTarget(name: "CarWindowCommandLineTests", dependencies: ["carwindow", "CarWindowSinks", "CarWindowTestSupport"],
+        .testTarget(name: "CarWindowCommandLineTests", dependencies: ["carwindow", "CarWindowSinks", "CarWindowSDL", "CarWindowSDLTesting", "CarWindowTestSupport"],
                     swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -101,6 +101,13 @@ public final class RTPUDPSink: VideoSink {
         guard let (socket, address) = opened else {
             throw .socketFailed(operation: "socket", destination: "\(host):\(port)", lastError)
         }
+        // An address this machine may never send to (a broadcast address without SO_BROADCAST:
+        // EACCES) is refused now, with its reason, rather than at the first picture as a
+        // recording that failed. A missing route may still appear, so that is left to sending.
+        if let refused = Self.refusal(of: address) {
+            try? socket.close()
+            throw .socketFailed(operation: "connect", destination: "\(host):\(port)", refused)
+        }
         self.host = host
         self.port = port
         self.packetizer = packetizer
@@ -112,6 +119,21 @@ public final class RTPUDPSink: VideoSink {
         // No route to the receiver (yet): every address, as before; sending reports the trouble.
         let local = SocketAddress.localAddress(toReach: address)
         (sourcePort, rtcp) = Self.bindPortPair(socket, on: local, family: address.family)
+    }
+
+    /// Why the kernel refuses to send to `address` at all, asked with a probe socket's connect;
+    /// nil when it may (or when only the route is missing, which may come).
+    private static func refusal(of address: SocketAddress) -> Errno? {
+        guard let probe = try? FileDescriptor.socket(family: address.family, type: Int32(SOCK_DGRAM.rawValue), protocol: 0) else {
+            return nil
+        }
+        defer { try? probe.close() }
+        do {
+            try probe.connect(to: address)
+            return nil
+        } catch {
+            return [EACCES, EPERM, EADDRNOTAVAIL, EINVAL].contains(error.rawValue) ? error : nil
+        }
     }
 
     deinit {
