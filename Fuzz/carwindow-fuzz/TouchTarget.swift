@@ -31,7 +31,14 @@ enum TouchTarget {
         var events = 0
         while !input.isAtEnd, events < 256 {
             events += 1
-            let (event, ticks) = nextEvent(&input, time: &time)
+            var (event, ticks) = nextEvent(&input, time: &time)
+            // As the session takes them: held to the head unit's screen first (unless the setup
+            // byte feeds the recogniser raw events), so no tap may land off it.
+            let heldToScreen = setup & 32 == 0
+            if heldToScreen {
+                guard let held = try? event.onScreen(width: width, height: height) else { continue }
+                event = held
+            }
             var gestures = recognizer.handle(event.inRenderedPixels(scale: scale))
             if ticks {
                 gestures += recognizer.frameTick(elapsedMilliseconds: Double(input.integer(in: 0...600)))
@@ -40,6 +47,10 @@ enum TouchTarget {
                 }
             }
             for action in MapAction.actions(for: gestures, regions: regions) {
+                if heldToScreen, case .mapTapped(let point) = action,
+                   !(point.x >= 0 && point.x <= Double(width) && point.y >= 0 && point.y <= Double(height)) {
+                    fatalError("a tap at \(point) came from events held to the \(width)x\(height) screen")
+                }
                 camera = apply(action, to: camera)
             }
         }
