@@ -2,6 +2,7 @@
 """Writes the seed corpus under Fuzz/corpus/ (kept in the repository; run this only to remake it).
 
 usage: Fuzz/make-seeds.py CAPTURE.hex
+       Fuzz/make-seeds.py --only web-control rtcp    (the seeds that need no capture)
 
 CAPTURE.hex is a real SDL Core session, one frame per line ("RX <hex>" from the head unit,
 "TX <hex>" to it). Tiles come from Tests/Fixtures, styles from assets/styles.
@@ -268,10 +269,72 @@ def touch_seeds():
     write("touch", "pan-cancelled", b"\x01" + cancel)
 
 
+# --- The browser head unit's requests, and RTCP feedback ------------------------------------------
+
+WEB_PORT, WEB_TOKEN = 8080, "0123abcd-4567-89ef"   # WebControlTarget's
+
+
+def web_request(method, path, body=b"", host=f"127.0.0.1:{WEB_PORT}", headers=()):
+    head = f"{method} {path} HTTP/1.1\r\nHost: {host}\r\n"
+    for name, value in headers:
+        head += f"{name}: {value}\r\n"
+    if method == "POST":
+        head += f"Content-Length: {len(body)}\r\n"
+    return head.encode() + b"\r\n" + body
+
+
+def web_control_seeds():
+    """A screen byte (index into WebControlTarget.screens), then a request as the page or others send it."""
+    page = [("Origin", f"http://127.0.0.1:{WEB_PORT}"), ("Content-Type", "application/json"), ("X-CarWindow-Token", WEB_TOKEN)]
+
+    def control(name, value, screen=0, headers=page):
+        body = json.dumps(value, separators=(",", ":")).encode()
+        write("web-control", name, bytes([screen]) + web_request("POST", "/control", body, headers=headers))
+
+    control("touch-begin", {"action": "touch", "type": "BEGIN", "touches": [{"id": 0, "ts": 1234, "x": 400, "y": 240}]})
+    control("pinch-move", {"action": "touch", "type": "MOVE", "touches": [{"id": 0, "ts": 1300, "x": 380, "y": 240},
+                                                                          {"id": 1, "ts": 1300, "x": 420, "y": 240}]}, screen=5)
+    control("level", {"action": "level", "level": "BACKGROUND"})
+    control("resize", {"action": "resize", "width": 640, "height": 384})
+    control("refuse", {"action": "refuse", "width": 800, "height": 380})
+    control("button", {"action": "button", "name": "NAV_ZOOM_IN"})
+    control("light", {"action": "light", "night": True})
+    control("cross-site-text-plain", {"action": "level", "level": "NONE"},
+            headers=[("Origin", "http://evil.example"), ("Content-Type", "text/plain")])
+    write("web-control", "rebound-host", b"\x00" + web_request("GET", "/", host=f"evil.example:{WEB_PORT}"))
+    write("web-control", "events", b"\x00" + web_request("GET", "/events", headers=[("Origin", f"http://localhost:{WEB_PORT}")]))
+    write("web-control", "body-only-extreme-numbers",
+          b"\x01" + b'{"action":"touch","type":"END","touches":[{"id":9,"ts":5000000000,"x":1e19,"y":-1e300}]}')
+
+
+def rtcp_seeds():
+    """Operations for RTCPTarget: 0 a packet (length, bytes), 1 a picture after N ms (two bytes),
+    2 a PLI, 3 time passing (two bytes); bit 2 sends from 127.0.0.2."""
+    pli = bytes([0x81, 206, 0, 2, 0, 0, 0, 1, 0x12, 0x34, 0x56, 0x78])
+    fir = bytes([0x84, 206, 0, 4, 0, 0, 0, 1, 0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78, 1, 0, 0, 0])
+    receiver_report = bytes([0x80, 201, 0, 1, 0, 0, 0, 1])
+    picture = lambda ms: b"\x01" + struct.pack(">H", ms)
+    packet = lambda data: b"\x00" + bytes([len(data)]) + data
+    write("rtcp", "pli-flood", b"".join(b"\x02\x02\x02" + picture(66) for _ in range(20)))
+    write("rtcp", "compound-report-then-pli", packet(receiver_report + pli) + picture(66) + picture(600))
+    write("rtcp", "fir", packet(fir) + picture(66) + b"\x03" + struct.pack(">H", 2000) + packet(fir) + picture(66))
+    write("rtcp", "stranger-pli", b"\x06\x06" + picture(66) + b"\x04" + bytes([len(pli)]) + pli + picture(700))
+    write("rtcp", "length-beyond-packet", packet(bytes([0x80, 201, 0xFF, 0xFF]) + pli) + picture(66))
+
+
 if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--only":
+        makers = {"web-control": web_control_seeds, "rtcp": rtcp_seeds}
+        if not sys.argv[2:] or any(name not in makers for name in sys.argv[2:]):
+            sys.exit(f"--only takes some of: {' '.join(makers)}")
+        for name in sys.argv[2:]:
+            makers[name]()
+        sys.exit(0)
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     sdl_seeds(sys.argv[1])
     tile_seeds(os.path.join(root, "Tests", "Fixtures"))
     style_seeds()
     touch_seeds()
+    web_control_seeds()
+    rtcp_seeds()

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the readers of untrusted input (SDL frames and messages, BSON, RPC
-# JSON, vector tiles, PMTiles, styles, expressions, touch gestures, GeoJSON) with libFuzzer and
-# AddressSanitizer.
+# JSON, vector tiles, PMTiles, styles, expressions, touch gestures, GeoJSON, the browser head
+# unit's requests, RTCP feedback) with libFuzzer and AddressSanitizer.
 #
 # usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #   SECONDS  how long each target runs (default 30)
-#   TARGET   sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch geojson (default: all)
+#   TARGET   sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch geojson web-control rtcp
+#            (default: all)
 #
 # Builds Fuzz/carwindow-fuzz in its own scratch path (.build-fuzz), then runs each target from
 # its seed corpus (Fuzz/corpus/TARGET, crash inputs kept as regression-* seeds; sdl-limits also
@@ -21,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch geojson)
+all_targets=(sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch geojson web-control rtcp)
 seconds=${1:-30}
 if ! [[ $seconds =~ ^[0-9]+$ ]] || (( seconds < 1 )); then
     echo "fuzz.sh: SECONDS must be a whole number of seconds, not '$seconds'" >&2

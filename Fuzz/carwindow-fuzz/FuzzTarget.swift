@@ -30,6 +30,10 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case touch
     /// One GeoJSON document, parsed and cut into a few tiles.
     case geojson
+    /// A request to the browser head unit: its head, where it came from, and a control.
+    case webControl = "web-control"
+    /// The receiver's RTCP feedback to the RTP sink.
+    case rtcp
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -43,6 +47,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .expression: ExpressionTarget.run(bytes)
         case .touch: TouchTarget.run(bytes)
         case .geojson: GeoJSONTarget.run(bytes)
+        case .webControl: WebControlTarget.run(bytes)
+        case .rtcp: RTCPTarget.run(bytes)
         }
     }
 
