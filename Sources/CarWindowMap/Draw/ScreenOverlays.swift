@@ -290,19 +290,18 @@ final class ScreenOverlays {
     }
 }
 
-/// The route, tessellated once per route in a local frame so float precision holds at any zoom,
-/// and trimmed as it is drawn: the driven part is cut off in the fragment shader, so a car
-/// moving along it costs a uniform, not a new mesh.
+/// The route, drawn from a mesh of the part a view can show (``RouteWindowMesh``), made again
+/// only when the view leaves its window or zooms a level past it, and trimmed as it is drawn:
+/// the driven part is cut off in the fragment shader, so a car moving along it costs a uniform,
+/// not a new mesh.
 final class RouteOverlay {
-    /// Local units per world unit (the world is 0...1): about 0.6 m per unit.
-    private static let unitsPerWorld = Double(1 << 26)
     private var route: [GeoCoordinate] = []
-    private var origin = SIMD2<Double>.zero
+    /// Made once per route: its projection, distances and index.
+    private var geometry: RouteGeometry?
+    /// What the current mesh covers and where its points lie along the route; its vertices
+    /// are dropped once uploaded.
+    private var drawing: RouteWindowMesh?
     private var mesh: GPUMesh?
-    /// At each route point: metres from the first point, and the tessellation's distance there
-    /// (local units), to turn a progress in metres into the distance the shader compares.
-    private var metresAlong: [Double] = []
-    private var unitsAlong: [Double] = []
 
     /// The source id whose line layers draw the route: a style that has them decides the
     /// route's look and where it lies among its layers.
@@ -358,45 +357,21 @@ final class RouteOverlay {
         }
     }
 
-    /// Draws one part of the route (the mesh is made when the route changes).
+    /// Draws one part of the route (the mesh is made when the route changes, or the view
+    /// outgrows it).
     func draw(_ route: [GeoCoordinate], progress: Double, part: Part, transform: MapTransform, programs: Programs,
               drawCalls: inout Int) {
-        if route != self.route {
-            self.route = route
-            mesh = nil
-            metresAlong.removeAll(keepingCapacity: true)
-            unitsAlong.removeAll(keepingCapacity: true)
-            if route.count >= 2 {
-                origin = WebMercator.project(route[0])
-                let points = route.map { coordinate in
-                    let local = (WebMercator.project(coordinate) - origin) * Self.unitsPerWorld
-                    return SIMD2(Float(local.x), Float(local.y))
-                }
-                var metres = 0.0, units = 0.0
-                for index in points.indices {
-                    if index > 0 {
-                        metres += route[index - 1].metres(to: route[index])
-                        let delta = SIMD2<Double>(points[index] - points[index - 1])
-                        units += (delta * delta).sum().squareRoot()
-                    }
-                    metresAlong.append(metres)
-                    unitsAlong.append(units)
-                }
-                var tessellation = LineTessellation()
-                tessellation.addLine(points, join: .round, cap: .round)
-                mesh = .line(tessellation, colors: nil, widths: nil)
-            }
-        }
-        guard let mesh, part.width > 0, part.opacity > 0 else { return }
-        let trimUnits = units(atMetres: progress)
+        prepare(route, transform: transform)
+        guard let geometry, let drawing, let mesh, part.width > 0, part.opacity > 0 else { return }
+        let trimUnits = drawing.trimUnits(atMetres: progress, of: geometry)
         if part.isDriven {
             guard trimUnits > 0 else { return }
         } else {
-            guard trimUnits < (unitsAlong.last ?? 0) else { return }
+            guard trimUnits < drawing.totalUnits else { return }
         }
-        let scale = transform.worldSize / Self.unitsPerWorld
+        let scale = transform.worldSize / RouteWindowMesh.unitsPerWorld
         let matrix = transform.worldMatrix
-            * Matrix4.translation(origin.x * transform.worldSize, origin.y * transform.worldSize, 0)
+            * Matrix4.translation(drawing.origin.x * transform.worldSize, drawing.origin.y * transform.worldSize, 0)
             * Matrix4.scale(scale, scale, 1)
         let program = programs.useTrimmedLineProgram()
         programs.setMatrix(program.location("u_matrix"), matrix)
@@ -405,7 +380,7 @@ final class RouteOverlay {
         glUniform1f(program.location("u_opacity"), min(max(part.opacity, 0), 1))
         glUniform1f(program.location("u_blur"), max(part.blur, 0))
         // In the shader's distance unit, pixels at the centre of the view (v_distance).
-        let trim = Float(trimUnits * scale)
+        let trim = Float(min(trimUnits * scale, 1e30))
         glUniform1f(program.location("u_trim_before"), part.isDriven || trimUnits <= 0 ? -1e9 : trim)
         glUniform1f(program.location("u_trim_after"), part.isDriven ? trim : 1e30)
         let c = part.color.premultiplied
@@ -415,18 +390,20 @@ final class RouteOverlay {
         drawCalls += 1
     }
 
-    /// The tessellation's distance (local units) `metres` along the route; interpolated within
-    /// the segment it falls in, found by bisection (no allocation).
-    private func units(atMetres metres: Double) -> Double {
-        guard metres > 0, let total = metresAlong.last, total > 0 else { return 0 }
-        guard metres < total else { return unitsAlong[unitsAlong.count - 1] }
-        var low = 0, high = metresAlong.count - 1
-        while high - low > 1 {
-            let middle = (low + high) / 2
-            if metresAlong[middle] <= metres { low = middle } else { high = middle }
+    /// Takes a new route, and makes the mesh for the view when the current one does not serve it.
+    private func prepare(_ route: [GeoCoordinate], transform: MapTransform) {
+        if route != self.route {
+            self.route = route
+            geometry = route.count >= 2 ? RouteGeometry(route) : nil
+            drawing = nil
+            mesh = nil
         }
-        let span = metresAlong[high] - metresAlong[low]
-        let t = span > 0 ? (metres - metresAlong[low]) / span : 0
-        return unitsAlong[low] + t * (unitsAlong[high] - unitsAlong[low])
+        guard let geometry else { return }
+        let view = RouteWindowMesh.viewBox(transform), zoom = transform.camera.zoom
+        if let drawing, drawing.serves(view: view, zoom: zoom) { return }
+        var next = RouteWindowMesh(geometry, window: RouteWindowMesh.window(around: view), zoom: zoom)
+        mesh = next.tessellation.indices.isEmpty ? nil : .line(next.tessellation, colors: nil, widths: nil)
+        next.tessellation = LineTessellation()
+        drawing = next
     }
 }

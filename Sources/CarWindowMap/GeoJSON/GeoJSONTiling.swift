@@ -191,6 +191,14 @@ extension GeoJSONData {
     /// dropped there lies farther than `tolerance` from the line either.
     static func simplified(_ path: [SIMD2<Double>], tolerance: Double, work: inout Int) -> [SIMD2<Double>] {
         guard path.count > 2 else { return path }
+        let keep = simplificationKeeps(path, tolerance: tolerance, work: &work)
+        return path.indices.compactMap { keep[$0] ? path[$0] : nil }
+    }
+
+    /// ``simplified(_:tolerance:work:)`` as one flag a point, whether it is kept: the route
+    /// overlay keeps the indices, which carry each point's distance along the route.
+    static func simplificationKeeps(_ path: [SIMD2<Double>], tolerance: Double, work: inout Int) -> [Bool] {
+        guard path.count > 2 else { return [Bool](repeating: true, count: path.count) }
         var keep = [Bool](repeating: false, count: path.count)
         keep[0] = true
         keep[path.count - 1] = true
@@ -238,6 +246,6 @@ extension GeoJSONData {
                 }
             }
         }
-        return path.indices.compactMap { keep[$0] ? path[$0] : nil }
+        return keep
     }
 }
