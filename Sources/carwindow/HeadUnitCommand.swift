@@ -58,6 +58,8 @@ struct HeadUnitCommand: AsyncParsableCommand {
     @Option(help: "Seconds the app stays in the background before FULL again.") var backgroundFor = 3.0
     @Flag(help: "Be a slow head unit: read 1 KiB every 2 ms with small socket buffers.") var slow = false
     @Option(help: "Seconds after the video starts to drop the connection (the app reconnects).") var dropAfter: Double?
+    @Option(help: "Refuse the app's registration with this result code (DISALLOWED, say), as a head unit whose policy does not know the app.")
+    var refuseRegistration: String?
     @Option(help: "Also serve the head unit as a web page on http://127.0.0.1:PORT (0: a free port): the video, its haptic rectangles, touches by mouse and the head unit's controls. The head unit then runs until Ctrl-C, across apps.")
     var web: Int?
 
@@ -126,6 +128,7 @@ struct HeadUnitCommand: AsyncParsableCommand {
             return VideoStreamingCapability(preferredResolution: ImageResolution(width: modeWidth, height: modeHeight), scale: modeScale)
         }
         configuration.touchAvailable = !noTouch
+        configuration.refusesRegistration = refuseRegistration
         configuration.buttons += [.ok, .seekLeft, .seekRight, .tuneUp, .tuneDown]
         let presses = try press.map(parsePress)
         var pressed = Set<Int>()

@@ -146,6 +146,21 @@ import Testing
         }
     }
 
+    /// A head unit's absurd scale (1e308) is streamed at the largest scale, and the session
+    /// says so (`carwindow drive` prints it) instead of clamping in silence.
+    @Test func anAbsurdScaleIsClampedWithAWarning() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let absurd = HeadUnitDisplay(size: VideoSize(width: 640, height: 384), scale: 1e308, preferredFramesPerSecond: 15)
+        let (session, log) = try await ProjectionSessionTests.streaming(sink, context: context, time: time, display: absurd)
+        #expect(await session.stream?.scale == 10)
+        #expect(await eventually { log.warnings.contains(.scaleClamped(asked: 1e308, used: 10)) }, "\(log.warnings)")
+        #expect(log.warnings.first { if case .scaleClamped = $0 { true } else { false } }?.description.contains("1e+308") == true)
+        await session.close()
+        await context.shutdown()
+    }
+
     /// Drawn pictures are stamped with their pacer slot, the others with the clock when their
     /// encoding starts, which is later when the encoder was still busy: a refinement that waited
     /// a whole frame for the encoder and the next drawn picture then landed microseconds apart,
