@@ -8,9 +8,14 @@ import Testing
 import CarWindowSDL
 @testable import CarWindowTestSupport
 
+extension CommandLineTests {
 /// Every way a drive can end without streaming says why and exits non-zero; readers that go
 /// away and numbers from outside do not kill it.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+///
+/// Nested in ``CommandLineTests`` so that it runs one test at a time with them: each waits for
+/// a child process on a thread of Swift concurrency's small pool, and two suites waiting side by
+/// side left no thread for the real-clock session tests running beside them.
+@Suite(.timeLimit(.minutes(3)))
 struct DriveEndingTests {
     typealias CLI = CommandLineTests
 
@@ -253,4 +258,5 @@ struct DriveEndingTests {
             #expect(!command.stderr.contains("permission"), "\(command.outcome)")
         }
     }
+}
 }

@@ -8,7 +8,9 @@ import Testing
 
 /// The browser head unit's HTTP server (issue 25): it outlives accept errors, keeps its
 /// connections and threads bounded, and cuts slow clients off.
-@Suite struct WebHeadUnitServerTests {
+/// One test at a time: several wait on blocking sockets, each holding one of Swift concurrency's few
+/// threads, which the real-clock session tests beside them need.
+@Suite(.serialized) struct WebHeadUnitServerTests {
     /// A client connection to the server; every read gives up after the hang guard.
     final class Client {
         let descriptor: Int32
