@@ -10,15 +10,18 @@ scripts/check-shaders.sh
 swift build --build-tests --explicit-target-dependency-import-check error
 # Tests run in parallel (Swift Testing's default): where a test counts pictures or gaps, the
 # session's time comes from a manual clock, and every other wait is for an event, under a hang
-# guard, never for an amount of time. The census suites (...CensusTests) count the whole
-# process's threads and descriptors, which other tests change while they run, so they run
-# alone, afterwards. Arguments (--filter, ...) replace both runs with one run of what they ask.
+# guard, never for an amount of time. Two kinds of suite run alone, afterwards: the census
+# suites (...CensusTests) count the whole process's threads and descriptors, which other tests
+# change while they run; OutputFailureTests' sessions count pictures on the real clock, within
+# the hang guard, and a parallel run on two loaded cores (rendering tests on every core, two
+# busy loops beside them) starved them below 30 pictures a minute. Arguments (--filter, ...)
+# replace these runs with one run of what they ask.
 if (( $# )); then
     exec swift test "$@"
 fi
-census='CensusTests'
-swift test --skip "$census"
-swift test --no-parallel --filter "$census"
+alone='CensusTests|OutputFailureTests'
+swift test --skip "$alone"
+swift test --no-parallel --filter "$alone"
 # The VA-API backend end to end through real libva and the project's validating test driver
 # (Tests/VADriver): carwindow encode, a drive into the in-repo head unit, and the VA-API device
 # tests, each without a broken rule or a leaked object.

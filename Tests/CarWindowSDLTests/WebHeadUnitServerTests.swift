@@ -132,6 +132,9 @@ import Testing
         var limits = WebHeadUnitServer.Limits()
         limits.connections = 4
         limits.eventStreams = 2
+        // The idle connections must outlast the test however loaded the machine is: the request
+        // deadline (5 s by default) cut them once before the count was read.
+        limits.requestTimeout = hangGuard
         let logs = LockedState<[String]>([])
         let server = try Self.server(limits, logs: logs)
         defer { server.stop() }
