@@ -103,10 +103,14 @@ public final class RTPUDPSink: VideoSink {
         }
         // An address this machine may never send to (a broadcast address without SO_BROADCAST:
         // EACCES) is refused now, with its reason, rather than at the first picture as a
-        // recording that failed. A missing route may still appear, so that is left to sending.
-        if let refused = Self.refusal(of: address) {
+        // recording that failed. No route to the receiver (yet): every address, as before;
+        // sending reports the trouble.
+        let local: SocketAddress?
+        do {
+            local = try SocketAddress.localAddress(toReach: address)
+        } catch {
             try? socket.close()
-            throw .socketFailed(operation: "connect", destination: "\(host):\(port)", refused)
+            throw .socketFailed(operation: "connect", destination: "\(host):\(port)", error)
         }
         self.host = host
         self.port = port
@@ -116,24 +120,7 @@ public final class RTPUDPSink: VideoSink {
         self.keyframeInterval = keyframeInterval
         self.minimumKeyframeSpacing = minimumKeyframeSpacing
         self.now = now
-        // No route to the receiver (yet): every address, as before; sending reports the trouble.
-        let local = SocketAddress.localAddress(toReach: address)
         (sourcePort, rtcp) = Self.bindPortPair(socket, on: local, family: address.family)
-    }
-
-    /// Why the kernel refuses to send to `address` at all, asked with a probe socket's connect;
-    /// nil when it may (or when only the route is missing, which may come).
-    private static func refusal(of address: SocketAddress) -> Errno? {
-        guard let probe = try? FileDescriptor.socket(family: address.family, type: Int32(SOCK_DGRAM.rawValue), protocol: 0) else {
-            return nil
-        }
-        defer { try? probe.close() }
-        do {
-            try probe.connect(to: address)
-            return nil
-        } catch {
-            return [EACCES, EPERM, EADDRNOTAVAIL, EINVAL].contains(error.rawValue) ? error : nil
-        }
     }
 
     deinit {

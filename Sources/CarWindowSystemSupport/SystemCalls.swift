@@ -234,24 +234,6 @@ extension FileDescriptor {
         return Int(UInt16(bigEndian: networkOrder))
     }
 
-    /// Takes one waiting datagram into `buffer` without blocking: its length, or nil when none
-    /// is waiting. A datagram longer than the buffer is cut to it.
-    package func receiveDatagramIfAny(into buffer: inout [UInt8]) throws(Errno) -> Int? {
-        let (received, failure) = buffer.withUnsafeMutableBytes { raw -> (Int, Errno?) in
-            while true {
-                let result = recv(rawValue, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT))
-                if result >= 0 { return (result, nil) }
-                let error = Errno.ofLastCall
-                if error.rawValue != EINTR { return (result, error) }
-            }
-        }
-        if let failure {
-            if failure.rawValue == EAGAIN || failure.rawValue == EWOULDBLOCK { return nil }
-            throw failure
-        }
-        return received
-    }
-
     /// Binds the socket to `address` (its port 0: any free port); returns the port bound.
     package func bind(to address: SocketAddress) throws(Errno) -> Int {
         let bound = address.withSockaddr { pointer, length in Glibc.bind(rawValue, pointer, length) }
@@ -270,7 +252,8 @@ extension FileDescriptor {
         return SocketAddress(family: Int32(storage.ss_family), storage: storage, length: length)
     }
 
-    /// Like ``receiveDatagramIfAny(into:)``, and says who sent the datagram.
+    /// Reads one datagram into `buffer` without waiting, and says who sent it; nil when none is
+    /// waiting. A datagram longer than the buffer is cut to it.
     package func receiveDatagramWithSenderIfAny(into buffer: inout [UInt8]) throws(Errno) -> (length: Int, sender: SocketAddress)? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -408,13 +391,20 @@ package struct SocketAddress {
     }
 
     /// The local address the kernel sends from to reach `destination` (a UDP socket connected
-    /// to it, which sends nothing, and asked for its name); nil when there is no route.
-    package static func localAddress(toReach destination: SocketAddress) -> SocketAddress? {
+    /// to it, which sends nothing, and asked for its name); nil when there is no route (yet).
+    /// Throws the error when the kernel refuses `destination` outright: EACCES for a broadcast
+    /// address without SO_BROADCAST, EPERM, EADDRNOTAVAIL or EINVAL.
+    package static func localAddress(toReach destination: SocketAddress) throws(Errno) -> SocketAddress? {
         guard let probe = try? FileDescriptor.socket(family: destination.family, type: Int32(SOCK_DGRAM.rawValue), protocol: 0) else {
             return nil
         }
         defer { try? probe.close() }
-        guard (try? probe.connect(to: destination)) != nil else { return nil }
+        do {
+            try probe.connect(to: destination)
+        } catch {
+            if [EACCES, EPERM, EADDRNOTAVAIL, EINVAL].contains(error.rawValue) { throw error }
+            return nil
+        }
         return try? probe.localAddress().withPort(0)
     }
 
