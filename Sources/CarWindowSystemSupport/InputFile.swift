@@ -24,6 +24,19 @@ package enum InputFile {
         }
     }
 
+    /// What a file of `mode` (stat's `st_mode`) is, in words (`a FIFO`); nil for a regular file.
+    package static func kind(ofMode mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFDIR: "a folder"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        default: "a special file"
+        }
+    }
+
     /// The bytes of the regular file at `path`, at most `limit` of them.
     package static func read(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
         let descriptor: FileDescriptor
@@ -37,16 +50,7 @@ package enum InputFile {
         guard fstat(descriptor.rawValue, &status) == 0 else {
             throw Failure(reason: Errno.ofLastCall.nameAndText, isNotAFile: false)
         }
-        let type = status.st_mode & S_IFMT
-        guard type == S_IFREG else {
-            let kind = switch type {
-            case S_IFDIR: "a folder"
-            case S_IFCHR: "a character device"
-            case S_IFBLK: "a block device"
-            case S_IFIFO: "a FIFO"
-            case S_IFSOCK: "a socket"
-            default: "a special file"
-            }
+        if let kind = kind(ofMode: status.st_mode) {
             throw Failure(reason: "it is \(kind), not a regular file", isNotAFile: true)
         }
         let size = Int(status.st_size)

@@ -124,20 +124,12 @@ func inputFile(_ path: String, option: String, kind: String, folderAllowed: Bool
         throw CommandFailure(description: "\(option) \(path): cannot read it: \(error.nameAndText); give the path of \(kind)",
                              exitStatus: ExitStatus.noInput)
     }
-    let type = status.st_mode & S_IFMT
-    let isFolder = type == S_IFDIR
+    let isFolder = status.st_mode & S_IFMT == S_IFDIR
     if isFolder && !folderAllowed {
         throw CommandFailure(description: "\(option) \(path) is a folder; give the path of \(kind)", exitStatus: ExitStatus.noInput)
     }
     // A device or a FIFO would be read forever or block: only files (and folders where allowed).
-    if !isFolder && type != S_IFREG {
-        let what = switch type {
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFIFO: "a FIFO"
-        case S_IFSOCK: "a socket"
-        default: "a special file"
-        }
+    if !isFolder, let what = InputFile.kind(ofMode: status.st_mode) {
         throw CommandFailure(description: "\(option) \(path) is not a regular file but \(what); give the path of \(kind)",
                              exitStatus: ExitStatus.noInput)
     }
