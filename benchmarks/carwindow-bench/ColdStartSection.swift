@@ -10,8 +10,8 @@ struct ColdStartSection: BenchmarkSection {
     let summary = "context to first IDR at the sink, per phase (goal: <= 300 ms at 800x480)"
 
     static let goalMilliseconds = 300.0
-    /// What CI's quick run checks: the goal with room for a loaded machine.
-    static let checkedMilliseconds = 600.0
+    /// The quick run's goal: the full goal with room for a loaded machine (reported, never failed).
+    static let quickGoalMilliseconds = 600.0
 
     struct Phase {
         var name: String
@@ -36,14 +36,14 @@ struct ColdStartSection: BenchmarkSection {
             table.rows.append([size.description] + phases.map { formatted($0.milliseconds, "%.1f") } + [formatted(total, "%.1f")])
             chart.bars.append((label: size.description, parts: phases.map { ($0.name, $0.milliseconds) }))
             if size == FrameSize(width: 800, height: 480) {
-                let limit = context.quick ? Self.checkedMilliseconds : Self.goalMilliseconds
-                result.checks.append(.expect(total <= limit, "coldstart \(size): first IDR within \(Int(limit)) ms",
+                let limit = context.quick ? Self.quickGoalMilliseconds : Self.goalMilliseconds
+                result.checks.append(.goal(total <= limit, "coldstart \(size): first IDR within \(Int(limit)) ms",
                                              "\(formatted(total, "%.0f")) ms"))
             }
         }
         result.tables.append(table)
         result.chartDocuments.append((name: "coldstart-phases", svg: chart.svg()))
-        result.notes.append("Each size starts from a new RenderContext, but not the process's first: that one took \(formatted(context.firstContextMilliseconds, "%.1f")) ms (EGL display and driver loading). On llvmpipe the shaders are compiled to machine code at the first draw that uses them (first draw), unless Mesa's on-disk shader cache (on by default; MESA_SHADER_CACHE_DISABLE=true turns it off) has them from an earlier run. Goal \(Int(Self.goalMilliseconds)) ms at 800x480; the quick run checks \(Int(Self.checkedMilliseconds)) ms.")
+        result.notes.append("Each size starts from a new RenderContext, but not the process's first: that one took \(formatted(context.firstContextMilliseconds, "%.1f")) ms (EGL display and driver loading). On llvmpipe the shaders are compiled to machine code at the first draw that uses them (first draw), unless Mesa's on-disk shader cache (on by default; MESA_SHADER_CACHE_DISABLE=true turns it off) has them from an earlier run. Goal \(Int(Self.goalMilliseconds)) ms at 800x480; the quick run's goal is \(Int(Self.quickGoalMilliseconds)) ms. Reported, never failed: it moves with machine load.")
         return result
     }
 

@@ -23,9 +23,9 @@ struct EncodeSection: BenchmarkSection {
     /// a broken pipeline (wrong plane, wrong range, shifted frames: under 20 dB) trips it.
     static let psnrFloor = 24.0
     /// Issue 12's goals for a camera change's access unit leaving the session, one change at a
-    /// time at 800x480, and what CI's quick run checks (room for a loaded machine).
+    /// time at 800x480, and the quick run's looser goal (reported, never failed).
     static let latencyGoal = (p50: 15.0, p99: 30.0)
-    static let latencyChecked = (p50: 25.0, p99: 50.0)
+    static let latencyQuickGoal = (p50: 25.0, p99: 50.0)
 
     /// SmartDeviceLink's 600 kbit/s at 800x480, scaled with the pixel count.
     static func bitrate(for size: FrameSize) -> Int {
@@ -100,8 +100,8 @@ struct EncodeSection: BenchmarkSection {
             result.checks.append(.expect(sessionFPS.isFinite && sessionFPS > 0,
                                          "encode \(size): fps > 0", formatted(sessionFPS, "%.2f fps")))
             if size == FrameSize(width: 800, height: 480) {
-                let limit = context.quick ? Self.latencyChecked : Self.latencyGoal
-                result.checks.append(.expect(oneAtATime.p50 <= limit.p50 && oneAtATime.p99 <= limit.p99,
+                let limit = context.quick ? Self.latencyQuickGoal : Self.latencyGoal
+                result.checks.append(.goal(oneAtATime.p50 <= limit.p50 && oneAtATime.p99 <= limit.p99,
                                              "encode \(size): camera change to access unit p50 <= \(Int(limit.p50)) ms, p99 <= \(Int(limit.p99)) ms",
                                              "\(formatted(oneAtATime.p50, "%.1f")) / \(formatted(oneAtATime.p99, "%.1f")) ms"))
             }
