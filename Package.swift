@@ -34,6 +34,7 @@ func tests(_ name: String, _ more: [Target.Dependency] = []) -> Target {
 //   Geo, Style -> RemoteTiles (tiles on servers, disk cache, a style's own sources)
 //   VideoCore (frames, access units, sinks' protocol, render thread) -> Map, H264
 //   H264 (OpenH264, VA-API, bitstream) -> Sinks (files, RTP) -> Projection (session) -> SDL
+//   SDLProtocol (frames, BSON, RPC, security; no I/O) sits below: VideoCore -> SDLProtocol -> SDL
 //   SDLTesting (head-unit simulator) and Simulation (routes, simulated drives) are for tools.
 let package = Package(
     name: "CarWindow",
@@ -46,6 +47,7 @@ let package = Package(
         .library(name: "CarWindowH264", targets: ["CarWindowH264"]),
         .library(name: "CarWindowSinks", targets: ["CarWindowSinks"]),
         .library(name: "CarWindowProjection", targets: ["CarWindowProjection"]),
+        .library(name: "CarWindowSDLProtocol", targets: ["CarWindowSDLProtocol"]),
         .library(name: "CarWindowSDL", targets: ["CarWindowSDL"]),
         .library(name: "CarWindowSDLTesting", targets: ["CarWindowSDLTesting"]),
         // The C API (Sources/CCarWindow/include/carwindow.h) as libCarWindowC.so, soname
@@ -100,13 +102,17 @@ let package = Package(
                 dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap",
                                "CarWindowH264", "CarWindowSinks", "CarWindowSystemSupport", logging],
                 swiftSettings: library),
+        // SmartDeviceLink's protocol without I/O: frames, BSON, RPC codecs, the security layer.
+        // Below everything that draws or encodes.
+        .target(name: "CarWindowSDLProtocol", dependencies: ["CarWindowVideoCore", "CarWindowSystemSupport", logging],
+                swiftSettings: library),
         .target(name: "CarWindowSDL",
-                dependencies: ["CarWindowGeo", "CarWindowVideoCore", "CarWindowMap", "CarWindowH264",
+                dependencies: ["CarWindowSDLProtocol", "CarWindowGeo", "CarWindowVideoCore", "CarWindowMap", "CarWindowH264",
                                "CarWindowSinks", "CarWindowSystemSupport", "CarWindowProjection", systemPackage, logging],
                 swiftSettings: library),
         .target(name: "CarWindowSDLTesting",
                 dependencies: ["CarWindowGeo", "CarWindowVideoCore", "CarWindowMap", "CarWindowH264",
-                               "CarWindowSinks", "CarWindowProjection", "CarWindowSDL", "CarWindowSystemSupport", logging],
+                               "CarWindowSinks", "CarWindowProjection", "CarWindowSDLProtocol", "CarWindowSDL", "CarWindowSystemSupport", logging],
                 swiftSettings: library),
         .target(name: "CarWindowSimulation",
                 dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap",
@@ -115,7 +121,7 @@ let package = Package(
         // The umbrella: `import CarWindow` brings every engine-facing module.
         .target(name: "CarWindow",
                 dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap", "CarWindowRemoteTiles",
-                               "CarWindowH264", "CarWindowSinks", "CarWindowProjection", "CarWindowSDL"],
+                               "CarWindowH264", "CarWindowSinks", "CarWindowProjection", "CarWindowSDLProtocol", "CarWindowSDL"],
                 swiftSettings: library),
 
         // The C API: the header as a C module (so the Swift side uses its very types), and its
@@ -147,7 +153,7 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(
             name: "carwindow-fuzz",
-            dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLTesting", "CLibFuzzer", logging],
+            dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLProtocol", "CarWindowSDLTesting", "CLibFuzzer", logging],
             path: "Fuzz/carwindow-fuzz",
             swiftSettings: strict + fuzzInstrumented + (fuzzing ? [.define("CARWINDOW_FUZZING")] : []),
             linkerSettings: fuzzLinking
@@ -168,12 +174,13 @@ let package = Package(
         tests("CarWindowH264", ["CVA"]),
         tests("CarWindowSinks", [systemPackage]),
         tests("CarWindowProjection", [logging]),
-        tests("CarWindowSDL", ["CarWindowSDLTesting", systemPackage, logging]),
+        tests("CarWindowSDLProtocol"),
+        tests("CarWindowSDL", ["CarWindowSDLProtocol", "CarWindowSDLTesting", systemPackage, logging]),
         tests("CarWindowSimulation"),
         // The umbrella: programs written against `import CarWindow` alone.
         tests("CarWindow"),
         // The command-line tests run the built `carwindow` next to the test bundle.
-        .testTarget(name: "CarWindowCommandLineTests", dependencies: ["carwindow", "CarWindowSinks", "CarWindowSDL", "CarWindowSDLTesting", "CarWindowTestSupport"],
+        .testTarget(name: "CarWindowCommandLineTests", dependencies: ["carwindow", "CarWindowSinks", "CarWindowSDLProtocol", "CarWindowSDL", "CarWindowSDLTesting", "CarWindowTestSupport"],
                     swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -10,4 +10,5 @@
 @_exported import CarWindowH264
 @_exported import CarWindowSinks
 @_exported import CarWindowProjection
+@_exported import CarWindowSDLProtocol
 @_exported import CarWindowSDL

@@ -153,7 +153,7 @@ public actor SDLConnection {
     /// (`touchEventAvailable.pressAvailable`); nil when it does not say.
     public private(set) var headUnitTouchAvailable: Bool?
     /// The PCM the head unit's audio service takes (`pcmStreamCapabilities`), or
-    /// ``SDLPCMFormat/standard`` when it does not say.
+    /// `SDLPCMFormat.standard` when it does not say.
     public private(set) var headUnitPCMFormat = SDLPCMFormat.standard
     /// Whether the audio service is open.
     public private(set) var isAudioOpen = false

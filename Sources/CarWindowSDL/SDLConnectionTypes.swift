@@ -82,7 +82,7 @@ public enum SDLConnectionEvent: Sendable, Equatable {
     /// The head unit's language changed (OnLanguageChange): voice and display language. Core
     /// then unregisters the app, which registers again in the new language.
     case languageChanged(language: String?, displayLanguage: String?)
-    /// A touch, read from OnTouchEvent and checked (``SDLTouchEvent/decode(json:)``), in head-unit
+    /// A touch, read from OnTouchEvent and checked (`SDLTouchEvent.decode(json:)`), in head-unit
     /// pixels (divide by the scale with `TouchEvent.inRenderedPixels(scale:)`).
     case touch(TouchEvent)
     /// A video service opened with these (authoritative) parameters: encode at this size, and

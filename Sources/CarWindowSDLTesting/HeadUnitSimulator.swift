@@ -6,6 +6,7 @@ import CarWindowMap
 import CarWindowH264
 import CarWindowSinks
 import CarWindowProjection
+import CarWindowSDLProtocol
 import CarWindowSDL
 import CarWindowSystemSupport
 

@@ -4,6 +4,7 @@ import CarWindowMap
 import CarWindowH264
 import CarWindowSinks
 import CarWindowProjection
+import CarWindowSDLProtocol
 import CarWindowSDL
 import CarWindowSystemSupport
 /// Turns RFC 4571-framed RTP (RFC 6184 H.264) back into Annex-B: what a head unit does with the

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import CarWindowSDLProtocol
 import CarWindowSDL
 import CarWindowSystemSupport
 import CarWindowVideoCore

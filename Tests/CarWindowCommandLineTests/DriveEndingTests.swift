@@ -5,6 +5,7 @@ import Testing
 @testable import CarWindowVideoCore
 @testable import CarWindowSinks
 @testable import CarWindowSDLTesting
+import CarWindowSDLProtocol
 import CarWindowSDL
 @testable import CarWindowTestSupport
 

@@ -8,6 +8,7 @@ import Testing
 @testable import CarWindowH264
 @testable import CarWindowSinks
 @testable import CarWindowProjection
+@testable import CarWindowSDLProtocol
 @testable import CarWindowSDL
 @testable import CarWindowSDLTesting
 @testable import CarWindowTestSupport

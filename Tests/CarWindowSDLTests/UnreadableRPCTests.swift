@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CarWindowProjection
+@testable import CarWindowSDLProtocol
 @testable import CarWindowSDL
 
 /// A head unit's JSON that does not fit: one line that names the field, never the decoder's

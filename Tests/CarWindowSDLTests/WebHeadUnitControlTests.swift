@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import CarWindowSDLProtocol
 @testable import CarWindowSDL
 @testable import CarWindowSDLTesting
 @testable import CarWindowSystemSupport

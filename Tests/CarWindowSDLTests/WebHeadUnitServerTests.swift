@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+@testable import CarWindowSDLProtocol
 @testable import CarWindowSDL
 @testable import CarWindowSDLTesting
 @testable import CarWindowSystemSupport

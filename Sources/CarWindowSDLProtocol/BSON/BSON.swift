@@ -1,10 +1,5 @@
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 /// One BSON value, restricted to the types SmartDeviceLink's control payloads use.
 ///
 /// SDL Core writes and reads only these; anything else (binary, ObjectId, dates...) is refused

@@ -1,10 +1,5 @@
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 /// What a StartServiceACK on the RPC service says about the session.
 public struct SDLSessionInfo: Sendable, Equatable {
     /// The protocol version the head unit speaks (`protocolVersion`, e.g. "5.3.0").
@@ -119,7 +114,7 @@ public struct SDLServiceRejection: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// Whether the head unit named the size (try another resolution).
-    var namesResolution: Bool { rejectedParameters.contains("width") || rejectedParameters.contains("height") }
+    package var namesResolution: Bool { rejectedParameters.contains("width") || rejectedParameters.contains("height") }
     /// Whether the head unit named the protocol or codec (try another format).
-    var namesFormat: Bool { rejectedParameters.contains("videoProtocol") || rejectedParameters.contains("videoCodec") }
+    package var namesFormat: Bool { rejectedParameters.contains("videoProtocol") || rejectedParameters.contains("videoCodec") }
 }

@@ -1,10 +1,5 @@
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 /// How a frame relates to the message it carries (protocol spec 5.4.1, section 3.1).
 package enum SDLFrameType: UInt8, Sendable, Equatable, CaseIterable {
     /// A control frame: heartbeats, service start and end.

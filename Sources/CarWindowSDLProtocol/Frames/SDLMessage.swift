@@ -1,10 +1,5 @@
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 /// One whole protocol message: a control message or a service's data, reassembled from frames.
 package struct SDLMessage: Sendable, Equatable {
     /// Protocol version of its frames.

@@ -1,11 +1,6 @@
 import Foundation
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 
 /// Whether an RPC asks, answers or tells.
 package enum SDLRPCType: UInt8, Sendable, Equatable {
@@ -179,7 +174,7 @@ package struct SDLRPCMessage: Sendable, Equatable {
     /// One line for a decoding failure: which field, and what was wrong with its value. The
     /// decoder's own description dumps its whole context (dozens of lines a message for a head
     /// unit that sends nonsense); the values come from the wire and are cut short.
-    static func describe(_ error: DecodingError) -> String {
+    package static func describe(_ error: DecodingError) -> String {
         func field(_ path: [any CodingKey]) -> String {
             let named = path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return named.isEmpty ? "the parameters" : "field " + String(named.drop { $0 == "." }.prefix(120))

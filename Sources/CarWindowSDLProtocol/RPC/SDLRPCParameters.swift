@@ -1,11 +1,6 @@
 import Foundation
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 
 /// An app's HMI level: how visible it is on the head unit.
 public enum SDLHMILevel: String, Sendable, Equatable, Codable {
@@ -173,36 +168,40 @@ package struct SDLSystemCapabilityParameters: Codable {
 
 /// `SendHapticData` parameters.
 package struct SDLSendHapticDataRequest: Codable, Equatable {
-    struct Rect: Codable, Equatable {
-        var x: Double
-        var y: Double
-        var width: Double
-        var height: Double
-    }
+    package struct Rect: Codable, Equatable {
+        package var x: Double
+        package var y: Double
+        package var width: Double
+        package var height: Double
 
-    struct HapticRect: Codable, Equatable {
-        var id: Int
-        var rect: Rect
-    }
-
-    var hapticRectData: [HapticRect]
-
-    init(regions: [HapticRegion]) {
-        hapticRectData = regions.map {
-            HapticRect(id: $0.id, rect: Rect(x: $0.rect.x, y: $0.rect.y, width: $0.rect.width, height: $0.rect.height))
+        package init(x: Double, y: Double, width: Double, height: Double) {
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
         }
     }
 
-    package var regions: [HapticRegion] {
-        hapticRectData.map {
-            HapticRegion(id: $0.id, rect: ScreenRect(x: $0.rect.x, y: $0.rect.y, width: $0.rect.width, height: $0.rect.height))
+    package struct HapticRect: Codable, Equatable {
+        package var id: Int
+        package var rect: Rect
+
+        package init(id: Int, rect: Rect) {
+            self.id = id
+            self.rect = rect
         }
+    }
+
+    package var hapticRectData: [HapticRect]
+
+    package init(rectangles: [HapticRect]) {
+        hapticRectData = rectangles
     }
 }
 
 /// `OnAppCapabilityUpdated` parameters: the head unit's modes this app can stream, so the head
 /// unit offers only those in later resizes.
-struct SDLOnAppCapabilityUpdated: Codable, Equatable {
+package struct SDLOnAppCapabilityUpdated: Codable, Equatable {
     struct AppCapability: Codable, Equatable {
         var appCapabilityType = "VIDEO_STREAMING"
         var videoStreamingCapability: VideoStreamingCapability
@@ -210,7 +209,7 @@ struct SDLOnAppCapabilityUpdated: Codable, Equatable {
 
     var appCapability: AppCapability
 
-    init(_ capability: VideoStreamingCapability) {
+    package init(_ capability: VideoStreamingCapability) {
         appCapability = AppCapability(videoStreamingCapability: capability)
     }
 }

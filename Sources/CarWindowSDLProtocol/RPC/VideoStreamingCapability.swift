@@ -1,12 +1,7 @@
 import Foundation
 import Logging
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 
 /// A size in pixels as SmartDeviceLink sends it (the RPC struct `ImageResolution`); the session
 /// speaks `VideoSize` (``videoSize``, ``init(_:)``).
@@ -99,7 +94,7 @@ public struct VideoStreamingFormat: Sendable, Hashable, Codable, CustomStringCon
 }
 
 /// What a head unit says about the video it can show (RPC `VideoStreamingCapability`), as it
-/// travels: SmartDeviceLink's key names and units. The session takes ``headUnitDisplay``.
+/// travels: SmartDeviceLink's key names and units. The session takes `headUnitDisplay` (CarWindowSDL).
 ///
 /// Every field is optional because head units leave out what they do not know and resize
 /// updates carry only what changed; ``filling(from:)`` restores the rest.
@@ -192,24 +187,9 @@ public struct VideoStreamingCapability: Sendable, Equatable, Codable {
         }
     }
 
-    // MARK: To the session
-
-    /// What the session takes from this capability: the resolution, scale, diagonal, frame rate
-    /// and bitrate (kbit/s here, bit/s there, saturating), the nested capabilities as
-    /// alternatives. Formats, haptics and pixel density stay with the link.
-    public var headUnitDisplay: HeadUnitDisplay {
-        HeadUnitDisplay(
-            size: preferredResolution?.videoSize,
-            scale: scale,
-            diagonalInches: diagonalScreenSize,
-            preferredFramesPerSecond: preferredFPS,
-            maximumBitrate: maxBitrate.map(Self.bitsPerSecond(kilobits:)),
-            alternatives: additionalVideoStreamingCapabilities?.map(\.headUnitDisplay))
-    }
-
     /// `kilobits` x 1000, saturating at the ends of `Int` so that no value off the wire traps;
     /// a non-positive value stays non-positive, which the encoder settings ignore.
-    static func bitsPerSecond(kilobits: Int) -> Int {
+    package static func bitsPerSecond(kilobits: Int) -> Int {
         let (bits, overflow) = kilobits.multipliedReportingOverflow(by: 1000)
         guard overflow else { return bits }
         return kilobits > 0 ? .max : .min
