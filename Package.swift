@@ -2,7 +2,7 @@
 import PackageDescription
 
 /// Our own targets treat every warning as an error; dependencies are left alone.
-let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error), .enableUpcomingFeature("MemberImportVisibility")]
 
 /// scripts/fuzz.sh sets CARWINDOW_FUZZING to the path of libFuzzer's driver library (compiler-rt's
 /// fuzzer_no_main): the libraries and the fuzz targets are then compiled with libFuzzer's coverage
@@ -93,7 +93,7 @@ let package = Package(
         // cache, and opening the sources a style names; FoundationNetworking (libcurl).
         .target(name: "CarWindowRemoteTiles", dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowSystemSupport", logging],
                 swiftSettings: library),
-        .target(name: "CarWindowH264", dependencies: ["CarWindowVideoCore", "CarWindowSystemSupport", "COpenH264", "CVA", logging],
+        .target(name: "CarWindowH264", dependencies: ["CarWindowVideoCore", "COpenH264", "CVA", logging],
                 swiftSettings: library),
         .target(name: "CarWindowSinks",
                 dependencies: ["CarWindowVideoCore", "CarWindowH264", "CarWindowSystemSupport", systemPackage, logging],
@@ -107,16 +107,16 @@ let package = Package(
         .target(name: "CarWindowSDLProtocol", dependencies: ["CarWindowVideoCore", "CarWindowSystemSupport", logging],
                 swiftSettings: library),
         .target(name: "CarWindowSDL",
-                dependencies: ["CarWindowSDLProtocol", "CarWindowGeo", "CarWindowVideoCore", "CarWindowMap", "CarWindowH264",
-                               "CarWindowSinks", "CarWindowSystemSupport", "CarWindowProjection", systemPackage, logging],
+                dependencies: ["CarWindowSDLProtocol", "CarWindowVideoCore", "CarWindowMap", "CarWindowSinks",
+                               "CarWindowSystemSupport", "CarWindowProjection", systemPackage, logging],
                 swiftSettings: library),
         .target(name: "CarWindowSDLTesting",
-                dependencies: ["CarWindowGeo", "CarWindowVideoCore", "CarWindowMap", "CarWindowH264",
-                               "CarWindowSinks", "CarWindowProjection", "CarWindowSDLProtocol", "CarWindowSDL", "CarWindowSystemSupport", logging],
+                dependencies: ["CarWindowVideoCore", "CarWindowSinks", "CarWindowProjection", "CarWindowSDLProtocol",
+                               "CarWindowSDL", "CarWindowSystemSupport", logging],
                 swiftSettings: library),
         .target(name: "CarWindowSimulation",
                 dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap",
-                               "CarWindowProjection", "CarWindowSystemSupport", logging],
+                               "CarWindowProjection", "CarWindowSystemSupport"],
                 swiftSettings: library),
         // The umbrella: `import CarWindow` brings every engine-facing module.
         .target(name: "CarWindow",

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import CCarWindow
 import CarWindow
+import CarWindowSystemSupport
 
 // The functions of carwindow.h; each is documented there, where C and C++ programmers read it.
 // Every one checks its arguments, runs through `apiCall` (no Swift error or trap reaches C) and

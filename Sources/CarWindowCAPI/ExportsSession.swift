@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import CCarWindow
 import CarWindow
+import CarWindowSystemSupport
 
 // The session functions of carwindow.h; each is documented there.
 

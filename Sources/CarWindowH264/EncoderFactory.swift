@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Which backend to use: the best one available, or a forced one.
 public enum EncoderChoice: Sendable, Equatable {

@@ -1,7 +1,6 @@
 internal import COpenH264
 import Logging
 import CarWindowVideoCore
-import CarWindowSystemSupport
 
 private let openH264Logger = Logger(label: "carwindow.encoder.openh264")
 

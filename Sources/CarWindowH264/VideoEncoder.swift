@@ -1,5 +1,4 @@
 import CarWindowVideoCore
-import CarWindowSystemSupport
 /// How the encoder spends its bits.
 public enum RateControl: String, Sendable, CaseIterable {
     /// Constant bitrate: every one-second window of the stream near the target, a steady load on

@@ -1,11 +1,5 @@
 import Foundation
 import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// How a new camera takes effect.
 public enum CameraTransition: Sendable, Equatable {

@@ -1,10 +1,5 @@
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
 import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
+import CarWindowVideoCore
 extension EncoderSettings {
     /// The frame rate where the head unit states no preference: SmartDeviceLink's default.
     public static let defaultFramesPerSecond: Double = 15

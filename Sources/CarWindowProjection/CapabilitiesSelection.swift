@@ -1,10 +1,6 @@
-import CarWindowGeo
-import CarWindowStyle
 import CarWindowVideoCore
 import CarWindowMap
 import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// The sizes an app can draw in one orientation.
 ///

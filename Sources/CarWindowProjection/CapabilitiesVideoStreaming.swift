@@ -1,12 +1,6 @@
 import Foundation
 import Logging
-import CarWindowGeo
-import CarWindowStyle
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// What a head unit's screen offers the video: the size of its video area, how many of its
 /// pixels one video pixel covers, and what its decoder and link can take.

@@ -1,9 +1,3 @@
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
 
 /// Hands every event to every consumer: each ``subscribe()`` makes a new `AsyncStream` that

@@ -1,10 +1,4 @@
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
 import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 /// Decides, moment by moment, whether a projection session draws a frame, re-sends the last
 /// picture, or sleeps: work only when the map moves, and never a blank head unit.
 ///

@@ -1,11 +1,4 @@
 import Foundation
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// What a recognised gesture does to the projected map.
 public enum MapAction: Sendable, Equatable {

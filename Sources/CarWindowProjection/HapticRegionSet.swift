@@ -1,12 +1,7 @@
 import Foundation
 import Logging
 import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
 import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// A rectangle the head unit's haptic layer can focus and select (SDL's `HapticRect`).
 public struct HapticRegion: Sendable, Hashable, CustomStringConvertible {

@@ -1,11 +1,6 @@
 import Foundation
 import CarWindowGeo
-import CarWindowStyle
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// A discrete camera command: what a head unit's hard keys or rotary knob ask of a map (SDL's
 /// NAV_* buttons), or an engine's own buttons.

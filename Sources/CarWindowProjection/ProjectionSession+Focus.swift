@@ -1,11 +1,5 @@
 import Foundation
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
 import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// Where a head unit's keys move the app's own focus.
 public enum FocusMove: Sendable, Equatable {

@@ -1,11 +1,7 @@
 import Foundation
-import CarWindowGeo
-import CarWindowStyle
 import CarWindowVideoCore
 import CarWindowMap
 import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// The frame loop: one task per stream that asks the pacer what to do, does it, and sleeps on
 /// the wake signal in between. Engine calls run on the actor between its awaits.

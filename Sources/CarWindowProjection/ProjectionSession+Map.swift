@@ -1,11 +1,7 @@
 import Foundation
 import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
 import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// What the navigation engine changes. Each change is drawn at the next frame slot; values that
 /// cannot be drawn (not finite, say) are ignored with a warning event and nothing else changes.

@@ -1,7 +1,6 @@
 import CarWindowGeo
-import CarWindowVideoCore
-import CarWindowMap
 import CarWindowH264
+import CarWindowMap
 
 /// Cameras to draw one picture each, as fast as the pipeline goes: what `carwindow encode`
 /// and the benchmark play through a session, so that they measure the loop engines run.

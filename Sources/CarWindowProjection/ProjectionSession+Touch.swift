@@ -1,11 +1,6 @@
 import Foundation
 import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
 import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// Touches from the head unit: gestures, region taps and map movement.
 extension ProjectionSession {

@@ -5,7 +5,6 @@ import CarWindowVideoCore
 import CarWindowMap
 import CarWindowH264
 import CarWindowSinks
-import CarWindowSystemSupport
 
 /// Day or night: which of the session's styles draws the map.
 public enum MapAppearance: String, Sendable, Equatable, CaseIterable {

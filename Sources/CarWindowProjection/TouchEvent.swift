@@ -1,11 +1,4 @@
 import Foundation
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// One report from a head unit's touch screen: fingers going down, moving, lifting, or taken
 /// away.

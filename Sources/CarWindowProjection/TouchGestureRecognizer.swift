@@ -1,12 +1,6 @@
 import Foundation
 import Logging
-import CarWindowGeo
-import CarWindowStyle
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 
 /// What a sequence of touch events meant. Positions are in the pixels of the events the
 /// recogniser was given (rendered pixels once ``TouchEvent/inRenderedPixels(scale:)`` was applied).

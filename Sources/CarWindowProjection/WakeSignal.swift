@@ -1,10 +1,4 @@
 import Dispatch
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
 
 /// Lets the session's frame loop sleep until a deadline or until something changes, whichever

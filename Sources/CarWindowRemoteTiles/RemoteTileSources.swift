@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import CarWindowGeo
-import CarWindowSystemSupport
 
 /// A PMTiles archive on a server, read with byte-range requests through an ``HTTPFetcher``
 /// (and its disk cache). The archive's `ETag` from the opening read is kept: a range that

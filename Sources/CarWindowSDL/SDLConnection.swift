@@ -1,11 +1,7 @@
 import Foundation
 import Logging
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
 import CarWindowSinks
-import CarWindowSystemSupport
 import CarWindowProjection
 
 /// The app side of a SmartDeviceLink link: one navigation app registered on one head unit.

@@ -1,9 +1,3 @@
-import CarWindowGeo
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowSystemSupport
 import CarWindowProjection
 /// One (resolution, format) pair to offer the head unit in a video StartService.
 public struct SDLVideoCandidate: Sendable, Hashable, CustomStringConvertible {

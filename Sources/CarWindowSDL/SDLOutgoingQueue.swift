@@ -1,10 +1,4 @@
-import CarWindowGeo
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 
 /// Bounds on the control and RPC messages waiting to be written to the head unit.
 public struct SDLOutgoingQueueLimits: Sendable, Equatable {

@@ -1,11 +1,7 @@
 import Foundation
 import Logging
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
 import CarWindowSinks
-import CarWindowSystemSupport
 import CarWindowProjection
 
 /// Sends a session's access units over an ``SDLConnection``'s video service.

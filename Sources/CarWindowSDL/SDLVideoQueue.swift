@@ -1,10 +1,5 @@
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 
 /// Bounds on the access units waiting to go to the head unit.
 public struct SDLVideoQueueLimits: Sendable, Equatable {

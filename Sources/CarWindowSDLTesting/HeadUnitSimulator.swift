@@ -1,14 +1,10 @@
 import Foundation
 import Logging
-import CarWindowGeo
 import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
 import CarWindowSinks
 import CarWindowProjection
 import CarWindowSDLProtocol
 import CarWindowSDL
-import CarWindowSystemSupport
 
 /// A SmartDeviceLink head unit on a TCP port, written from the protocol and RPC specs: enough of
 /// SDL Core's behaviour to develop and test projection without a car or an SDL Core build.

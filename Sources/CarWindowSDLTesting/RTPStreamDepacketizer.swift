@@ -1,12 +1,3 @@
-import CarWindowGeo
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
-import CarWindowProjection
-import CarWindowSDLProtocol
-import CarWindowSDL
-import CarWindowSystemSupport
 /// Turns RFC 4571-framed RTP (RFC 6184 H.264) back into Annex-B: what a head unit does with the
 /// "RTP" video protocol. Handles single NAL units, STAP-A and FU-A; malformed packets are
 /// counted and skipped, a broken FU-A is discarded whole.

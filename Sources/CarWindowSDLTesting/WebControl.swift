@@ -1,6 +1,5 @@
 import Foundation
 import CarWindowSDLProtocol
-import CarWindowSDL
 
 /// What the browser page asks of the head unit (`POST /control`, JSON).
 package enum WebControl: Sendable, Equatable {

@@ -1,7 +1,5 @@
 import Foundation
 import Glibc
-import CarWindowSDLProtocol
-import CarWindowSDL
 import CarWindowSystemSupport
 import CarWindowVideoCore
 

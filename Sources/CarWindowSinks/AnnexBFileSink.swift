@@ -2,7 +2,6 @@ import Foundation
 import SystemPackage
 import Glibc
 import CarWindowVideoCore
-import CarWindowH264
 import CarWindowSystemSupport
 
 /// Writes access units one after another into an Annex-B `.h264` file that ffmpeg, ffprobe and

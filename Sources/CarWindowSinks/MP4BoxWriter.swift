@@ -1,6 +1,3 @@
-import CarWindowVideoCore
-import CarWindowH264
-import CarWindowSystemSupport
 /// Builds ISO base media file format boxes (ISO/IEC 14496-12) big-endian into a byte array.
 ///
 /// A box's 32-bit size is only known once its body is written, so `box` reserves it and fills it

@@ -1,6 +1,5 @@
 import CarWindowVideoCore
 import CarWindowH264
-import CarWindowSystemSupport
 /// Turns H.264 access units into RTP packets as RFC 6184 describes (packetization-mode 1).
 ///
 /// A NAL unit that fits the MTU travels alone (single NAL unit packet); a larger one is cut into

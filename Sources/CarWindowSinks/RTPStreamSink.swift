@@ -1,7 +1,6 @@
 import Glibc
 import SystemPackage
 import CarWindowVideoCore
-import CarWindowH264
 import CarWindowSystemSupport
 
 /// Sends RTP packets over a byte stream with RFC 4571 framing: each packet preceded by its

@@ -1,6 +1,4 @@
 import CarWindowVideoCore
-import CarWindowH264
-import CarWindowSystemSupport
 /// Hands every access unit to several outputs: the head unit, a recording, a live RTP receiver.
 ///
 /// The outputs fail independently, so a full disk never stops the stream to the car:

@@ -1,5 +1,3 @@
-import CarWindowGeo
-import CarWindowSystemSupport
 /// An sRGB colour with straight (not premultiplied) alpha, each component in 0...1.
 ///
 /// Styles write colours as CSS strings; the renderer wants premultiplied components, so both

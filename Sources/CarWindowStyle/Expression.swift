@@ -1,6 +1,5 @@
 import Foundation
 import CarWindowGeo
-import CarWindowSystemSupport
 
 /// A compiled MapLibre style expression (or legacy filter or function, which compile to the
 /// same tree).

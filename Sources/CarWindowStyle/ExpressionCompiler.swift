@@ -1,5 +1,3 @@
-import CarWindowGeo
-import CarWindowSystemSupport
 /// What the consumer of an expression's result wants, so literals can be typed at compile time
 /// (MapLibre parses `"red"` in a colour property's `match` as a colour, not a string).
 enum ExpectedType: Sendable {

@@ -1,5 +1,3 @@
-import CarWindowGeo
-import CarWindowSystemSupport
 /// A parsed JSON document.
 ///
 /// Objects keep their members in document order because MapLibre styles are edited by people,

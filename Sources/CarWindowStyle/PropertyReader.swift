@@ -1,6 +1,4 @@
 import Logging
-import CarWindowGeo
-import CarWindowSystemSupport
 
 /// Reads property values for one style, collecting warnings for what it had to ignore.
 struct PropertyReader {

@@ -1,5 +1,3 @@
-import CarWindowGeo
-import CarWindowSystemSupport
 /// Why a style could not be loaded.
 ///
 /// Paths name the offending JSON value in dotted form, with array indices in brackets and

@@ -1,5 +1,4 @@
 import CarWindowGeo
-import CarWindowSystemSupport
 /// The layer kinds a navigation map draws; other MapLibre kinds are skipped with a warning.
 public enum LayerType: String, Sendable, CaseIterable {
     case background

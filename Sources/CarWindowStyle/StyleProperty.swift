@@ -1,7 +1,6 @@
 import Logging
 import Synchronization
 import CarWindowGeo
-import CarWindowSystemSupport
 
 /// A paint or layout property: either one value for every zoom and feature, or an expression.
 ///

@@ -1,5 +1,5 @@
 import CarWindowGeo
-import CarWindowSystemSupport
+import Foundation
 /// A value produced by evaluating a style expression: the runtime types of the MapLibre
 /// expression language, minus objects, which no property this library draws needs.
 public enum StyleValue: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,3 @@
-import CarWindowSystemSupport
 /// One encoded picture: Annex-B NAL units (start codes included), SPS and PPS in front of every IDR.
 public struct AccessUnit: Sendable {
     /// The Annex-B bytes of the picture.

@@ -1,5 +1,4 @@
 import Glibc
-import CarWindowSystemSupport
 
 /// One plane of a DMA-BUF-backed picture, as EGL_EXT_image_dma_buf_import needs it.
 public struct DMABufPlane: Sendable, Equatable {

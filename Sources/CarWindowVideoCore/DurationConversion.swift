@@ -1,4 +1,3 @@
-import CarWindowSystemSupport
 extension Duration {
     /// The duration in seconds, for arithmetic on a clock's `Double` seconds; exact to well
     /// below a nanosecond for anything shorter than a century.

@@ -1,4 +1,3 @@
-import CarWindowSystemSupport
 /// A picture in NV12: a full-resolution luma plane followed by one half-resolution plane of
 /// interleaved Cb, Cr samples (4:2:0), the layout VA-API surfaces and most H.264 hardware use.
 ///

@@ -1,4 +1,3 @@
-import CarWindowSystemSupport
 /// The size of a stream's pictures in pixels: what a sink needs to know when a stream starts,
 /// without the head-unit capability it was chosen from.
 public struct VideoSize: Sendable, Hashable, CustomStringConvertible {

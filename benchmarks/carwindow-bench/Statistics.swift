@@ -1,4 +1,5 @@
 import Foundation
+import CarWindowVideoCore
 
 /// Nearest-rank percentile (`fraction` in 0...1) of unsorted values; nil for no values.
 /// Nearest rank is used because runs have tens of frames: p99 of 60 frames is the slowest frame,

@@ -1,5 +1,4 @@
 import Foundation
-import CarWindowSystemSupport
 
 /// Where the map is looked at from: Web Mercator centre, zoom, bearing and pitch.
 ///

@@ -1,5 +1,4 @@
 import Foundation
-import CarWindowSystemSupport
 
 /// A camera seen through a viewport of `width` x `height` pixels: the matrices that draw it and
 /// the conversions between screen pixels and geographic coordinates.

@@ -1,5 +1,4 @@
 import Foundation
-import CarWindowSystemSupport
 
 /// A 4x4 matrix of doubles in column-major order, as OpenGL takes it.
 ///

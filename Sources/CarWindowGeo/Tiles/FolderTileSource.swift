@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import CarWindowSystemSupport
 
 /// A folder of tile files laid out as `z/x/y.pbf` (or `.mvt`), raw or gzip compressed, as
 /// tilemaker and `pmtiles extract` write them, with an optional TileJSON `metadata.json`.

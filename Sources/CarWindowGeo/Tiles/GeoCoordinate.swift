@@ -1,5 +1,4 @@
 import Foundation
-import CarWindowSystemSupport
 /// A WGS 84 position in degrees.
 public struct GeoCoordinate: Hashable, Sendable, CustomStringConvertible {
     /// Degrees north of the equator (negative south), -90...90.

@@ -1,6 +1,5 @@
 internal import CZlib
 import Foundation
-import CarWindowSystemSupport
 
 /// Why compressed data could not be inflated.
 public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,4 +1,3 @@
-import CarWindowSystemSupport
 /// The wire types of the protocol buffer encoding, as the low three bits of a field tag give them.
 enum ProtobufWireType: UInt8, Sendable {
     case varint = 0

@@ -1,4 +1,3 @@
-import CarWindowSystemSupport
 /// Why the bytes of a vector tile could not be decoded. Offsets count bytes from the start of the
 /// uncompressed tile, so they can be looked up in a hex dump of the inflated data.
 public enum TileDecodingError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,4 +1,3 @@
-import CarWindowSystemSupport
 /// A tile of the Web Mercator pyramid: zoom `z`, column `x` from the west, row `y` from the north
 /// (the XYZ scheme; MBTiles' TMS rows are flipped when read).
 public struct TileID: Hashable, Sendable, Comparable, CustomStringConvertible {

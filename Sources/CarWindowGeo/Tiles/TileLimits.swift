@@ -1,4 +1,3 @@
-import CarWindowSystemSupport
 /// What one tile may hold once decoded. A tile is untrusted input: a crafted or broken one (a
 /// road of a million points, a polygon of a hundred thousand rings, a gzip bomb, a million
 /// features) must cost no more than a dense real one.

@@ -1,5 +1,4 @@
 import Foundation
-import CarWindowSystemSupport
 
 /// A store of vector tiles: a PMTiles or MBTiles archive, or a folder of tile files.
 public protocol TileSource: Sendable {

@@ -1,4 +1,3 @@
-import CarWindowSystemSupport
 /// A decoded Mapbox Vector Tile (specification 2.1): named layers of features.
 public struct VectorTile: Sendable {
     /// The tile's layers in the order the tile encodes them.

@@ -1,5 +1,4 @@
 import Foundation
-import CarWindowSystemSupport
 
 extension VectorTile {
     /// Decodes a Mapbox Vector Tile (specification 2.1), inflating it first when it is gzip

@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// Why an H.264 bitstream could not be read or written.
 package enum H264BitstreamError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The RBSP ended while a field still needed bits: the NAL unit is truncated or not what it claims.

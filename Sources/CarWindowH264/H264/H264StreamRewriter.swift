@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// Rewrites the parameter sets of another encoder's stream (OpenH264's) into what a head unit
 /// wants to see, leaving every other byte alone.
 enum H264StreamRewriter {

@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// nal_unit_type (H.264 table 7-1) for the units a low-delay baseline stream and its tools meet.
 package enum NALUnitType: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// Coded slice of a non-IDR picture (P or I), type 1.

@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// pic_parameter_set_rbsp() (clause 7.3.2.2). Flexible macroblock ordering (more than one slice
 /// group) is refused: no encoder we meet writes it and constrained baseline forbids it.
 ///

@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// One scaling list as coded: the delta_scale values up to and including the one that ends it
 /// (nextScale 0 or all entries), so a parsed list is written back bit for bit. A list built by
 /// hand must end the same way, or a decoder reads on into the next field.

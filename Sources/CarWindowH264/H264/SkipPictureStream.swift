@@ -1,5 +1,4 @@
 import CarWindowVideoCore
-import CarWindowSystemSupport
 /// Keep-alive pictures made by hand between an encoder's pictures: a P picture whose one slice
 /// skips every macroblock, so the decoder repeats the last picture exactly, at a cost of a few
 /// bytes and no encoding work.

@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// slice_header() (clause 7.3.3) for the I/IDR and P slices of our baseline stream, written for
 /// VA-API packed slice headers and for hand-made pictures (an all-skipped P picture for keep-alive).
 ///

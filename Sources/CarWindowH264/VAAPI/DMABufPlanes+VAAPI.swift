@@ -1,7 +1,6 @@
 internal import CVA
 import Glibc
 import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Reading the planes of a VA surface exported with `vaExportSurfaceHandle`.
 extension DMABufPlanes {

@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// The picture bookkeeping of a low-delay, P-only H.264 stream with one reference picture,
 /// kept apart from VA-API so it can be tested without a device.
 ///

@@ -1,8 +1,6 @@
 internal import CVA
 import Foundation
 import Logging
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// The VA-API encode entrypoints this project can use for H.264.
 public enum VAAPIEntrypoint: String, Sendable, CaseIterable {

@@ -2,7 +2,6 @@ internal import CVA
 import Foundation
 import Logging
 import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// H.264 encoding on the GPU through VA-API (Intel iHD/i965, AMD/Mesa radeonsi).
 ///

@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// The only place the VA-API encoder touches the project's H.264 header writer
 /// (`Encoder/H264/`), so that a change of its API is reconciled here alone.
 ///

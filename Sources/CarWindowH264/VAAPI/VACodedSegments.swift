@@ -1,6 +1,4 @@
 internal import CVA
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// What went wrong while reading a coded buffer's segment list.
 enum CodedSegmentError: Error, Equatable, CustomStringConvertible {

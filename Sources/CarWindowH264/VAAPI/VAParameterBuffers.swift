@@ -1,6 +1,5 @@
 internal import CVA
 import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Byte layouts of VA-API parameter buffers that C declares with a flexible array member
 /// (`VAEncMiscParameterBuffer { type; data[] }`), which Swift cannot express.

@@ -1,6 +1,4 @@
 package import CVA
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// A failed libva call: which function, its status code, and libva's own wording of it.
 ///

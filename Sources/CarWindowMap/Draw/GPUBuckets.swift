@@ -1,8 +1,5 @@
 internal import CGLES
 import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Attribute slots, bound by name when each program links (see ``Programs``).
 enum AttributeSlot {

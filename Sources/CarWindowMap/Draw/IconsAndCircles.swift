@@ -1,8 +1,6 @@
 internal import CGLES
 import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Draws the icons the label placer placed, from the style's sprite sheet in one texture.
 /// Made, used and released on the render thread, as part of a map's resources.

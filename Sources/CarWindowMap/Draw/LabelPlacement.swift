@@ -1,9 +1,6 @@
 internal import CGLES
 import Foundation
-import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// One corner of a glyph quad, in screen pixels; 32 bytes.
 struct TextVertex {

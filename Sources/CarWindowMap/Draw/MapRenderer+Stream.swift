@@ -1,7 +1,5 @@
 import CarWindowGeo
-import CarWindowStyle
 import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// What one visit of a stream to the render thread did: the picture it drew (or why not), the
 /// earlier picture it collected, and where the controls are.

@@ -4,7 +4,6 @@ import Logging
 import CarWindowGeo
 import CarWindowStyle
 import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Errors of making or changing a map renderer.
 public enum MapRenderError: Error, Equatable, CustomStringConvertible {

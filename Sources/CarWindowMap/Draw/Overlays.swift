@@ -1,8 +1,6 @@
 import Foundation
 import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// What the navigation engine draws over the map: its route, its vehicle and on-screen controls.
 public struct MapOverlays: Sendable, Equatable {
     /// The route, first point first; empty for none.

@@ -1,8 +1,6 @@
 internal import CGLES
 import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// The programs every map draws with, and the two quads they share.
 final class Programs {

@@ -2,8 +2,6 @@ internal import CGLES
 import Foundation
 import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Draws what sits on the screen rather than on the map: the vehicle marker, the zoom and
 /// recenter buttons and the attribution.

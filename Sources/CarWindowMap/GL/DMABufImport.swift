@@ -1,9 +1,6 @@
 package import CEGL
 package import CGLES
-import CarWindowGeo
-import CarWindowStyle
 import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Why a DMA-BUF plane could not become a GL texture.
 public enum DMABufImportError: Error, Equatable, CustomStringConvertible {

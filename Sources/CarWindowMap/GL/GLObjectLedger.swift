@@ -1,7 +1,4 @@
 internal import CEGL
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
 import CarWindowSystemSupport
 
 /// The kinds of GL object names CarWindow makes.

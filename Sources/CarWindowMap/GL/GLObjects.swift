@@ -1,8 +1,4 @@
 internal import CGLES
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 // Thin owners of GL object names. They are not Sendable: they live inside the actor that owns
 // them (a MapRenderer, on its context's render thread) and die in its isolated deinit, so

@@ -1,9 +1,6 @@
 internal import CEGL
 internal import CGBM
 import Foundation
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
 import CarWindowSystemSupport
 
 /// The ways CarWindow can reach a GPU, or a software rasteriser, without a display.

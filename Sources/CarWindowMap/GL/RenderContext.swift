@@ -1,10 +1,7 @@
 internal import CEGL
 internal import CGLES
 import Logging
-import CarWindowGeo
-import CarWindowStyle
 import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// The render thread and its headless OpenGL ES context.
 ///

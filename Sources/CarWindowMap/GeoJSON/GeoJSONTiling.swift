@@ -1,5 +1,4 @@
 import CarWindowGeo
-import CarWindowSystemSupport
 
 /// A GeoJSON source's layer for one tile, with what keeping it within the per-tile limits cut.
 struct GeoJSONTileLayer {

@@ -1,7 +1,5 @@
 import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// Per-tile, per-layer geometry ready for upload, built off the render thread (MapLibre's
 /// "buckets"). Colours that depend on the feature are baked per vertex as premultiplied RGBA8;
 /// everything that depends only on the zoom is left to uniforms so it can change every frame.

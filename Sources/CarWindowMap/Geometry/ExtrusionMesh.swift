@@ -1,7 +1,3 @@
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// One vertex of an extruded polygon (buildings), in the layout the fill-extrusion shader reads.
 struct ExtrusionVertex: Equatable, Sendable {
     /// Footprint point, tile units (y down).

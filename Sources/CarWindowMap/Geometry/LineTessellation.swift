@@ -1,9 +1,6 @@
 import Foundation
 import Logging
-import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// One vertex of a tessellated line, in the layout the line shader reads.
 struct LineVertex: Equatable, Sendable {

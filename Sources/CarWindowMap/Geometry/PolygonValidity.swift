@@ -1,7 +1,3 @@
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// OGC-style validity of a polygon given as rings (exterior first, then holes, no repeated
 /// closing point), close to what GEOS/shapely's `is_valid` reports. Used by tests to tell which
 /// polygons a triangulation must reproduce exactly; tile data itself is never rejected for it.

@@ -1,7 +1,5 @@
 import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// What laying out one tile for a style may cost: **64 MiB of layout memory per tile**, and work
 /// in proportion to it.
 ///

@@ -2,8 +2,6 @@ import Foundation
 import Logging
 import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Turns a decoded tile and a style into buckets: filters features, evaluates feature-dependent
 /// paint, triangulates, tessellates and shapes labels. Pure CPU work that runs on any thread.

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
 import CarWindowSystemSupport
 
 /// Loads, decodes and lays out tiles on a fixed pool of worker threads and keeps a bounded cache

@@ -1,7 +1,3 @@
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// Triangulation of polygons with holes by ear clipping.
 ///
 /// Holes are merged into the exterior through bridges (pairs of coincident edges), so the ear

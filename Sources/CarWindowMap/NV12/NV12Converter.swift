@@ -1,8 +1,5 @@
 internal import CGLES
-import CarWindowGeo
-import CarWindowStyle
 import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Turns the rendered RGBA frame into NV12 on the GPU and reads back only the NV12 bytes
 /// (1.5 bytes per pixel instead of 4).

@@ -1,7 +1,3 @@
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// How far two pictures of the same size are apart.
 package struct ImageDifference: Sendable, CustomStringConvertible {
     /// Pixels where some channel differs by more than the tolerance.

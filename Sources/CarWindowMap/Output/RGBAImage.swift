@@ -1,9 +1,5 @@
 internal import CPNG
 import Foundation
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// An 8-bit RGBA picture, rows top to bottom, premultiplied as the renderer draws it (opaque
 /// map frames are the same either way).

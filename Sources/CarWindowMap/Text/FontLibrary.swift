@@ -1,9 +1,6 @@
 internal import CFreeType
 import Foundation
 import Logging
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
 import CarWindowSystemSupport
 
 let textLogger = Logger(label: "carwindow.text")

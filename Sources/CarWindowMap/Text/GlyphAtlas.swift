@@ -1,7 +1,5 @@
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
 import CarWindowSystemSupport
+import Logging
 
 /// A rectangle of the glyph atlas, in atlas pixels with y down from the first row.
 struct AtlasRect: Hashable, Sendable {

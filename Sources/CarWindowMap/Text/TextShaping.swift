@@ -1,8 +1,7 @@
 import Foundation
-import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
 import CarWindowSystemSupport
+import Logging
 
 extension TextAnchor {
     /// Fraction of the box width left of the anchor: 0 for left anchors, 1 for right anchors.

@@ -1,13 +1,7 @@
 import Dispatch
 import Glibc
 import SystemPackage
-import CarWindowGeo
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 
 /// SDL over TCP (what SDL Core's TCP adapter and emulators listen on, port 12345 by default).
 ///

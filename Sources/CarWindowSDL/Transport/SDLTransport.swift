@@ -1,11 +1,5 @@
 import SystemPackage
-import CarWindowGeo
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowH264
-import CarWindowSinks
 import CarWindowSystemSupport
-import CarWindowProjection
 
 /// A byte stream to a head unit: TCP here; USB (AOA/iAP) or Bluetooth RFCOMM could follow
 /// behind the same four calls.

@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// One BSON value, restricted to the types SmartDeviceLink's control payloads use.
 ///
 /// SDL Core writes and reads only these; anything else (binary, ObjectId, dates...) is refused

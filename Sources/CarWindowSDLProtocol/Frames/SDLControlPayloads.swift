@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// What a StartServiceACK on the RPC service says about the session.
 public struct SDLSessionInfo: Sendable, Equatable {
     /// The protocol version the head unit speaks (`protocolVersion`, e.g. "5.3.0").

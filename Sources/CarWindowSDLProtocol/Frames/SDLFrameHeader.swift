@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// How a frame relates to the message it carries (protocol spec 5.4.1, section 3.1).
 package enum SDLFrameType: UInt8, Sendable, Equatable, CaseIterable {
     /// A control frame: heartbeats, service start and end.

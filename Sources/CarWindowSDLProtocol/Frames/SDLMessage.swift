@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// One whole protocol message: a control message or a service's data, reassembled from frames.
 package struct SDLMessage: Sendable, Equatable {
     /// Protocol version of its frames.

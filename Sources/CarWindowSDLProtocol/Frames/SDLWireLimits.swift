@@ -1,5 +1,3 @@
-import CarWindowVideoCore
-import CarWindowSystemSupport
 /// The ranges this side accepts for numbers that come off the wire from the head unit.
 ///
 /// A head unit is untrusted input: every number it sends that sizes a buffer or takes part in

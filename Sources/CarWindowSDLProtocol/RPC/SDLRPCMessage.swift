@@ -1,6 +1,4 @@
 import Foundation
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// Whether an RPC asks, answers or tells.
 package enum SDLRPCType: UInt8, Sendable, Equatable {

@@ -1,6 +1,4 @@
 import Foundation
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// An app's HMI level: how visible it is on the head unit.
 public enum SDLHMILevel: String, Sendable, Equatable, Codable {

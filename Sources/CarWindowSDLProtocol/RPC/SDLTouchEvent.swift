@@ -1,6 +1,4 @@
 import Foundation
-import CarWindowVideoCore
-import CarWindowSystemSupport
 
 /// The parameters of one SmartDeviceLink `OnTouchEvent` notification, as they travel:
 /// `{"type":"BEGIN","event":[{"id":0,"ts":[49],"c":[{"x":100,"y":200}]}]}`.

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import CarWindowVideoCore
 import CarWindowSystemSupport
+import CarWindowVideoCore
 
 /// A size in pixels as SmartDeviceLink sends it (the RPC struct `ImageResolution`); the session
 /// speaks `VideoSize` (``videoSize``, ``init(_:)``).

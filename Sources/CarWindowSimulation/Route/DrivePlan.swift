@@ -1,9 +1,5 @@
 import Foundation
 import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowProjection
 import CarWindowSystemSupport
 
 /// How a simulated car drives a route.

@@ -1,9 +1,4 @@
 import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowProjection
-import CarWindowSystemSupport
 /// A route to drive: a polyline with the speed limit and road class of each of its segments and
 /// the places where it crosses major roads.
 ///

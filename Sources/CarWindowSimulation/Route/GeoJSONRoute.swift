@@ -1,9 +1,6 @@
 import Foundation
 import CarWindowGeo
 import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowProjection
 import CarWindowSystemSupport
 
 /// Why a GeoJSON document could not be read as a route.

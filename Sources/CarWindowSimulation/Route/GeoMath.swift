@@ -1,10 +1,5 @@
 import Foundation
 import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowProjection
-import CarWindowSystemSupport
 
 /// Small-distance geometry for routes, beside ``GeoCoordinate/offset(to:)`` and
 /// ``GeoCoordinate/metres(to:)`` (the metric the map trims a driven route with): points a few

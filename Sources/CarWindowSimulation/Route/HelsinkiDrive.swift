@@ -1,10 +1,5 @@
 import Foundation
 import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowProjection
-import CarWindowSystemSupport
 
 /// Why the default drive could not be set up.
 package enum DefaultDriveError: Error, Equatable, Sendable, CustomStringConvertible {

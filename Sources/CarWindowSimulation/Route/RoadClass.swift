@@ -1,9 +1,3 @@
-import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowProjection
-import CarWindowSystemSupport
 /// The kinds of drivable road the OpenMapTiles `transportation` layer tells apart, with the speeds
 /// a simulated car drives on them.
 ///

@@ -1,10 +1,5 @@
 import Foundation
 import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowProjection
-import CarWindowSystemSupport
 
 /// A polyline of road to put into a ``RoadGraph``, with its class and which ways it may be driven.
 package struct RoadPolyline: Sendable, Hashable {

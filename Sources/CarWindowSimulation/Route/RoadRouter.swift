@@ -1,9 +1,4 @@
 import CarWindowGeo
-import CarWindowStyle
-import CarWindowVideoCore
-import CarWindowMap
-import CarWindowProjection
-import CarWindowSystemSupport
 /// Why a route could not be found.
 package enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The graph has no roads.

@@ -1,10 +1,8 @@
 import Foundation
 import CarWindowGeo
-import CarWindowStyle
 import CarWindowVideoCore
 import CarWindowMap
 import CarWindowProjection
-import CarWindowSystemSupport
 
 /// A navigation engine and its driver, simulated: moves a vehicle along a ``DrivePlan``, keeps a
 /// heading-up camera behind it, shows the route still ahead and taps the map's controls now and
