@@ -48,6 +48,7 @@ let package = Package(
         .library(name: "CarWindowSinks", targets: ["CarWindowSinks"]),
         .library(name: "CarWindowProjection", targets: ["CarWindowProjection"]),
         .library(name: "CarWindowSDLProtocol", targets: ["CarWindowSDLProtocol"]),
+        .library(name: "CarWindowSDLSecurity", targets: ["CarWindowSDLSecurity"]),
         .library(name: "CarWindowSDL", targets: ["CarWindowSDL"]),
         .library(name: "CarWindowSDLTesting", targets: ["CarWindowSDLTesting"]),
         // The C API (Sources/CCarWindow/include/carwindow.h) as libCarWindowC.so, soname
@@ -106,13 +107,17 @@ let package = Package(
         // Below everything that draws or encodes.
         .target(name: "CarWindowSDLProtocol", dependencies: ["CarWindowVideoCore", "CarWindowSystemSupport", logging],
                 swiftSettings: library),
+        // The default security library: TLS and DTLS on OpenSSL 3 over memory BIOs, the app's
+        // side (server) and the head unit's (client, for the in-repo head unit).
+        system("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
+        .target(name: "CarWindowSDLSecurity", dependencies: ["CarWindowSDLProtocol", "COpenSSL"], swiftSettings: library),
         .target(name: "CarWindowSDL",
                 dependencies: ["CarWindowSDLProtocol", "CarWindowVideoCore", "CarWindowMap", "CarWindowSinks",
                                "CarWindowSystemSupport", "CarWindowProjection", systemPackage, logging],
                 swiftSettings: library),
         .target(name: "CarWindowSDLTesting",
                 dependencies: ["CarWindowVideoCore", "CarWindowSinks", "CarWindowProjection", "CarWindowSDLProtocol",
-                               "CarWindowSDL", "CarWindowSystemSupport", logging],
+                               "CarWindowSDLSecurity", "CarWindowSDL", "CarWindowSystemSupport", logging],
                 swiftSettings: library),
         .target(name: "CarWindowSimulation",
                 dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap",
@@ -121,7 +126,8 @@ let package = Package(
         // The umbrella: `import CarWindow` brings every engine-facing module.
         .target(name: "CarWindow",
                 dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowVideoCore", "CarWindowMap", "CarWindowRemoteTiles",
-                               "CarWindowH264", "CarWindowSinks", "CarWindowProjection", "CarWindowSDLProtocol", "CarWindowSDL"],
+                               "CarWindowH264", "CarWindowSinks", "CarWindowProjection", "CarWindowSDLProtocol",
+                               "CarWindowSDLSecurity", "CarWindowSDL"],
                 swiftSettings: library),
 
         // The C API: the header as a C module (so the Swift side uses its very types), and its
@@ -175,6 +181,7 @@ let package = Package(
         tests("CarWindowSinks", [systemPackage]),
         tests("CarWindowProjection", [logging]),
         tests("CarWindowSDLProtocol"),
+        tests("CarWindowSDLSecurity", ["CarWindowSDLProtocol"]),
         tests("CarWindowSDL", ["CarWindowSDLProtocol", "CarWindowSDLTesting", systemPackage, logging]),
         tests("CarWindowSimulation"),
         // The umbrella: programs written against `import CarWindow` alone.

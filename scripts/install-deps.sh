@@ -10,11 +10,13 @@ packages=(
     libfreetype-dev zlib1g-dev libsqlite3-dev libpng-dev
     libopenh264-dev libva-dev              # H.264: OpenH264 (BSD) in software, VA-API in hardware
     libcurl4                               # FoundationNetworking: tiles on servers
+    libssl-dev                             # OpenSSL 3: protected SDL services (TLS, DTLS)
 )
 if [[ "${1:-}" == "--tests" ]]; then
     packages+=(glslang-tools ffmpeg)       # shader validator; the independent decoder of our streams
     packages+=(python3)                    # the local tile server of the remote-tiles tests
     packages+=(gcc g++ valgrind)           # the VA-API test driver, the C API's examples and memcheck
+    packages+=(openssl)                    # certificates for the protected-service tests
 fi
 
 missing=()

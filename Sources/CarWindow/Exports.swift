@@ -11,4 +11,5 @@
 @_exported import CarWindowSinks
 @_exported import CarWindowProjection
 @_exported import CarWindowSDLProtocol
+@_exported import CarWindowSDLSecurity
 @_exported import CarWindowSDL

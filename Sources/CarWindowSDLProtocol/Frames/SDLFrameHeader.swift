@@ -108,7 +108,8 @@ package struct SDLFrameHeader: Sendable, Equatable {
 
     /// Protocol version, 1...5.
     package var version: UInt8
-    /// Whether the payload is encrypted (never set by this library; refused on receipt).
+    /// The E bit: on a data frame, a payload of TLS records; on a control frame, a protected
+    /// service asked for or granted.
     package var isEncrypted: Bool
     /// What the frame is.
     package var frameType: SDLFrameType
@@ -208,7 +209,7 @@ public enum SDLProtocolError: Error, Sendable, Equatable, CustomStringConvertibl
     case inconsistentFrameCount(total: Int, frames: Int)
     /// Too many messages are being reassembled at once.
     case tooManyPendingMessages(limit: Int)
-    /// The head unit sent an encrypted frame; this library negotiates no encryption.
+    /// The head unit sent an encrypted frame for a service that is not protected.
     case encryptedFrame
     /// A control payload that should be BSON is not.
     case badControlPayload(service: SDLServiceType, info: SDLControlFrameInfo, BSONError)
@@ -224,7 +225,7 @@ public enum SDLProtocolError: Error, Sendable, Equatable, CustomStringConvertibl
         case .unexpectedConsecutiveFrame(let reason): "unexpected consecutive frame: \(reason)"
         case .inconsistentFrameCount(let total, let frames): "first frame announces \(total) bytes in \(frames) frames, which cannot match"
         case .tooManyPendingMessages(let limit): "more than \(limit) multi-frame messages in progress at once"
-        case .encryptedFrame: "the peer sent an encrypted frame, but no encryption was negotiated"
+        case .encryptedFrame: "the peer sent an encrypted frame for a service it did not protect"
         case .badControlPayload(let service, let info, let error): "\(info) on the \(service) service has a bad BSON payload: \(error)"
         }
     }

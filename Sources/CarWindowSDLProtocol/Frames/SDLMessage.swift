@@ -12,15 +12,19 @@ package struct SDLMessage: Sendable, Equatable {
     package var controlInfo: SDLControlFrameInfo?
     /// The payload (BSON for control messages, RPC or video bytes otherwise).
     package var payload: [UInt8]
+    /// The E bit of a control message: a StartService asking for a protected service, or an ACK
+    /// granting one. Data messages of protected services are framed by ``protectedFrames(maximumFramePayload:session:)``.
+    package var isProtected: Bool
 
     /// A message from its fields.
     package init(version: UInt8, serviceType: SDLServiceType, sessionID: UInt8, messageID: UInt32,
-                controlInfo: SDLControlFrameInfo? = nil, payload: [UInt8]) {
+                controlInfo: SDLControlFrameInfo? = nil, isProtected: Bool = false, payload: [UInt8]) {
         self.version = version
         self.serviceType = serviceType
         self.sessionID = sessionID
         self.messageID = messageID
         self.controlInfo = controlInfo
+        self.isProtected = isProtected
         self.payload = payload
     }
 
@@ -36,7 +40,9 @@ package struct SDLMessage: Sendable, Equatable {
                            sessionID: sessionID, dataSize: UInt32(truncatingIfNeeded: size), messageID: messageID)
         }
         if let controlInfo {
-            return [SDLFrame(header: header(.control, info: controlInfo.rawValue, size: payload.count), payload: payload)]
+            var control = header(.control, info: controlInfo.rawValue, size: payload.count)
+            control.isEncrypted = isProtected
+            return [SDLFrame(header: control, payload: payload)]
         }
         if payload.count <= chunk {
             return [SDLFrame(header: header(.single, info: 0, size: payload.count), payload: payload)]
@@ -150,7 +156,9 @@ package struct SDLMessageAssembler: Sendable {
     /// Takes one frame; returns the message it completes, if any.
     package mutating func add(_ frame: SDLFrame) throws(SDLProtocolError) -> SDLMessage? {
         let header = frame.header
-        guard !header.isEncrypted else { throw .encryptedFrame }
+        // On a control frame the E bit says "protected service", not "encrypted payload"; a data
+        // frame must have been decrypted (SDLProtectedFraming) before it gets here.
+        guard !header.isEncrypted || header.frameType == .control else { throw .encryptedFrame }
         guard frame.payload.count <= maximumFramePayload else {
             throw .frameTooLarge(size: frame.payload.count, limit: maximumFramePayload)
         }
@@ -159,7 +167,7 @@ package struct SDLMessageAssembler: Sendable {
         case .control:
             return SDLMessage(version: header.version, serviceType: header.serviceType, sessionID: header.sessionID,
                               messageID: header.messageID, controlInfo: SDLControlFrameInfo(rawValue: header.frameInfo),
-                              payload: frame.payload)
+                              isProtected: header.isEncrypted, payload: frame.payload)
         case .single:
             return SDLMessage(version: header.version, serviceType: header.serviceType, sessionID: header.sessionID,
                               messageID: header.messageID, payload: frame.payload)

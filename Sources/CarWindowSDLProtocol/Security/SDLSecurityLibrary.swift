@@ -62,6 +62,17 @@ public protocol SDLSecuritySession: AnyObject {
     func decrypt(_ ciphertext: [UInt8]) throws(SDLSecurityError) -> [UInt8]
     /// Forgets the TLS state, as both sides do after an error; the next handshake starts afresh.
     func reset()
+    /// The most plaintext one frame may carry when its payload may hold `payloadLimit` bytes of
+    /// records. The default keeps to one TLS record per frame, as SDL Core does.
+    func maximumPlaintextPerFrame(payloadLimit: Int) -> Int
+}
+
+extension SDLSecuritySession {
+    /// One record per frame: at most 16,384 bytes of plaintext (TLS's largest record), less
+    /// 90 bytes for the record's header, nonce, tag and padding, as SDL Core reckons it.
+    public func maximumPlaintextPerFrame(payloadLimit: Int) -> Int {
+        max(1, min(payloadLimit, 16_384) - 90)
+    }
 }
 
 /// A security library: a car maker's own, or `OpenSSLSecurityLibrary` as the default. It makes
