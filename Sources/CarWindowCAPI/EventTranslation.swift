@@ -121,6 +121,8 @@ enum EventTranslation {
         case .reconnected: "reconnected"
         case .stopped: "head-unit link stopped"
         case .driverDistractionChanged(let on): "driver distraction \(on ? "on" : "off")"
+        case .serviceProtected(let service): "\(service) service protected"
+        case .securityFailed(let error): "security layer failed: \(error)"
         case .audioAllowedChanged, .buttonPressed, .ambientLightChanged, .languageChanged, .touch, .keyframeNeeded: nil
         }
     }

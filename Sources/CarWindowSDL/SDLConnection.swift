@@ -58,13 +58,17 @@ public actor SDLConnection {
         public var reconnect = SDLReconnectPolicy()
         /// The largest message accepted from the head unit.
         public var maximumIncomingMessageSize = 4 << 20
+        /// How video and audio are protected (TLS inside SDL); nil streams them in the clear and
+        /// answers a head unit's handshake with "not supported".
+        public var security: SDLSecurityConfiguration?
 
         /// A configuration; see the properties for the defaults.
         public init(appName: String, appID: String, videoCandidates: [SDLVideoCandidate] = [],
                     supportedSizes: [ImageResolution] = [], startsVideoAutomatically: Bool = true,
                     videoQueueLimits: SDLVideoQueueLimits = SDLVideoQueueLimits(),
                     outgoingQueueLimits: SDLOutgoingQueueLimits = SDLOutgoingQueueLimits(),
-                    reconnect: SDLReconnectPolicy = SDLReconnectPolicy(), requestTimeout: Duration = .seconds(5)) {
+                    reconnect: SDLReconnectPolicy = SDLReconnectPolicy(), requestTimeout: Duration = .seconds(5),
+                    security: SDLSecurityConfiguration? = nil) {
             self.appName = appName
             self.appID = appID
             self.videoCandidates = videoCandidates
@@ -74,6 +78,7 @@ public actor SDLConnection {
             self.outgoingQueueLimits = outgoingQueueLimits
             self.reconnect = reconnect
             self.requestTimeout = requestTimeout
+            self.security = security
         }
     }
 
@@ -158,6 +163,15 @@ public actor SDLConnection {
     /// Whether the head unit says the driver is distracted (OnDriverDistraction DD_ON).
     public private(set) var isDriverDistracted = false
     private var audioMTU = SDLConnection.defaultMTU
+    /// The security layer of this registration: the library for the head unit's make, the TLS
+    /// session, the services granted protected.
+    private var security = SDLAppSecurityStage(library: nil, appID: "")
+    /// The last failure of the security layer, for the StartService it fails.
+    private var securityFailure: SDLSecurityError?
+    /// The head unit's make (RegisterAppInterface's `vehicleType.make`).
+    public private(set) var vehicleMake: String?
+    /// The services running protected now.
+    public var protectedServices: Set<SDLServiceType> { security.protectedServices }
     /// Whether a picture is being written now, and when the last write ended: for telling a
     /// picture in flight from one sent after video was forbidden.
     private var isWritingVideo = false
@@ -311,7 +325,20 @@ public actor SDLConnection {
             } catch {
                 continue
             }
-            let reply = try await control(.startService, on: .video, payload: payload)
+            var protect = try wantsProtection(.video)
+            var reply: SDLMessage
+            while true {
+                securityFailure = nil
+                reply = try await control(.startService, on: .video, payload: payload, protected: protect,
+                                          timeout: protect ? configuration.security?.handshakeTimeout : nil)
+                guard protect, reply.controlInfo != .startServiceACK, let failure = securityFailure else { break }
+                // The handshake failed and the head unit refused: fail, or fall back in the clear.
+                guard configuration.security?.policy == .preferred else {
+                    throw .protectionUnavailable(.video, "the handshake failed: \(failure)")
+                }
+                Self.logger.warning("video streams unprotected: the handshake failed: \(failure)")
+                protect = false
+            }
             if reply.controlInfo == .startServiceACK {
                 let document = (try? BSONDocument(decoding: reply.payload)) ?? BSONDocument()
                 let granted = asked.acknowledged(by: document)
@@ -320,6 +347,13 @@ public actor SDLConnection {
                     video = granted
                     await endVideoService()
                     throw .videoNotAllowed
+                }
+                do throws(SDLConnectionError) {
+                    try acceptProtection(of: .video, reply: reply, asked: protect)
+                } catch {
+                    video = granted
+                    await endVideoService()
+                    throw error
                 }
                 openVideo(granted)
                 return granted
@@ -335,6 +369,38 @@ public actor SDLConnection {
         let untried = list.contains { !refusedVideoResolutions.contains($0.resolution) && !refusedVideoFormats.contains($0.format) }
         if untried, !videoAllowed || phase != .running { throw .videoNotAllowed }
         throw .videoRejected(tried: tried.isEmpty ? list : tried, last: lastVideoRejection)
+    }
+
+    /// Whether to ask for `service` protected: when the configuration lists it and a library
+    /// serves this head unit. Without one, a required service fails here and a preferred one
+    /// goes in the clear with a warning.
+    private func wantsProtection(_ service: SDLServiceType) throws(SDLConnectionError) -> Bool {
+        guard let settings = configuration.security, settings.services.contains(service) else { return false }
+        do {
+            try security.prepare()
+            return true
+        } catch {
+            let reason = "\(error.message) (head unit make: \(vehicleMake ?? "not given"))"
+            guard settings.policy == .preferred else { throw .protectionUnavailable(service, reason) }
+            Self.logger.warning("\(service) streams unprotected: \(reason)")
+            return false
+        }
+    }
+
+    /// Takes the StartServiceACK of a service asked protected: the E bit grants protection; an
+    /// ACK without it (a head unit with no security layer) is refused when protection is
+    /// required.
+    private func acceptProtection(of service: SDLServiceType, reply: SDLMessage, asked: Bool) throws(SDLConnectionError) {
+        guard asked else { return }
+        guard !reply.isProtected else {
+            security.granted(service)
+            Self.logger.info("\(service) service protected")
+            eventSink.yield(.serviceProtected(service))
+            return
+        }
+        let reason = "the head unit started it unprotected: it has no security layer"
+        guard configuration.security?.policy == .preferred else { throw .protectionUnavailable(service, reason) }
+        Self.logger.warning("\(service) streams unprotected: \(reason)")
     }
 
     /// Forgets the sizes and formats refused so far: a new registration or capability may
@@ -460,6 +526,8 @@ public actor SDLConnection {
         headUnitButtons = facts.buttons
         headUnitTouchAvailable = facts.touchAvailable
         headUnitPCMFormat = facts.pcmFormat ?? .standard
+        vehicleMake = facts.vehicleMake
+        security = SDLAppSecurityStage(library: configuration.security?.library(forMake: facts.vehicleMake), appID: configuration.appID)
         if let languages = try? registration.decodeParameters(SDLLanguages.self) {
             headUnitLanguage = (languages.language, languages.hmiDisplayLanguage)
         }
@@ -529,7 +597,17 @@ public actor SDLConnection {
         guard generation == self.generation else { return }
         parser.append(bytes)
         do {
-            while let frame = try parser.nextFrame() {
+            while var frame = try parser.nextFrame() {
+                if frame.needsDecryption {
+                    switch security.open(frame) {
+                    case .success(let opened):
+                        frame = opened
+                    case .failure(let refusal):
+                        warnOnce("encrypted frame dropped: \(refusal.error)")
+                        perform(refusal.actions)
+                        continue
+                    }
+                }
                 guard let message = try assembler.add(frame) else { continue }
                 handle(message)
             }
@@ -569,6 +647,16 @@ public actor SDLConnection {
             }
             return
         }
+        if message.serviceType == .control {
+            // Data on the control service: the security layer's queries.
+            do {
+                perform(security.receive(try SDLSecurityQuery(decoding: message.payload)))
+            } catch {
+                warnOnce("unreadable security query answered with \(error.code): \(error)")
+                perform(security.refuse(error))
+            }
+            return
+        }
         guard message.serviceType == .rpc else { return }
         let rpc: SDLRPCMessage
         do {
@@ -584,6 +672,32 @@ public actor SDLConnection {
             handleNotification(rpc)
         case .request:
             Self.logger.debug("head unit request \(rpc.functionID) ignored")
+        }
+    }
+
+    /// Does what the security layer asks: sends its queries, and after a failure closes what
+    /// was protected (the head unit closes it too) and tells the engine.
+    private func perform(_ actions: [SDLAppSecurityStage.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let query):
+                let message = SDLMessage(version: protocolVersion, serviceType: .control, sessionID: session?.sessionID ?? 0,
+                                         messageID: takeMessageID(), payload: query.encoded())
+                // A failure has already dropped the connection; there is nobody to tell.
+                try? enqueue(message, mtu: sessionMTU)
+            case .established:
+                Self.logger.info("security: TLS handshake with the head unit finished")
+            case .failed(let error, let reportedByHeadUnit):
+                securityFailure = error
+                Self.logger.warning("security layer reset: \(error)\(reportedByHeadUnit ? "" : " (told the head unit)")")
+                eventSink.yield(.securityFailed(error))
+                // The reset forgot which services were protected; nothing of theirs may go on
+                // in the clear, so the open ones close and start again.
+                if configuration.security != nil {
+                    closeVideoLocally()
+                    if isAudioOpen { isAudioOpen = false }
+                }
+            }
         }
     }
 
@@ -726,9 +840,22 @@ public actor SDLConnection {
         guard phase == .running, session != nil else { throw .notConnected }
         guard audioAllowed else { throw .audioNotAllowed }
         guard !isAudioOpen else { return }
-        let reply = try await control(.startService, on: .audio, payload: (try? BSONDocument().encoded()) ?? [])
+        let protect = try wantsProtection(.audio)
+        securityFailure = nil
+        let reply = try await control(.startService, on: .audio, payload: (try? BSONDocument().encoded()) ?? [],
+                                      protected: protect, timeout: protect ? configuration.security?.handshakeTimeout : nil)
         guard reply.controlInfo == .startServiceACK else {
+            if protect, let failure = securityFailure {
+                throw .protectionUnavailable(.audio, "the handshake failed: \(failure)")
+            }
             throw .serviceRejected(.audio, SDLServiceRejection(nak: reply.payload))
+        }
+        do throws(SDLConnectionError) {
+            try acceptProtection(of: .audio, reply: reply, asked: protect)
+        } catch {
+            isAudioOpen = true
+            await stopAudio()
+            throw error
         }
         let document = (try? BSONDocument(decoding: reply.payload)) ?? BSONDocument()
         guard audioAllowed, phase == .running else {
@@ -745,6 +872,7 @@ public actor SDLConnection {
     public func stopAudio() async {
         guard isAudioOpen else { return }
         isAudioOpen = false
+        security.ended(.audio)
         guard transport != nil else { return }
         var document = BSONDocument()
         if let hashID = session?.hashID { document["hashId"] = .int32(hashID) }
@@ -762,8 +890,15 @@ public actor SDLConnection {
         guard isAudioOpen, audioAllowed, let session, let transport else { throw .audioNotAllowed }
         let message = SDLMessage(version: protocolVersion, serviceType: .audio, sessionID: session.sessionID,
                                  messageID: takeMessageID(), payload: pcm)
+        let bytes: [UInt8]
+        do throws(SDLConnectionError) {
+            bytes = try encoded(message, mtu: audioMTU)
+        } catch {
+            connectionLost(error, generation: generation)
+            throw error
+        }
         do {
-            try await transport.write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: audioMTU)))
+            try await transport.write(bytes)
         } catch {
             connectionLost(.transport(error), generation: generation)
             throw .transport(error)
@@ -975,17 +1110,38 @@ public actor SDLConnection {
         }
         let message = SDLMessage(version: protocolVersion, serviceType: .video, sessionID: session.sessionID,
                                  messageID: takeMessageID(), payload: payload)
+        let bytes: [UInt8]
+        do throws(SDLConnectionError) {
+            bytes = try encoded(message, mtu: videoMTU)
+        } catch {
+            connectionLost(error, generation: generation)
+            return false
+        }
         do {
             isWritingVideo = true
             defer {
                 isWritingVideo = false
                 lastVideoWrite = .now
             }
-            try await transport.write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: videoMTU)))
+            try await transport.write(bytes)
             return true
         } catch {
             connectionLost(.transport(error), generation: generation)
             return false
+        }
+    }
+
+    /// A data message's bytes: encrypted frames when its service is protected. An encryption
+    /// failure is an error, never the message in the clear.
+    private func encoded(_ message: SDLMessage, mtu: Int) throws(SDLConnectionError) -> [UInt8] {
+        guard security.protectedServices.contains(message.serviceType) else {
+            return message.encoded(maximumFramePayload: Self.framePayload(forMTU: mtu))
+        }
+        do {
+            return try security.seal(message, maximumFramePayload: Self.framePayload(forMTU: mtu))
+        } catch {
+            Self.logger.error("\(message.serviceType) not sent: \(error)")
+            throw .security(error)
         }
     }
 
@@ -1014,6 +1170,7 @@ public actor SDLConnection {
     }
 
     private func closeVideoLocally() {
+        security.ended(.video)
         guard video != nil else { return }
         videoQueue.close()
         videoSenderTask = nil
@@ -1062,10 +1219,11 @@ public actor SDLConnection {
     }
 
     private func control(_ info: SDLControlFrameInfo, on service: SDLServiceType, payload: [UInt8],
-                         timeout: Duration? = nil) async throws(SDLConnectionError) -> SDLMessage {
+                         protected: Bool = false, timeout: Duration? = nil) async throws(SDLConnectionError) -> SDLMessage {
         guard transport != nil else { throw lossReason ?? .notConnected }
         let message = SDLMessage(version: protocolVersion, serviceType: service, sessionID: session?.sessionID ?? 0,
-                                 messageID: protocolVersion == 1 ? 0 : takeMessageID(), controlInfo: info, payload: payload)
+                                 messageID: protocolVersion == 1 ? 0 : takeMessageID(), controlInfo: info,
+                                 isProtected: protected, payload: payload)
         let key = ControlKey(service: service, isStart: info == .startService)
         pendingControl.removeValue(forKey: key)?.reply.resume(returning: .failure(.timedOut("\(info) superseded")))
         nextControlToken += 1
@@ -1170,6 +1328,7 @@ public actor SDLConnection {
         assembler = SDLMessageAssembler(maximumMessageSize: configuration.maximumIncomingMessageSize, maximumFramePayload: Self.defaultMTU)
         session = nil
         hmiStatus = nil
+        security.reset()
         sessionMTU = Self.defaultMTU
         videoAllowed = false
         announceVideoAllowed()

@@ -90,6 +90,12 @@ public enum SDLConnectionEvent: Sendable, Equatable {
     case videoFailed(SDLConnectionError)
     /// A unit was dropped: the next one sent must be an IDR (``SDLConnection/needsKeyframe``).
     case keyframeNeeded
+    /// A service now runs protected (the head unit's StartServiceACK carried the E bit).
+    case serviceProtected(SDLServiceType)
+    /// The security layer failed (a handshake, a certificate, a frame that did not decrypt) and
+    /// was reset; protected services that were open are closed and start again with a new
+    /// handshake.
+    case securityFailed(SDLSecurityError)
     /// The connection was lost; reconnecting follows unless the policy forbids it.
     case disconnected(SDLConnectionError)
     /// A reconnect attempt will start after `delay`.
@@ -131,6 +137,11 @@ public enum SDLConnectionError: Error, Sendable, Equatable, CustomStringConverti
     /// The head unit read nothing while the queue of control and RPC messages filled up to its
     /// limits; the connection was dropped to bound memory.
     case headUnitNotReading(limits: SDLOutgoingQueueLimits)
+    /// A service that ``SDLSecurityConfiguration/policy`` requires protected could not be: the
+    /// reason says why (no library for the make, a head unit without security, a failed handshake).
+    case protectionUnavailable(SDLServiceType, String)
+    /// The security layer failed while the service ran (encryption, the head unit's error).
+    case security(SDLSecurityError)
 
     /// What went wrong and what to do.
     public var description: String {
@@ -148,6 +159,8 @@ public enum SDLConnectionError: Error, Sendable, Equatable, CustomStringConverti
         case .audioNotAllowed: "audio is not allowed now: the app must be FULL or LIMITED and AUDIBLE or ATTENUATED, with its audio service open"
         case .hapticsNotSupported: "the head unit does not support haptic data (hapticSpatialDataSupported is not true)"
         case .noVideoCandidates: "no video resolution and format to offer"
+        case .protectionUnavailable(let service, let reason): "the \(service) service must be protected but cannot be: \(reason)"
+        case .security(let error): "security layer: \(error)"
         case .headUnitNotReading(let limits): "the head unit stopped reading: \(limits.maximumMessages) messages or \(limits.maximumBytes) bytes waited to be written, so the connection was dropped to bound memory; check the head unit, the link reconnects"
         }
     }

@@ -221,8 +221,12 @@ public actor SDLProjectionLink {
             if followsHeadUnitDayNight, let dark = light.isDark {
                 await session.setAppearance(dark ? .night : .day)
             }
+        case .securityFailed(let error):
+            // The connection closed what was protected (a .videoStopped follows); the next
+            // start handshakes again.
+            logger.warning("security layer failed: \(error)")
         case .hmiStatusChanged, .audioAllowedChanged, .driverDistractionChanged, .languageChanged, .reconnecting,
-             .reconnected, .stopped:
+             .reconnected, .stopped, .serviceProtected:
             break
         }
     }
@@ -368,6 +372,10 @@ public actor SDLProjectionLink {
             if case .videoRejected = error {
                 videoFailure = error
                 logger.error("\(Self.noVideoMessage(error))")
+            } else if case .protectionUnavailable = error {
+                // Streaming in the clear is not an option the engine left open.
+                videoFailure = error
+                logger.error("no video: \(error)")
             } else {
                 logger.warning("the video service did not start: \(error)")
             }

@@ -4,6 +4,7 @@ import CarWindowVideoCore
 import CarWindowSinks
 import CarWindowProjection
 import CarWindowSDLProtocol
+import CarWindowSDLSecurity
 import CarWindowSDL
 
 /// A SmartDeviceLink head unit on a TCP port, written from the protocol and RPC specs: enough of
@@ -93,9 +94,42 @@ public actor HeadUnitSimulator {
         /// of the stream (the browser head unit) sees all of it, memory limit or not.
         public var videoUnitObserver: (@Sendable ([UInt8]) -> Void)?
 
+        /// SDL's security layer, as a head unit built with it runs it (the TLS client); nil
+        /// answers a protected StartService with an unprotected ACK, as SDL Core built without
+        /// security does.
+        public var security: Security?
+
         /// The defaults: an 800x480 H.264 RAW/RTP head unit with haptics that puts the app in
         /// FULL/STREAMABLE after registration.
         public init() {}
+    }
+
+    /// The head unit's side of protected services.
+    public struct Security: Sendable {
+        /// TLS (up to 1.3) or DTLS (1.2), as SDL Core's `Protocol` setting.
+        public var transport: OpenSSLHeadUnitSession.Transport
+        /// The CA certificates (PEM) the app's certificate must chain to when ``verifyApp``.
+        public var trustedCAsPEM: [UInt8]?
+        /// Whether the app's certificate is verified (SDL Core's `VerifyPeer`).
+        public var verifyApp: Bool
+        /// The head unit's own certificate and key (PEM), if the app asks for one.
+        public var certificatePEM: [UInt8]?
+        /// The key of ``certificatePEM``.
+        public var privateKeyPEM: [UInt8]?
+        /// Services started only protected (SDL Core's `ForceProtectedService`): an unprotected
+        /// StartService for them is refused.
+        public var forceProtected: Set<SDLServiceType>
+
+        /// A security layer; by default TLS, verifying nothing, forcing nothing.
+        public init(transport: OpenSSLHeadUnitSession.Transport = .tls, trustedCAsPEM: [UInt8]? = nil, verifyApp: Bool = false,
+                    certificatePEM: [UInt8]? = nil, privateKeyPEM: [UInt8]? = nil, forceProtected: Set<SDLServiceType> = []) {
+            self.transport = transport
+            self.trustedCAsPEM = trustedCAsPEM
+            self.verifyApp = verifyApp
+            self.certificatePEM = certificatePEM
+            self.privateKeyPEM = privateKeyPEM
+            self.forceProtected = forceProtected
+        }
     }
 
     /// What the simulator has seen so far.
@@ -175,6 +209,20 @@ public actor HeadUnitSimulator {
         /// Why the video file (``Configuration/videoOutputPath``) could not be opened or
         /// written; the file then ends on the last whole access unit and receives no more.
         public var videoOutputFailure: SinkError?
+        /// The services running protected now.
+        public var protectedServices: Set<SDLServiceType> = []
+        /// TLS handshakes finished, across connections.
+        public var handshakes = 0
+        /// The TLS version of the last handshake ("TLSv1.3", "DTLSv1.2").
+        public var securityProtocol: String?
+        /// Encrypted frames received and decrypted.
+        public var decryptedFrames = 0
+        /// Data frames that came in the clear on a service running protected: never allowed.
+        public var plainFramesOnProtectedServices = 0
+        /// Security errors this head unit sent the app, and the ones the app sent.
+        public var securityErrorsSent: [SDLSecurityError] = []
+        /// The app's internal-error notifications.
+        public var securityErrorsReceived: [SDLSecurityErrorCode] = []
     }
 
     static let logger = Logger(label: "carwindow.headunit")
@@ -195,6 +243,11 @@ public actor HeadUnitSimulator {
     private var videoBytesInMemory = 0
     /// This head unit ended the video service itself and the app has not answered yet.
     private var awaitsVideoEndACK = false
+    /// The TLS client of this connection, and the protected StartServices waiting for its
+    /// handshake to finish.
+    private var tls: OpenSSLHeadUnitSession?
+    private var pendingProtectedStarts: [(service: SDLServiceType, messageID: UInt32, ack: BSONDocument)] = []
+    private var securitySequence: UInt32 = 0
 
     /// A simulator; call ``start()`` to listen.
     public init(configuration: Configuration = Configuration()) {
@@ -389,6 +442,7 @@ public actor HeadUnitSimulator {
             let generation = connectionGeneration
             sessionID = sessionID == 255 ? 1 : sessionID + 1
             depacketizer = RTPStreamDepacketizer()
+            resetSecurity()
             state.connections += 1
             state.isConnected = true
             changed()
@@ -403,9 +457,17 @@ public actor HeadUnitSimulator {
             do {
                 let bytes = try await connection.read(maximumCount: max(1, configuration.readChunkSize))
                 parser.append(bytes)
-                while let frame = try parser.nextFrame() {
+                while var frame = try parser.nextFrame() {
                     // What a dropped connection still had buffered is not the app's doing now.
                     guard generation == connectionGeneration else { return }
+                    if frame.needsDecryption {
+                        guard let opened = await open(frame) else { continue }
+                        frame = opened
+                    } else if frame.header.frameType != .control, frame.header.frameType != .first,
+                              state.protectedServices.contains(frame.header.serviceType) {
+                        state.plainFramesOnProtectedServices += 1
+                        changed()
+                    }
                     if let message = try assembler.add(frame) { await handle(message) }
                 }
                 if let delay = configuration.readDelay { try? await Task.sleep(for: delay) }
@@ -427,6 +489,8 @@ public actor HeadUnitSimulator {
         } else if message.serviceType == .rpc {
             guard let rpc = try? SDLRPCMessage(decoding: message.payload) else { return }
             await handleRPC(rpc)
+        } else if message.serviceType == .control {
+            await handleSecurityQuery(message.payload)
         }
     }
 
@@ -448,7 +512,9 @@ public actor HeadUnitSimulator {
                 codec: document["videoCodec"]?.stringValue.flatMap(VideoStreamingCodec.init(rawValue:)) ?? .h264)
             let candidate = SDLVideoCandidate(resolution: ImageResolution(width: width, height: height), format: format)
             var rejection: SDLServiceRejection?
-            if configuration.rejectedResolutions.contains(candidate.resolution) {
+            if configuration.security?.forceProtected.contains(.video) == true, !message.isProtected {
+                rejection = SDLServiceRejection(rejectedParameters: [], reason: "video must be protected (ForceProtectedService)")
+            } else if configuration.rejectedResolutions.contains(candidate.resolution) {
                 rejection = SDLServiceRejection(rejectedParameters: ["width", "height"], reason: "resolution \(candidate.resolution) not supported")
             } else if configuration.rejectedFormats.contains(format) {
                 rejection = SDLServiceRejection(rejectedParameters: ["videoProtocol", "videoCodec"], reason: "format \(format) not supported")
@@ -472,8 +538,14 @@ public actor HeadUnitSimulator {
             ack["width"] = .int32(Int32(clamping: width))
             ack["videoProtocol"] = .string(format.protocol.rawValue)
             ack["videoCodec"] = .string(format.codec.rawValue)
-            await sendControl(.startServiceACK, service: .video, document: ack, messageID: message.messageID)
+            await acknowledgeStart(.video, ack: ack, request: message)
         case (.startService, .audio):
+            if configuration.security?.forceProtected.contains(.audio) == true, !message.isProtected {
+                await sendControl(.startServiceNAK, service: .audio,
+                                  document: SDLServiceRejection(rejectedParameters: [], reason: "audio must be protected (ForceProtectedService)").document,
+                                  messageID: message.messageID)
+                return
+            }
             guard state.hmiStatus?.allowsAudio == true else {
                 await sendControl(.startServiceNAK, service: .audio,
                                   document: SDLServiceRejection(rejectedParameters: [], reason: "app is not audible").document,
@@ -483,14 +555,15 @@ public actor HeadUnitSimulator {
             state.audioStarts += 1
             state.audioOpen = true
             changed()
-            await sendControl(.startServiceACK, service: .audio, document: ["mtu": .int64(Int64(configuration.mtu))],
-                              messageID: message.messageID)
+            await acknowledgeStart(.audio, ack: ["mtu": .int64(Int64(configuration.mtu))], request: message)
         case (.endService, .audio):
+            state.protectedServices.remove(.audio)
             state.audioEnds += 1
             state.audioOpen = false
             changed()
             await sendControl(.endServiceACK, service: .audio, document: nil, messageID: message.messageID)
         case (.endService, .video):
+            state.protectedServices.remove(.video)
             awaitsVideoEndACK = false
             state.video = nil
             state.videoEndCount += 1
@@ -740,6 +813,139 @@ public actor HeadUnitSimulator {
         var pcmStreamCapabilities: PCM
     }
 
+    // MARK: Security
+
+    /// ACKs a StartService: protected when the app asked so and this head unit has a security
+    /// layer, after the handshake if it has not run yet on this connection.
+    private func acknowledgeStart(_ service: SDLServiceType, ack: BSONDocument, request: SDLMessage) async {
+        guard request.isProtected, configuration.security != nil else {
+            await sendControl(.startServiceACK, service: service, document: ack, messageID: request.messageID)
+            return
+        }
+        if tls?.isHandshakeComplete == true {
+            await grantProtected(service, ack: ack, messageID: request.messageID)
+            return
+        }
+        pendingProtectedStarts.append((service, request.messageID, ack))
+        guard pendingProtectedStarts.count == 1 else { return }
+        do {
+            let session = try makeTLS()
+            let hello = try session.start()
+            await sendSecurityQuery(.handshake(hello, kind: .request, sequenceNumber: nextSecuritySequence()))
+        } catch {
+            await failSecurity(error, tellApp: true)
+        }
+    }
+
+    private func makeTLS() throws(SDLSecurityError) -> OpenSSLHeadUnitSession {
+        if let tls { return tls }
+        let settings = configuration.security ?? Security()
+        let session = try OpenSSLHeadUnitSession(transport: settings.transport, certificatePEM: settings.certificatePEM,
+                                                 privateKeyPEM: settings.privateKeyPEM, trustedCAsPEM: settings.trustedCAsPEM,
+                                                 verifyPeer: settings.verifyApp)
+        tls = session
+        return session
+    }
+
+    private func grantProtected(_ service: SDLServiceType, ack: BSONDocument, messageID: UInt32) async {
+        state.protectedServices.insert(service)
+        changed()
+        await sendControl(.startServiceACK, service: service, document: ack, messageID: messageID, isProtected: true)
+    }
+
+    private func handleSecurityQuery(_ payload: [UInt8]) async {
+        let query: SDLSecurityQuery
+        do {
+            query = try SDLSecurityQuery(decoding: payload)
+        } catch {
+            await sendSecurityQuery(.error(error.code, text: error.reason, sequenceNumber: 0))
+            return
+        }
+        if query.subject == .internalError {
+            state.securityErrorsReceived.append(query.errorCode ?? .internalError)
+            changed()
+            await failSecurity(SDLSecurityError(query.errorCode ?? .internalError, query.errorText ?? "the app reported an error"),
+                               tellApp: false)
+            return
+        }
+        guard let tls, !tls.isHandshakeComplete else {
+            await sendSecurityQuery(.error(.serviceNotProtected, text: "no handshake is running", sequenceNumber: query.sequenceNumber))
+            return
+        }
+        do {
+            let reply = try tls.handshake(query.binary)
+            if !reply.isEmpty {
+                await sendSecurityQuery(.handshake(reply, kind: .request, sequenceNumber: nextSecuritySequence()))
+            }
+            guard tls.isHandshakeComplete else { return }
+            state.handshakes += 1
+            state.securityProtocol = tls.protocolVersion
+            let waiting = pendingProtectedStarts
+            pendingProtectedStarts.removeAll()
+            for start in waiting { await grantProtected(start.service, ack: start.ack, messageID: start.messageID) }
+        } catch {
+            await failSecurity(error, tellApp: true)
+        }
+    }
+
+    /// After an error on either side: refuses the starts that waited for the handshake and
+    /// forgets the TLS state and every protected service, as SDL Core does.
+    private func failSecurity(_ error: SDLSecurityError, tellApp: Bool) async {
+        Self.logger.info("head unit simulator: security layer reset: \(error)")
+        if tellApp {
+            state.securityErrorsSent.append(error)
+            await sendSecurityQuery(.error(error.code, text: error.message, sequenceNumber: securitySequence))
+        }
+        let waiting = pendingProtectedStarts
+        resetSecurity()
+        for start in waiting {
+            if start.service == .video { state.video = nil }
+            if start.service == .audio { state.audioOpen = false }
+            await sendControl(.startServiceNAK, service: start.service,
+                              document: SDLServiceRejection(rejectedParameters: [], reason: "handshake failed: \(error.message)").document,
+                              messageID: start.messageID)
+        }
+        changed()
+    }
+
+    private func resetSecurity() {
+        tls?.reset()
+        tls = nil
+        pendingProtectedStarts.removeAll()
+        state.protectedServices.removeAll()
+    }
+
+    /// The frame decrypted, or nil (and the app told) when it cannot be.
+    private func open(_ frame: SDLFrame) async -> SDLFrame? {
+        guard let tls, tls.isHandshakeComplete, state.protectedServices.contains(frame.header.serviceType) else {
+            let error = SDLSecurityError(.serviceNotProtected, "encrypted frame on the \(frame.header.serviceType) service, which is not protected")
+            state.securityErrorsSent.append(error)
+            changed()
+            await sendSecurityQuery(.error(error.code, text: error.message, sequenceNumber: 0))
+            return nil
+        }
+        do {
+            let opened = try frame.decrypted(with: tls)
+            state.decryptedFrames += 1
+            return opened
+        } catch {
+            state.securityErrorsSent.append(error)
+            changed()
+            await sendSecurityQuery(.error(.decryptionFailed, text: error.message, sequenceNumber: 0))
+            return nil
+        }
+    }
+
+    private func nextSecuritySequence() -> UInt32 {
+        securitySequence &+= 1
+        return securitySequence
+    }
+
+    private func sendSecurityQuery(_ query: SDLSecurityQuery) async {
+        try? await write(SDLMessage(version: 5, serviceType: .control, sessionID: sessionID, messageID: takeMessageID(),
+                                    payload: query.encoded()))
+    }
+
     // MARK: Sending
 
     private func takeMessageID() -> UInt32 {
@@ -747,10 +953,11 @@ public actor HeadUnitSimulator {
         return messageID
     }
 
-    private func sendControl(_ info: SDLControlFrameInfo, service: SDLServiceType, document: BSONDocument?, messageID: UInt32) async {
+    private func sendControl(_ info: SDLControlFrameInfo, service: SDLServiceType, document: BSONDocument?, messageID: UInt32,
+                             isProtected: Bool = false) async {
         let payload = (try? document?.encoded()) ?? nil
         let message = SDLMessage(version: 5, serviceType: service, sessionID: sessionID, messageID: messageID,
-                                 controlInfo: info, payload: payload ?? [])
+                                 controlInfo: info, isProtected: isProtected, payload: payload ?? [])
         try? await write(message)
     }
 

@@ -1,5 +1,6 @@
 @testable import CarWindowSDLSecurity
 import CarWindowSDLProtocol
+import CarWindowTestSupport
 import Testing
 
 @Suite("Handshake")
@@ -8,7 +9,7 @@ struct HandshakeTests {
 
     @Test("completes over memory and the server picks the record layer itself", arguments: [Transport.tls, .dtls])
     func completes(transport: Transport) throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library().makeSession(appID: "app")
         let client = try fixtures.headUnit(transport)
         let rounds = try connect(client, server)
@@ -20,7 +21,7 @@ struct HandshakeTests {
 
     @Test("an app certificate from another CA fails the head unit's verification", arguments: [Transport.tls, .dtls])
     func untrustedApp(transport: Transport) throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library(\.otherApp).makeSession(appID: "app")
         let client = try fixtures.headUnit(transport)
         let error = errorThrown { try connect(client, server) }
@@ -30,7 +31,7 @@ struct HandshakeTests {
 
     @Test("an expired app certificate gives expiredCertificate", arguments: [Transport.tls, .dtls])
     func expiredApp(transport: Transport) throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library(\.expiredApp).makeSession(appID: "app")
         let client = try fixtures.headUnit(transport)
         #expect(errorCode { try connect(client, server) } == .expiredCertificate)
@@ -38,7 +39,7 @@ struct HandshakeTests {
 
     @Test("without verifyPeer the head unit accepts any app certificate")
     func unverified() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library(\.otherApp).makeSession(appID: "app")
         let client = try fixtures.headUnit(.tls, verifyPeer: false)
         try connect(client, server)
@@ -46,14 +47,14 @@ struct HandshakeTests {
 
     @Test("mutual authentication with the head unit's certificate", arguments: [Transport.tls, .dtls])
     func mutual(transport: Transport) throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library(verifyPeer: true).makeSession(appID: "app")
         try connect(fixtures.headUnit(transport, withCertificate: true), server)
     }
 
     @Test("a verifying app refuses a head unit without a certificate", arguments: [Transport.tls, .dtls])
     func missingClientCertificate(transport: Transport) throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library(verifyPeer: true).makeSession(appID: "app")
         let client = try fixtures.headUnit(transport)
         #expect(errorCode { try connect(client, server) } == .invalidCertificate)
@@ -61,14 +62,14 @@ struct HandshakeTests {
 
     @Test("a certificate chain (leaf then CA) is accepted")
     func chain() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let library = try OpenSSLSecurityLibrary(certificatePEM: fixtures.app.certificate + fixtures.ca.certificate, privateKeyPEM: fixtures.app.key)
         try connect(fixtures.headUnit(.tls), library.makeSession(appID: "app"))
     }
 
     @Test("reset forgets the session; a new handshake works, even over the other record layer")
     func reset() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library().makeSession(appID: "app")
         let client = try fixtures.headUnit(.tls)
         try connect(client, server)
@@ -88,7 +89,7 @@ struct HandshakeTests {
 
     @Test("after a failed handshake, reset lets both sides start again")
     func resetAfterFailure() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library().makeSession(appID: "app")
         let client = try fixtures.headUnit(.tls)
         _ = try server.handshake(client.start())
@@ -104,7 +105,7 @@ struct HandshakeTests {
 
     @Test("vehicle makes compare case-insensitively; empty serves any make")
     func vehicleMakes() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let any = try fixtures.library()
         #expect(any.serves(make: "Whatever"))
         let ford = try OpenSSLSecurityLibrary(certificatePEM: fixtures.app.certificate, privateKeyPEM: fixtures.app.key, vehicleMakes: ["Ford"])
@@ -117,7 +118,7 @@ struct HandshakeTests {
 struct ConcurrencyTests {
     @Test("one library serves sessions in parallel tasks")
     func parallelSessions() async throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let library = try fixtures.library()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<16 {

@@ -1,12 +1,13 @@
 @testable import CarWindowSDLSecurity
 import CarWindowSDLProtocol
+import CarWindowTestSupport
 import Testing
 
 @Suite("Loading certificates")
 struct LibraryInitTests {
     @Test("loads from files")
     func files() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let library = try OpenSSLSecurityLibrary(certificateFile: fixtures.app.certificateFile, privateKeyFile: fixtures.app.keyFile,
                                                  trustedCAsFile: fixtures.ca.certificateFile, verifyPeer: true)
         try connect(fixtures.headUnit(.dtls, withCertificate: true), library.makeSession(appID: "app"))
@@ -14,7 +15,7 @@ struct LibraryInitTests {
 
     @Test("a missing file is named")
     func missingFile() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let path = fixtures.directory + "/does-not-exist.pem"
         let error = errorThrown {
             try OpenSSLSecurityLibrary(certificateFile: path, privateKeyFile: fixtures.app.keyFile)
@@ -26,7 +27,7 @@ struct LibraryInitTests {
 
     @Test("a directory instead of a file is named")
     func directory() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let error = errorThrown {
             try OpenSSLSecurityLibrary(certificateFile: fixtures.app.certificateFile, privateKeyFile: fixtures.directory)
         }
@@ -35,7 +36,7 @@ struct LibraryInitTests {
 
     @Test("a file that is not PEM is named")
     func notPEM() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let error = errorThrown {
             try OpenSSLSecurityLibrary(certificateFile: fixtures.directory + "/index.txt", privateKeyFile: fixtures.app.keyFile)
         }
@@ -50,7 +51,7 @@ struct LibraryInitTests {
 
     @Test("a key that does not match the certificate is refused, naming both")
     func mismatchedKey() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let error = errorThrown {
             try OpenSSLSecurityLibrary(certificateFile: fixtures.app.certificateFile, privateKeyFile: fixtures.headUnit.keyFile)
         }
@@ -67,7 +68,7 @@ struct LibraryInitTests {
 
     @Test("empty PEM and verifyPeer without CAs are refused")
     func emptyAndMisconfigured() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         #expect(errorCode {
             try OpenSSLSecurityLibrary(certificatePEM: [], privateKeyPEM: fixtures.app.key)
         } == .invalidCertificate)

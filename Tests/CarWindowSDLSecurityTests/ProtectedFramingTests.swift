@@ -1,5 +1,6 @@
 @testable import CarWindowSDLSecurity
 @testable import CarWindowSDLProtocol
+import CarWindowTestSupport
 import Testing
 
 /// Messages of protected services through real TLS and DTLS sessions, frames, the parser and the
@@ -9,7 +10,7 @@ import Testing
 struct ProtectedFramingTests {
     @Test(arguments: [OpenSSLHeadUnitSession.Transport.tls, .dtls], [0, 1, 5_000, 16_294, 16_295, 170_000, 600_000])
     func messagesSurviveEncryptionAndFraming(transport: OpenSSLHeadUnitSession.Transport, size: Int) throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let app = try fixtures.library().makeSession(appID: "app")
         let headUnit = try fixtures.headUnit(transport)
         try connect(headUnit, app)
@@ -42,7 +43,7 @@ struct ProtectedFramingTests {
 
     /// An encrypted frame that reaches the assembler undecrypted is refused, not taken as data.
     @Test func anEncryptedDataFrameIsNeverTakenAsPlain() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let app = try fixtures.library().makeSession(appID: "app")
         try connect(try fixtures.headUnit(.tls), app)
         let message = SDLMessage(version: 5, serviceType: .rpc, sessionID: 1, messageID: 1, payload: payload(100))
@@ -74,7 +75,7 @@ struct ProtectedFramingTests {
             func reset() { inner.reset() }
             func maximumPlaintextPerFrame(payloadLimit: Int) -> Int { payloadLimit }
         }
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let app = try fixtures.library().makeSession(appID: "app")
         try connect(try fixtures.headUnit(.tls), app)
         let message = SDLMessage(version: 5, serviceType: .video, sessionID: 1, messageID: 1, payload: payload(5_000))

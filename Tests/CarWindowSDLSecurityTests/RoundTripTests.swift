@@ -1,5 +1,6 @@
 @testable import CarWindowSDLSecurity
 import CarWindowSDLProtocol
+import CarWindowTestSupport
 import Testing
 
 @Suite("Encrypt and decrypt")
@@ -8,7 +9,7 @@ struct RoundTripTests {
 
     @Test("round trips both ways", arguments: [OpenSSLHeadUnitSession.Transport.tls, .dtls], sizes)
     func roundTrip(transport: OpenSSLHeadUnitSession.Transport, size: Int) throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library().makeSession(appID: "app")
         let client = try fixtures.headUnit(transport)
         try connect(client, server)
@@ -24,7 +25,7 @@ struct RoundTripTests {
 
     @Test("DTLS records fit the 1400-byte link MTU")
     func datagramRecordsFitMTU() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library().makeSession(appID: "app")
         let client = try fixtures.headUnit(.dtls)
         try connect(client, server)
@@ -41,7 +42,7 @@ struct RoundTripTests {
 
     @Test("several messages decrypt in order, and each side's records belong to its own session")
     func sequence() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library().makeSession(appID: "app")
         let client = try fixtures.headUnit(.tls)
         try connect(client, server)

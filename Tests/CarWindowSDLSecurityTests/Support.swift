@@ -1,15 +1,11 @@
 @testable import CarWindowSDLSecurity
 import CarWindowSDLProtocol
+import CarWindowTestSupport
 import Testing
 
-extension Fixtures {
-    /// The shared fixtures, or a thrown failure that names the openssl command at fault.
-    static func load() throws -> Fixtures {
-        try shared.get()
-    }
-
+extension TestCertificates {
     /// The default library serving `pair`'s certificate.
-    func library(_ pair: KeyPath<Fixtures, Pair> = \.app, verifyPeer: Bool = false) throws -> OpenSSLSecurityLibrary {
+    func library(_ pair: KeyPath<TestCertificates, Pair> = \.app, verifyPeer: Bool = false) throws -> OpenSSLSecurityLibrary {
         let pair = self[keyPath: pair]
         return try OpenSSLSecurityLibrary(certificatePEM: pair.certificate, privateKeyPEM: pair.key,
                                           trustedCAsPEM: ca.certificate, verifyPeer: verifyPeer)

@@ -1,5 +1,6 @@
 @testable import CarWindowSDLSecurity
 import CarWindowSDLProtocol
+import CarWindowTestSupport
 import Testing
 
 @Suite("Untrusted input")
@@ -8,7 +9,7 @@ struct UntrustedInputTests {
 
     @Test("garbage into the server's handshake is sslInvalidData")
     func garbage() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let library = try fixtures.library()
         var generator = SystemRandomNumberGenerator()
         for length in [1, 2, 3, 13, 100, 5000] {
@@ -23,7 +24,7 @@ struct UntrustedInputTests {
 
     @Test("a whole record with a nonsense ClientHello is refused with a typed error", arguments: [Transport.tls, .dtls])
     func nonsenseHello(transport: Transport) throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library().makeSession(appID: "app")
         let body: [UInt8] = [0x01, 0x00, 0x00, 0x03, 0xDE, 0xAD, 0xBE]
         let header: [UInt8] = transport == .tls
@@ -34,7 +35,7 @@ struct UntrustedInputTests {
 
     @Test("a truncated record into decrypt is a typed error, and the whole record still decrypts after", arguments: [Transport.tls, .dtls])
     func truncated(transport: Transport) throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library().makeSession(appID: "app")
         let client = try fixtures.headUnit(transport)
         try connect(client, server)
@@ -47,7 +48,7 @@ struct UntrustedInputTests {
 
     @Test("a tampered TLS record fails decryption; DTLS drops it silently")
     func tampered() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         for transport in [Transport.tls, .dtls] {
             let server = try fixtures.library().makeSession(appID: "app")
             let client = try fixtures.headUnit(transport)
@@ -66,7 +67,7 @@ struct UntrustedInputTests {
 
     @Test("encrypt and decrypt before the handshake has finished are typed errors")
     func beforeHandshake() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library().makeSession(appID: "app")
         let client = try fixtures.headUnit(.tls)
         #expect(errorCode { try server.decrypt([0x17, 0x03, 0x03, 0x00, 0x00]) } == .decryptionFailed)
@@ -80,7 +81,7 @@ struct UntrustedInputTests {
 
     @Test("oversized input is refused", arguments: [Transport.tls, .dtls])
     func oversized(transport: Transport) throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let library = try fixtures.library()
         let hello = try fixtures.headUnit(transport).start()
         let huge = hello + [UInt8](repeating: 0, count: 1 << 20)
@@ -95,7 +96,7 @@ struct UntrustedInputTests {
 
     @Test("a handshake that drags on past 256 KiB is refused")
     func handshakeBudget() throws {
-        let fixtures = try Fixtures.load()
+        let fixtures = try TestCertificates.load()
         let server = try fixtures.library().makeSession(appID: "app")
         let hello = try fixtures.headUnit(.dtls).start()
         var code: SDLSecurityErrorCode?

@@ -93,11 +93,16 @@ package struct SDLRegistrationFacts: Sendable, Equatable, Decodable {
     package var touchAvailable: Bool?
     /// `pcmStreamCapabilities`: the PCM its audio service takes; nil when absent or not PCM.
     package var pcmFormat: SDLPCMFormat?
+    /// `vehicleType.make`: which car maker's security library serves this head unit; at most
+    /// 256 characters, nil when absent.
+    package var vehicleMake: String?
 
     /// More than any head unit has; a hostile list stops here.
     package static let maximumButtons = 256
 
-    enum CodingKeys: String, CodingKey { case buttonCapabilities, displayCapabilities, pcmStreamCapabilities }
+    enum CodingKeys: String, CodingKey { case buttonCapabilities, displayCapabilities, pcmStreamCapabilities, vehicleType }
+
+    private struct VehicleType: Decodable { var make: String? }
 
     private struct PCM: Decodable {
         var samplingRate: String?
@@ -133,6 +138,8 @@ package struct SDLRegistrationFacts: Sendable, Equatable, Decodable {
         }
         touchAvailable = ((try? container.decodeIfPresent(Display.self, forKey: .displayCapabilities)) ?? nil)?
             .screenParams?.touchEventAvailable?.pressAvailable
+        vehicleMake = ((try? container.decodeIfPresent(VehicleType.self, forKey: .vehicleType)) ?? nil)?.make
+            .map { String($0.prefix(256)) }
         let entries = (try? container.decodeIfPresent([LenientButton].self, forKey: .buttonCapabilities)) ?? nil
         var seen = Set<SDLButtonName>()
         for name in (entries ?? []).compactMap(\.name) where seen.count < Self.maximumButtons && seen.insert(name).inserted {

@@ -7,30 +7,35 @@ import Foundation
 /// `openssl ca` is used rather than `x509 -req` because only it takes explicit
 /// `-startdate`/`-enddate` in OpenSSL 3.0: valid certificates start a day in the
 /// past (clock skew), and the expired one ran from two days ago to yesterday.
-struct Fixtures: Sendable {
-    struct Pair: Sendable {
-        var certificateFile: String
-        var keyFile: String
-        var certificate: [UInt8]
-        var key: [UInt8]
+package struct TestCertificates: Sendable {
+    /// A certificate and its key, as files and as PEM bytes.
+    package struct Pair: Sendable {
+        package var certificateFile: String
+        package var keyFile: String
+        package var certificate: [UInt8]
+        package var key: [UInt8]
     }
 
-    var directory: String
-    var ca: Pair
-    var app: Pair
-    var headUnit: Pair
-    var expiredApp: Pair
-    var otherCA: Pair
-    var otherApp: Pair
+    package var directory: String
+    package var ca: Pair
+    package var app: Pair
+    package var headUnit: Pair
+    package var expiredApp: Pair
+    package var otherCA: Pair
+    package var otherApp: Pair
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    static let shared = Result { () throws(Failure) in try make() }
+    /// The certificates of this test run, made once.
+    package static let shared = Result { () throws(Failure) in try make() }
 
-    private static func make() throws(Failure) -> Fixtures {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdltls-\(UUID().uuidString)").path
+    /// The certificates, or a failure that names the openssl command at fault.
+    package static func load() throws -> TestCertificates { try shared.get() }
+
+    private static func make() throws(Failure) -> TestCertificates {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("carwindow-certificates-\(UUID().uuidString)").path
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try configuration.write(toFile: directory + "/ca.cnf", atomically: true, encoding: .utf8)
@@ -43,7 +48,7 @@ struct Fixtures: Sendable {
         let issuer = Issuer(directory: directory)
         let ca = try issuer.issue("ca", by: nil, from: -day, to: 3650 * day)
         let otherCA = try issuer.issue("other-ca", by: nil, from: -day, to: 3650 * day)
-        return Fixtures(
+        return TestCertificates(
             directory: directory,
             ca: ca,
             app: try issuer.issue("app", by: "ca", from: -day, to: 30 * day),
@@ -84,7 +89,7 @@ private struct Issuer {
 
     /// Makes a P-256 key and a certificate for `name`, issued by `issuer` (self-signed when nil),
     /// valid between the two offsets from now.
-    func issue(_ name: String, by issuer: String?, from start: TimeInterval, to end: TimeInterval) throws(Fixtures.Failure) -> Fixtures.Pair {
+    func issue(_ name: String, by issuer: String?, from start: TimeInterval, to end: TimeInterval) throws(TestCertificates.Failure) -> TestCertificates.Pair {
         try openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                     "-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(name)")
         var signing = ["-selfsign", "-keyfile", "\(name).key", "-extensions", "root"]
@@ -95,16 +100,16 @@ private struct Issuer {
         let keyFile = "\(directory)/\(name).key"
         guard let certificate = FileManager.default.contents(atPath: certificateFile),
               let key = FileManager.default.contents(atPath: keyFile) else {
-            throw Fixtures.Failure(description: "openssl did not write \(certificateFile) or \(keyFile)")
+            throw TestCertificates.Failure(description: "openssl did not write \(certificateFile) or \(keyFile)")
         }
-        return Fixtures.Pair(certificateFile: certificateFile, keyFile: keyFile, certificate: Array(certificate), key: Array(key))
+        return TestCertificates.Pair(certificateFile: certificateFile, keyFile: keyFile, certificate: Array(certificate), key: Array(key))
     }
 
-    private func openssl(_ arguments: String...) throws(Fixtures.Failure) {
+    private func openssl(_ arguments: String...) throws(TestCertificates.Failure) {
         try openssl(arguments)
     }
 
-    private func openssl(_ arguments: [String]) throws(Fixtures.Failure) {
+    private func openssl(_ arguments: [String]) throws(TestCertificates.Failure) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = arguments
@@ -115,12 +120,12 @@ private struct Issuer {
         do {
             try process.run()
         } catch {
-            throw Fixtures.Failure(description: "Cannot run /usr/bin/openssl: \(error)")
+            throw TestCertificates.Failure(description: "Cannot run /usr/bin/openssl: \(error)")
         }
         let output = log.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Fixtures.Failure(description: "openssl \(arguments.joined(separator: " ")) failed: \(String(decoding: output, as: UTF8.self))")
+            throw TestCertificates.Failure(description: "openssl \(arguments.joined(separator: " ")) failed: \(String(decoding: output, as: UTF8.self))")
         }
     }
 

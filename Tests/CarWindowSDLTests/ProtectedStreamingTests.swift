@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import CarWindowVideoCore
+@testable import CarWindowMap
+@testable import CarWindowProjection
+@testable import CarWindowSDLProtocol
+@testable import CarWindowSDLSecurity
+@testable import CarWindowSDL
+@testable import CarWindowSDLTesting
+@testable import CarWindowTestSupport
+
+/// Protected video (TLS inside SDL) from a projection session into the in-repo head unit running
+/// SDL's security layer as SDL Core does: the head unit as TLS client, video forced protected.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct ProtectedStreamingTests {
+    static let capability = VideoStreamingCapability(
+        preferredResolution: ImageResolution(width: 640, height: 384), maxBitrate: 500,
+        supportedFormats: [.h264Raw], hapticSpatialDataSupported: true, scale: 2, preferredFPS: 15)
+
+    static func headUnitSecurity(_ transport: OpenSSLHeadUnitSession.Transport = .tls,
+                                 certificates: TestCertificates) -> HeadUnitSimulator.Security {
+        HeadUnitSimulator.Security(transport: transport, trustedCAsPEM: certificates.ca.certificate, verifyApp: true,
+                                   forceProtected: [.video])
+    }
+
+    static func appSecurity(_ pair: TestCertificates.Pair, policy: SDLProtectionPolicy = .required) throws -> SDLSecurityConfiguration {
+        SDLSecurityConfiguration(libraries: [try OpenSSLSecurityLibrary(certificatePEM: pair.certificate, privateKeyPEM: pair.key)],
+                                 policy: policy, handshakeTimeout: hangGuard)
+    }
+
+    struct Rig {
+        var simulator: HeadUnitSimulator
+        var session: ProjectionSession
+        var link: SDLProjectionLink
+        var context: RenderContext
+        var running: Task<Void, any Error>
+
+        func close() async {
+            await link.stop()
+            _ = await running.result
+            await session.close()
+            await simulator.stop()
+            await context.shutdown()
+        }
+    }
+
+    static func rig(headUnit security: HeadUnitSimulator.Security?, app appSecurity: SDLSecurityConfiguration?) async throws -> Rig {
+        var simulatorConfiguration = HeadUnitSimulator.Configuration()
+        simulatorConfiguration.capability = capability
+        simulatorConfiguration.security = security
+        let simulator = HeadUnitSimulator(configuration: simulatorConfiguration)
+        let port = try await simulator.start()
+        var configuration = try SessionFixtures.configuration(sink: RecordingSink())
+        configuration.makeSink = nil
+        let context = try await RenderContext()
+        let session = ProjectionSession(configuration: configuration, context: context)
+        let link = SDLProjectionLink(
+            session: session,
+            connection: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", reconnect: .never,
+                                                    requestTimeout: hangGuard, security: appSecurity),
+            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: hangGuard) })
+        let running = Task { try await link.run() }
+        return Rig(simulator: simulator, session: session, link: link, context: context, running: running)
+    }
+
+    @Test(arguments: [OpenSSLHeadUnitSession.Transport.tls, .dtls])
+    func protectedVideoStreamsAndDecodes(transport: OpenSSLHeadUnitSession.Transport) async throws {
+        let certificates = try TestCertificates.load()
+        let rig = try await Self.rig(headUnit: Self.headUnitSecurity(transport, certificates: certificates),
+                                     app: try Self.appSecurity(certificates.app))
+        let streamed = await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= 15 })
+        try #require(streamed)
+        let snapshot = await rig.simulator.snapshot()
+        #expect(snapshot.handshakes == 1)
+        #expect(snapshot.securityProtocol == (transport == .tls ? "TLSv1.3" : "DTLSv1.2"))
+        #expect(snapshot.protectedServices == [.video])
+        #expect(await rig.link.connection.protectedServices == [.video])
+        #expect(snapshot.decryptedFrames >= snapshot.videoUnitCount, "every video frame came encrypted")
+        #expect(snapshot.plainFramesOnProtectedServices == 0)
+        #expect(snapshot.securityErrorsSent.isEmpty && snapshot.securityErrorsReceived.isEmpty)
+        // What the head unit decrypted is the stream: ffmpeg decodes every picture.
+        let sizes = try SessionFixtures.frameSizes(of: snapshot.videoUnits.flatMap { $0 })
+        #expect(sizes.count == snapshot.videoUnits.count && Set(sizes) == ["320,192"])
+        // RPCs stay in the clear and still work: haptic rectangles arrived.
+        #expect(await eventually { await !rig.simulator.snapshot().hapticData.isEmpty })
+        await rig.close()
+    }
+
+    /// Verification on and an app certificate from another CA: a clear error, and no video at all.
+    @Test func aCertificateTheHeadUnitDoesNotTrustGetsNoVideo() async throws {
+        let certificates = try TestCertificates.load()
+        let rig = try await Self.rig(headUnit: Self.headUnitSecurity(certificates: certificates),
+                                     app: try Self.appSecurity(certificates.otherApp))
+        #expect(await eventually { await rig.link.videoFailure != nil })
+        let failure = try #require(await rig.link.videoFailure)
+        guard case .protectionUnavailable(.video, let reason) = failure else {
+            Issue.record("expected protectionUnavailable, got \(failure)")
+            await rig.close()
+            return
+        }
+        #expect(reason.contains("invalidCertificate") || reason.contains("certificate"), "\(reason)")
+        let snapshot = await rig.simulator.snapshot()
+        #expect(snapshot.videoUnitCount == 0 && snapshot.decryptedFrames == 0)
+        #expect(snapshot.securityErrorsSent.map(\.code) == [.invalidCertificate])
+        await rig.close()
+    }
+
+    @Test func anExpiredCertificateIsSaidToBeExpired() async throws {
+        let certificates = try TestCertificates.load()
+        let rig = try await Self.rig(headUnit: Self.headUnitSecurity(certificates: certificates),
+                                     app: try Self.appSecurity(certificates.expiredApp))
+        #expect(await eventually { await rig.link.videoFailure != nil })
+        #expect(await rig.simulator.snapshot().securityErrorsSent.map(\.code) == [.expiredCertificate])
+        #expect(await rig.simulator.snapshot().videoUnitCount == 0)
+        await rig.close()
+    }
+
+    /// A head unit without a security layer ACKs the protected start unprotected: refused when
+    /// protection is required, streamed with a warning when it is only preferred.
+    @Test(arguments: [SDLProtectionPolicy.required, .preferred])
+    func aHeadUnitWithoutSecurity(policy: SDLProtectionPolicy) async throws {
+        let certificates = try TestCertificates.load()
+        let rig = try await Self.rig(headUnit: nil, app: try Self.appSecurity(certificates.app, policy: policy))
+        switch policy {
+        case .required:
+            #expect(await eventually { await rig.link.videoFailure != nil })
+            if case .protectionUnavailable(.video, let reason)? = await rig.link.videoFailure {
+                #expect(reason.contains("no security layer"))
+            } else {
+                Issue.record("expected protectionUnavailable, got \(String(describing: await rig.link.videoFailure))")
+            }
+            // What opened unprotected was ended again, before any picture went out.
+            #expect(await eventually { await rig.simulator.snapshot().videoEndCount == 1 })
+            #expect(await rig.simulator.snapshot().videoUnitCount == 0)
+        case .preferred:
+            let streamed = await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= 5 })
+            #expect(streamed)
+            #expect(await rig.link.connection.protectedServices.isEmpty)
+        }
+        await rig.close()
+    }
+
+    /// An app with no security configured, against a head unit that forces video protected, is
+    /// refused with the head unit's reason.
+    @Test func anUnprotectedAppIsRefusedByAForcingHeadUnit() async throws {
+        let certificates = try TestCertificates.load()
+        let rig = try await Self.rig(headUnit: Self.headUnitSecurity(certificates: certificates), app: nil)
+        #expect(await eventually { await rig.link.videoFailure != nil })
+        #expect("\(try #require(await rig.link.videoFailure))".contains("must be protected"))
+        #expect(await rig.simulator.snapshot().videoUnitCount == 0)
+        await rig.close()
+    }
+}
