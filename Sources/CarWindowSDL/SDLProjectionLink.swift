@@ -375,16 +375,21 @@ public actor SDLProjectionLink {
             } else if case .protectionUnavailable = error {
                 // Streaming in the clear is not an option the engine left open.
                 videoFailure = error
-                logger.error("no video: \(error)")
+                logger.error("\(Self.noVideoMessage(error))")
             } else {
                 logger.warning("the video service did not start: \(error)")
             }
         }
     }
 
-    /// The line for a head unit that refused every size and format: what was tried and what to do.
+    /// The line for a head unit that gave no video: what went wrong and what to do.
     package static func noVideoMessage(_ error: SDLConnectionError) -> String {
-        "no video: \(error); the head unit accepts none of the sizes and formats its capability offers and the app can draw; check its video settings"
+        switch error {
+        case .protectionUnavailable:
+            "no video: \(error); check the app's certificate and key, that the head unit trusts their CA and that the certificate is valid now"
+        default:
+            "no video: \(error); the head unit accepts none of the sizes and formats its capability offers and the app can draw; check its video settings"
+        }
     }
 
     /// Each mode of the capability in force (the head unit's order, nested ones flattened) that

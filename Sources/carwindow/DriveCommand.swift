@@ -52,6 +52,11 @@ struct DriveCommand: AsyncParsableCommand {
     var rtpIdrInterval = 2.0
     @Option(help: "Stream into a SmartDeviceLink head unit at HOST:PORT (SDL Core: 12345; or carwindow headunit).")
     var sdl: String?
+    @Option(help: "With --sdl: the app's certificate (PEM; a chain may follow it) for protected video, TLS inside SmartDeviceLink, as production head units require.")
+    var certificate: String?
+    @Option(help: "With --certificate: the app's private key (PEM, not passphrase-protected).") var key: String?
+    @Option(help: "With --certificate: required (never stream in the clear) or preferred (stream in the clear, with a warning, when the head unit has no security layer). Default: required.")
+    var protection = "required"
     @Flag(help: "Night style.") var night = false
     @Flag(help: "Hand the session one position fix a second and let its follow camera move the car and the map between fixes (as an engine with GNSS would).")
     var follow = false
@@ -79,6 +84,13 @@ struct DriveCommand: AsyncParsableCommand {
         }
         if rtpIdrInterval != 0 { try OptionCheck.number(rtpIdrInterval, "--rtp-idr-interval", in: 0.5...600, unit: " seconds (or 0)") }
         if let sdl { _ = try Self.hostAndPort(sdl, option: "--sdl", example: "127.0.0.1:12345") }
+        _ = try protectionPolicy()
+        if (certificate == nil) != (key == nil) {
+            throw ValidationError("--certificate and --key go together: give the app's certificate and its private key, both PEM files")
+        }
+        if certificate != nil, sdl == nil {
+            throw ValidationError("--certificate protects the video to a head unit: give --sdl HOST:PORT too")
+        }
         if tiles != nil, route == nil {
             throw ValidationError("with --tiles, give --route (a GeoJSON line): the computed route is for the bundled Helsinki data")
         }
@@ -89,6 +101,30 @@ struct DriveCommand: AsyncParsableCommand {
         let others = (noMP4 ? [] : [Self.mp4Path(for: outURL)]) + (rtp == nil ? [] : [Self.sdpPath(for: outURL)])
         if let clash = others.first(where: { $0.standardizedFileURL.path == outURL.standardizedFileURL.path }) {
             throw ValidationError("--out \(outURL.path) is also the \(clash.pathExtension) file written beside it; give the Annex-B file another extension, like .h264")
+        }
+    }
+
+    /// `--protection`'s policy.
+    func protectionPolicy() throws -> SDLProtectionPolicy {
+        switch protection {
+        case "required": return .required
+        case "preferred": return .preferred
+        default: throw ValidationError("--protection is required or preferred; got '\(protection)'")
+        }
+    }
+
+    /// The security layer for `--certificate` and `--key`: OpenSSL with them, for every make.
+    func securityConfiguration() throws -> SDLSecurityConfiguration? {
+        guard let certificate, let key else { return nil }
+        let certificateFile = try inputFile(certificate, option: "--certificate", kind: "the app's certificate (PEM)")
+        let keyFile = try inputFile(key, option: "--key", kind: "the app's private key (PEM)")
+        let policy = try protectionPolicy()
+        do throws(SDLSecurityError) {
+            let library = try OpenSSLSecurityLibrary(certificateFile: certificateFile.path, privateKeyFile: keyFile.path)
+            return SDLSecurityConfiguration(libraries: [library], policy: policy)
+        } catch {
+            throw CommandFailure(description: "--certificate \(certificate) / --key \(key): \(error.message)",
+                                 exitStatus: ExitStatus.dataError)
         }
     }
 
@@ -214,7 +250,8 @@ struct DriveCommand: AsyncParsableCommand {
             // The head unit decides: its capability sets the size, its HMI level starts the video.
             // The link adds the head unit to the session's outputs, beside the recordings.
             let made = SDLProjectionLink(session: session, connection: SDLConnection.Configuration(appName: "CarWindow",
-                                                                                                   appID: "carwindow-drive"),
+                                                                                                   appID: "carwindow-drive",
+                                                                                                   security: try securityConfiguration()),
                                          transport: { SDLTCPTransport(host: headUnit.host, port: headUnit.port) })
             link = made
             announcer.player = made.prompts
@@ -303,7 +340,8 @@ struct DriveCommand: AsyncParsableCommand {
                 return headUnitLost(ending.error ?? lastDisconnection, headUnit: headUnit, beforeStreaming: true)
             }
             if let refused = await link.videoFailure {
-                return CommandFailure(description: SDLProjectionLink.noVideoMessage(refused), exitStatus: ExitStatus.unavailable)
+                return CommandFailure(description: "head unit at \(headUnit): " + SDLProjectionLink.noVideoMessage(refused),
+                                      exitStatus: ExitStatus.unavailable)
             }
             if let unusable = await link.displayFailure {
                 return CommandFailure(description: "the head unit at \(headUnit) offers a screen the app cannot stream: \(unusable)",

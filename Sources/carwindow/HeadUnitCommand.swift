@@ -62,6 +62,13 @@ struct HeadUnitCommand: AsyncParsableCommand {
     var refuseRegistration: String?
     @Option(help: "Also serve the head unit as a web page on http://127.0.0.1:PORT (0: a free port): the video, its haptic rectangles, touches by mouse and the head unit's controls. The head unit then runs until Ctrl-C, across apps.")
     var web: Int?
+    @Flag(help: "Run SDL's security layer as a head unit built with it does (the TLS client): the app's protected StartService gets a handshake and an ACK with the E bit, its encrypted frames are decrypted.")
+    var protected = false
+    @Flag(help: "With --protected: speak DTLS 1.2 (SDL Core's shipped setting) instead of TLS.") var dtls = false
+    @Option(help: "With --protected: CA certificates (PEM) the app's certificate must chain to; verifies the app.")
+    var ca: String?
+    @Option(help: "With --protected: services started only protected (SDL Core's ForceProtectedService), comma-separated: video, audio. Default: video.")
+    var forceProtected = "video"
 
     /// `800x380@1.5` as width, height and scale (1 when left out).
     func parseMode(_ text: String) throws -> (Int, Int, Double) {
@@ -104,6 +111,24 @@ struct HeadUnitCommand: AsyncParsableCommand {
         try OptionCheck.number(backgroundFor, "--background-for", in: 0...86_400, unit: " seconds")
         try OptionCheck.number(dropAfter, "--drop-after", in: 0...86_400, unit: " seconds")
         try OptionCheck.integer(web, "--web", in: 0...65535)
+        _ = try forcedServices()
+        if !protected, dtls || ca != nil {
+            throw ValidationError("--dtls and --ca set up the security layer: give --protected too")
+        }
+    }
+
+    /// `--force-protected`'s services.
+    func forcedServices() throws -> Set<SDLServiceType> {
+        var services = Set<SDLServiceType>()
+        for name in forceProtected.split(separator: ",", omittingEmptySubsequences: true) {
+            switch name.trimmingCharacters(in: .whitespaces) {
+            case "video": services.insert(.video)
+            case "audio": services.insert(.audio)
+            case "none": break
+            default: throw ValidationError("--force-protected lists video, audio or none; got '\(name)'")
+            }
+        }
+        return services
     }
 
     func run() async throws {
@@ -126,6 +151,19 @@ struct HeadUnitCommand: AsyncParsableCommand {
         configuration.capability.additionalVideoStreamingCapabilities = try also.isEmpty ? nil : also.map {
             let (modeWidth, modeHeight, modeScale) = try parseMode($0)
             return VideoStreamingCapability(preferredResolution: ImageResolution(width: modeWidth, height: modeHeight), scale: modeScale)
+        }
+        if protected {
+            var security = HeadUnitSimulator.Security(transport: dtls ? .dtls : .tls, forceProtected: try forcedServices())
+            if let ca {
+                let file = try inputFile(ca, option: "--ca", kind: "CA certificates (PEM)")
+                do {
+                    security.trustedCAsPEM = try InputFile.read(file.path, limit: 1 << 20)
+                } catch {
+                    throw CommandFailure(description: "--ca \(ca): \(error)", exitStatus: ExitStatus.noInput)
+                }
+                security.verifyApp = true
+            }
+            configuration.security = security
         }
         configuration.touchAvailable = !noTouch
         configuration.refusesRegistration = refuseRegistration
@@ -157,6 +195,12 @@ struct HeadUnitCommand: AsyncParsableCommand {
             throw failure
         }
         say("head unit listening on 127.0.0.1:\(listening) (\(width)x\(height), scale \(scale), \(fps) fps, \(maxBitrate) kbit/s)")
+        if let security = configuration.security {
+            let forced = security.forceProtected.map(\.description).sorted().joined(separator: ", ")
+            say("security layer: \(security.transport == .dtls ? "DTLS" : "TLS"), "
+                + (security.verifyApp ? "verifying the app's certificate" : "not verifying the app's certificate")
+                + (forced.isEmpty ? "" : ", \(forced) only protected"))
+        }
         say("stream into it with: carwindow drive --sdl 127.0.0.1:\(listening)")
         let controls = page.map { page in
             say("web head unit: http://127.0.0.1:\(page.port)/")
@@ -173,6 +217,7 @@ struct HeadUnitCommand: AsyncParsableCommand {
         var backgrounded: Date?
         var lastVideo: SDLVideoServiceParameters?
         var reportedOutputFailure = false
+        var reportedSecurityErrors = 0, reportedHandshakes = 0
         // Like SDL Core, the head unit closes the app (NONE) after refusing a size; its driver
         // opens it again a moment later, and the app tries its next size.
         var refusalsSeen = 0
@@ -192,6 +237,15 @@ struct HeadUnitCommand: AsyncParsableCommand {
                 videoSince = Date()
                 lastVideo = video
                 say("video service started: \(video.resolution) \(video.format)")
+            }
+            if snapshot.handshakes > reportedHandshakes {
+                reportedHandshakes = snapshot.handshakes
+                say("security: handshake with the app finished (\(snapshot.securityProtocol ?? "TLS")); protected: "
+                    + snapshot.protectedServices.map(\.description).sorted().joined(separator: ", "))
+            }
+            if snapshot.securityErrorsSent.count > reportedSecurityErrors {
+                for error in snapshot.securityErrorsSent[reportedSecurityErrors...] { say("security: refused the app: \(error)") }
+                reportedSecurityErrors = snapshot.securityErrorsSent.count
             }
             if snapshot.hapticData.count > reportedHaptics, let latest = snapshot.hapticData.last {
                 reportedHaptics = snapshot.hapticData.count
