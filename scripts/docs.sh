@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.build/docs}
 targets=(CarWindow CarWindowGeo CarWindowStyle CarWindowVideoCore CarWindowMap CarWindowRemoteTiles CarWindowH264
-         CarWindowSinks CarWindowProjection CarWindowSDLProtocol CarWindowSDL)
+         CarWindowSinks CarWindowProjection CarWindowSDLProtocol CarWindowSDLSecurity CarWindowSDL)
 mkdir -p "$out"
 args=()
 for t in "${targets[@]}"; do

@@ -15,7 +15,7 @@ final class SessionEntry: Sendable {
     /// The files, RTP and callback outputs; nil when the head unit is the only output.
     private let outputs: RecordingOutputs?
     private let display: HeadUnitDisplay
-    private let headUnit: (host: String, port: Int, appName: String, appID: String)?
+    private let headUnit: (host: String, port: Int, appName: String, appID: String, security: SDLSecurityConfiguration?)?
     private let delivery: EventDelivery?
     private let eventPump: Task<Void, Never>?
 
@@ -63,6 +63,7 @@ final class SessionEntry: Sendable {
         let name = try SessionSetup.string(config.name, "name") ?? "map"
         let appName = try SessionSetup.string(config.sdl_app_name, "sdl_app_name") ?? "CarWindow"
         let appID = try SessionSetup.string(config.sdl_app_id, "sdl_app_id") ?? "carwindow"
+        let security = try SessionSetup.security(config, hasHeadUnit: sdl != nil, what)
 
         // Then the inputs.
         let tilesPath = try SessionSetup.string(config.tiles_path, "tiles_path", required: true)!
@@ -131,13 +132,13 @@ final class SessionEntry: Sendable {
         let session = ProjectionSession(configuration: configuration, context: context.renderContext)
         return table.insert { token in
             SessionEntry(token: token, context: context, session: session, outputs: outputs, display: display,
-                         headUnit: sdl.map { ($0.host, $0.port, appName, appID) },
+                         headUnit: sdl.map { ($0.host, $0.port, appName, appID, security) },
                          callback: eventCallback)
         }.entry
     }
 
     private init(token: UInt, context: ContextEntry, session: ProjectionSession, outputs: RecordingOutputs?,
-                 display: HeadUnitDisplay, headUnit: (host: String, port: Int, appName: String, appID: String)?,
+                 display: HeadUnitDisplay, headUnit: (host: String, port: Int, appName: String, appID: String, security: SDLSecurityConfiguration?)?,
                  callback: EventCallback?) {
         self.token = token
         self.context = context
@@ -169,7 +170,8 @@ final class SessionEntry: Sendable {
         if let headUnit {
             let session = self.session, delivery = self.delivery
             let link = SDLProjectionLink(session: session,
-                                         connection: SDLConnection.Configuration(appName: headUnit.appName, appID: headUnit.appID),
+                                         connection: SDLConnection.Configuration(appName: headUnit.appName, appID: headUnit.appID,
+                                                                                 security: headUnit.security),
                                          transport: { SDLTCPTransport(host: headUnit.host, port: headUnit.port) })
             let news = link.connection.events
             let linkNews = Task.detached {

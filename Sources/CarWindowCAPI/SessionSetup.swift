@@ -18,6 +18,27 @@ enum SessionSetup {
         return pointer.pointee
     }
 
+    /// The security layer of `sdl_certificate_path` and `sdl_private_key_path`: OpenSSL with
+    /// them, loaded now so that a bad file fails the create.
+    static func security(_ config: carwindow_session_config, hasHeadUnit: Bool, _ what: String) throws(APIFailure) -> SDLSecurityConfiguration? {
+        try checkRange(config.sdl_protection, 0...1, "sdl_protection")
+        let certificate = try string(config.sdl_certificate_path, "sdl_certificate_path")
+        let key = try string(config.sdl_private_key_path, "sdl_private_key_path")
+        guard let certificate else {
+            if key != nil { throw .invalidArgument("\(what): config.sdl_private_key_path needs sdl_certificate_path") }
+            return nil
+        }
+        guard let key else { throw .invalidArgument("\(what): config.sdl_certificate_path needs sdl_private_key_path") }
+        guard hasHeadUnit else { throw .invalidArgument("\(what): config.sdl_certificate_path protects a head unit link; set sdl_host and sdl_port") }
+        do {
+            let library = try OpenSSLSecurityLibrary(certificateFile: certificate, privateKeyFile: key)
+            return SDLSecurityConfiguration(libraries: [library],
+                                            policy: config.sdl_protection == CARWINDOW_PROTECTION_PREFERRED ? .preferred : .required)
+        } catch {
+            throw .input("\(what): \(error.message)")
+        }
+    }
+
     static func string(_ pointer: UnsafePointer<CChar>?, _ field: String, required: Bool = false) throws(APIFailure) -> String? {
         guard let pointer else {
             if required { throw .invalidArgument("carwindow_session_create: config.\(field) is NULL but required") }

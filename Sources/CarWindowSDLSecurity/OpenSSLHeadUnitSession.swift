@@ -24,7 +24,7 @@ public final class OpenSSLHeadUnitSession: SDLSecuritySession {
     ///   - privateKeyPEM: its unencrypted PEM private key; give both or neither.
     ///   - trustedCAsPEM: PEM CA certificates that may issue the app's certificate.
     ///   - verifyPeer: whether to verify the app's certificate; needs `trustedCAsPEM`.
-    /// - Throws: ``SDLSecurityError`` when a PEM is malformed, the key does not
+    /// - Throws: `SDLSecurityError` when a PEM is malformed, the key does not
     ///   match the certificate, only one of them is given, or `verifyPeer` lacks CAs.
     public init(transport: Transport = .tls, certificatePEM: [UInt8]? = nil, privateKeyPEM: [UInt8]? = nil, trustedCAsPEM: [UInt8]? = nil, verifyPeer: Bool = false) throws(SDLSecurityError) {
         var identity: Identity?
@@ -50,7 +50,7 @@ public final class OpenSSLHeadUnitSession: SDLSecuritySession {
 
     /// Starts a fresh handshake, forgetting any earlier one, and returns the ClientHello to send to the app.
     ///
-    /// - Throws: ``SDLSecurityError`` with `.internalError` when OpenSSL cannot create the session.
+    /// - Throws: `SDLSecurityError` with `.internalError` when OpenSSL cannot create the session.
     public func start() throws(SDLSecurityError) -> [UInt8] {
         reset()
         return try handshake([])
@@ -58,7 +58,7 @@ public final class OpenSSLHeadUnitSession: SDLSecuritySession {
 
     /// Feeds the app's handshake records in and returns what to send back; starts the handshake if ``start()`` was not called.
     ///
-    /// - Throws: ``SDLSecurityError``; `.invalidCertificate` or `.expiredCertificate`
+    /// - Throws: `SDLSecurityError`; `.invalidCertificate` or `.expiredCertificate`
     ///   when `verifyPeer` is on and the app's certificate fails verification.
     public func handshake(_ incoming: [UInt8]) throws(SDLSecurityError) -> [UInt8] {
         if let engine { return try engine.handshake(incoming) }
@@ -72,7 +72,7 @@ public final class OpenSSLHeadUnitSession: SDLSecuritySession {
 
     /// Encrypts `plaintext` into records, returned concatenated.
     ///
-    /// - Throws: ``SDLSecurityError`` with `.encryptionFailed`, for example before the handshake has finished.
+    /// - Throws: `SDLSecurityError` with `.encryptionFailed`, for example before the handshake has finished.
     public func encrypt(_ plaintext: [UInt8]) throws(SDLSecurityError) -> [UInt8] {
         guard let engine else { throw .handshakeNotFinished(.encryptionFailed) }
         return try engine.encrypt(plaintext)
@@ -80,7 +80,7 @@ public final class OpenSSLHeadUnitSession: SDLSecuritySession {
 
     /// Decrypts whole records, given concatenated.
     ///
-    /// - Throws: ``SDLSecurityError`` with `.decryptionFailed` for truncated, oversized
+    /// - Throws: `SDLSecurityError` with `.decryptionFailed` for truncated, oversized
     ///   or corrupt records, or before the handshake has finished.
     public func decrypt(_ ciphertext: [UInt8]) throws(SDLSecurityError) -> [UInt8] {
         guard let engine else { throw .handshakeNotFinished(.decryptionFailed) }

@@ -20,7 +20,7 @@ public struct OpenSSLSecurityLibrary: SDLSecurityLibrary {
     ///   - trustedCAsFile: path of PEM CA certificates that may issue the head unit's certificate.
     ///   - verifyPeer: whether to demand and verify the head unit's certificate; needs `trustedCAsFile`.
     ///   - vehicleMakes: the makes served; empty means any.
-    /// - Throws: ``SDLSecurityError`` naming the file that is missing, unreadable,
+    /// - Throws: `SDLSecurityError` naming the file that is missing, unreadable,
     ///   not PEM, or whose key does not match the certificate.
     public init(certificateFile: String, privateKeyFile: String, trustedCAsFile: String? = nil, verifyPeer: Bool = false, vehicleMakes: Set<String> = []) throws(SDLSecurityError) {
         var trustedCAs: PEMInput?
@@ -39,7 +39,7 @@ public struct OpenSSLSecurityLibrary: SDLSecurityLibrary {
     ///   - trustedCAsPEM: PEM CA certificates that may issue the head unit's certificate.
     ///   - verifyPeer: whether to demand and verify the head unit's certificate; needs `trustedCAsPEM`.
     ///   - vehicleMakes: the makes served; empty means any.
-    /// - Throws: ``SDLSecurityError`` saying which PEM is not PEM or whose key does not match the certificate.
+    /// - Throws: `SDLSecurityError` saying which PEM is not PEM or whose key does not match the certificate.
     public init(certificatePEM: [UInt8], privateKeyPEM: [UInt8], trustedCAsPEM: [UInt8]? = nil, verifyPeer: Bool = false, vehicleMakes: Set<String> = []) throws(SDLSecurityError) {
         var trustedCAs: PEMInput?
         if let trustedCAsPEM { trustedCAs = try .memory(trustedCAsPEM, role: "trusted CA") }

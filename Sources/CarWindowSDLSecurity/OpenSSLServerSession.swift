@@ -20,7 +20,7 @@ public final class OpenSSLServerSession: SDLSecuritySession {
 
     /// Feeds the head unit's handshake records in; the first call picks TLS or DTLS from them.
     ///
-    /// - Throws: ``SDLSecurityError``; `.sslInvalidData` when the first bytes are
+    /// - Throws: `SDLSecurityError`; `.sslInvalidData` when the first bytes are
     ///   neither a TLS nor a DTLS handshake record.
     public func handshake(_ incoming: [UInt8]) throws(SDLSecurityError) -> [UInt8] {
         if let engine { return try engine.handshake(incoming) }
@@ -38,7 +38,7 @@ public final class OpenSSLServerSession: SDLSecuritySession {
 
     /// Encrypts `plaintext` into records, returned concatenated.
     ///
-    /// - Throws: ``SDLSecurityError`` with `.encryptionFailed`, for example before the handshake has finished.
+    /// - Throws: `SDLSecurityError` with `.encryptionFailed`, for example before the handshake has finished.
     public func encrypt(_ plaintext: [UInt8]) throws(SDLSecurityError) -> [UInt8] {
         guard let engine else { throw .handshakeNotFinished(.encryptionFailed) }
         return try engine.encrypt(plaintext)
@@ -46,7 +46,7 @@ public final class OpenSSLServerSession: SDLSecuritySession {
 
     /// Decrypts whole records, given concatenated.
     ///
-    /// - Throws: ``SDLSecurityError`` with `.decryptionFailed` for truncated, oversized
+    /// - Throws: `SDLSecurityError` with `.decryptionFailed` for truncated, oversized
     ///   or corrupt records, or before the handshake has finished.
     public func decrypt(_ ciphertext: [UInt8]) throws(SDLSecurityError) -> [UInt8] {
         guard let engine else { throw .handshakeNotFinished(.decryptionFailed) }

@@ -183,6 +183,11 @@ typedef int32_t carwindow_appearance;
 #define CARWINDOW_APPEARANCE_DAY 0   /**< The day style. */
 #define CARWINDOW_APPEARANCE_NIGHT 1 /**< The night style (the day style when there is none). */
 
+/** Whether a head unit link may stream in the clear when protection cannot be had. */
+typedef int32_t carwindow_protection;
+#define CARWINDOW_PROTECTION_REQUIRED 0  /**< Never stream unprotected: no video rather than video in the clear. */
+#define CARWINDOW_PROTECTION_PREFERRED 1 /**< Protect where the head unit can; else stream in the clear, with a warning. */
+
 /** Which H.264 encoder a session uses. */
 typedef int32_t carwindow_encoder;
 #define CARWINDOW_ENCODER_AUTOMATIC 0 /**< VA-API where a GPU offers it, else OpenH264. */
@@ -400,6 +405,10 @@ typedef struct carwindow_session_config {
     void *access_unit_user_data; /**< Passed to on_access_unit. */
     carwindow_event_callback on_event; /**< Events; NULL: none. */
     void *event_user_data;     /**< Passed to on_event. */
+    /* Protected video and audio (TLS inside SmartDeviceLink), which production head units require. */
+    const char *sdl_certificate_path; /**< With SDL: the app's certificate (PEM; a chain may follow); NULL: streams unprotected. */
+    const char *sdl_private_key_path; /**< With a certificate: its private key (PEM, no passphrase). */
+    carwindow_protection sdl_protection; /**< With a certificate. Default CARWINDOW_PROTECTION_REQUIRED. */
 } carwindow_session_config;
 
 /**
@@ -412,7 +421,8 @@ void carwindow_session_config_init(carwindow_session_config *config);
  * outputs (so a bad path fails here). Nothing is drawn before carwindow_session_start.
  * `out_session`: receives the handle (NULL on failure); must not be NULL.
  * Errors: INVALID_HANDLE (context), INVALID_ARGUMENT (NULL config or out_session, struct_size
- * too small, a value out of range, no output), INPUT (tiles, style, fonts or capability JSON),
+ * too small, a value out of range, no output, a certificate without key or SDL), INPUT (tiles,
+ * style, fonts, capability JSON, or a certificate or key that cannot be read or do not match),
  * OUTPUT (a file cannot be created or is locked by another writer, RTP host unknown).
  * Thread-safe.
  */
