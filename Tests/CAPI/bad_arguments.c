@@ -219,6 +219,17 @@ int main(int argc, char **argv) {
     fill(&config, argv[1], paths);
     config.capability_json = "{\"preferredResolution\": \"wide\"}";
     EXPECT(CARWINDOW_ERROR_INPUT, carwindow_session_create(context, &config, &session));
+    /* Protection: a certificate needs its key and a head unit; files that are not there are input errors. */
+    fill(&config, argv[1], paths);
+    config.sdl_certificate_path = "/no/such/app.pem";
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session)); /* no key */
+    config.sdl_private_key_path = "/no/such/app.key";
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session)); /* no head unit */
+    config.sdl_host = "127.0.0.1";
+    config.sdl_port = 9;
+    EXPECT(CARWINDOW_ERROR_INPUT, carwindow_session_create(context, &config, &session));
+    config.sdl_protection = 7;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
     REQUIRE(session == NULL);
 
     /* Every session function on a NULL and a made-up handle. */
