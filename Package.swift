@@ -159,7 +159,7 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(
             name: "carwindow-fuzz",
-            dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLProtocol", "CarWindowSDLTesting", "CLibFuzzer", logging],
+            dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLProtocol", "CarWindowSDLSecurity", "CarWindowSDLTesting", "CLibFuzzer", logging],
             path: "Fuzz/carwindow-fuzz",
             swiftSettings: strict + fuzzInstrumented + (fuzzing ? [.define("CARWINDOW_FUZZING")] : []),
             linkerSettings: fuzzLinking

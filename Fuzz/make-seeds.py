@@ -2,7 +2,7 @@
 """Writes the seed corpus under Fuzz/corpus/ (kept in the repository; run this only to remake it).
 
 usage: Fuzz/make-seeds.py CAPTURE.hex
-       Fuzz/make-seeds.py --only web-control rtcp    (the seeds that need no capture)
+       Fuzz/make-seeds.py --only web-control rtcp security    (the seeds that need no capture)
 
 CAPTURE.hex is a real SDL Core session, one frame per line ("RX <hex>" from the head unit,
 "TX <hex>" to it). Tiles come from Tests/Fixtures, styles from assets/styles.
@@ -322,9 +322,29 @@ def rtcp_seeds():
     write("rtcp", "length-beyond-packet", packet(bytes([0x80, 201, 0xFF, 0xFF]) + pli) + picture(66))
 
 
+def security_seeds():
+    """SecurityTarget: a mode byte (bit 0 DTLS, bit 1 handshake first), then steps of an
+    operation byte, a 16-bit length and the bytes."""
+    def step(operation, data):
+        return bytes([operation]) + struct.pack(">H", len(data)) + data
+    def query(kind, subject, sequence, json=b"", binary=b""):
+        return bytes([kind]) + struct.pack(">I", subject)[1:] + struct.pack(">II", sequence, len(json)) + json + binary
+    client_hello_start = bytes([0x16, 0x03, 0x01, 0x00, 0x40]) + bytes([0x01]) + bytes(0x3F)
+    error = query(0x20, 2, 7, b'{"id":10,"text":"bad certificate"}', b"\x0a")
+    write("security", "handshake-then-video-tls", b"\x02" + step(2, bytes(range(200))) + step(2, bytes(5000)) + step(3, b"\x05" * 64))
+    write("security", "handshake-then-video-dtls", b"\x03" + step(2, bytes(range(256)) * 80) + step(3, b"\x10" * 300))
+    write("security", "garbage-hello", b"\x00" + step(0, query(0x00, 1, 1, binary=client_hello_start)))
+    write("security", "error-notification", b"\x02" + step(0, error) + step(2, b"after the reset"))
+    write("security", "encrypted-frame-unprotected", b"\x00" + step(1, frame(1, 0x0B, 0, 1, bytes(40), 1)[:0]
+                                                                 + bytes([0x59, 0x0B, 0, 1]) + struct.pack(">II", 40, 1) + bytes(40)))
+    write("security", "short-and-unknown-queries", b"\x02" + step(0, b"\x00\x00") + step(0, query(0x30, 1, 1))
+          + step(0, query(0x00, 3, 1)) + step(0, bytes([0, 0, 0, 1, 0, 0, 0, 1, 0xFF, 0xFF, 0xFF, 0xFF])))
+    write("security", "protect-end-protect", b"\x02" + step(4, b"\x01") + step(2, b"ended") + step(4, b"\x00") + step(2, b"again"))
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "--only":
-        makers = {"web-control": web_control_seeds, "rtcp": rtcp_seeds}
+        makers = {"web-control": web_control_seeds, "rtcp": rtcp_seeds, "security": security_seeds}
         if not sys.argv[2:] or any(name not in makers for name in sys.argv[2:]):
             sys.exit(f"--only takes some of: {' '.join(makers)}")
         for name in sys.argv[2:]:
@@ -338,3 +358,4 @@ if __name__ == "__main__":
     touch_seeds()
     web_control_seeds()
     rtcp_seeds()
+    security_seeds()

@@ -5,7 +5,7 @@
 #
 # usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #   SECONDS  how long each target runs (default 30)
-#   TARGET   sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch geojson web-control rtcp
+#   TARGET   sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch geojson web-control rtcp security
 #            (default: all)
 #
 # Builds Fuzz/carwindow-fuzz in its own scratch path (.build-fuzz), then runs each target from
@@ -22,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch geojson web-control rtcp)
+all_targets=(sdl-stream sdl-limits bson rpc mvt pmtiles style expression touch geojson web-control rtcp security)
 seconds=${1:-30}
 if ! [[ $seconds =~ ^[0-9]+$ ]] || (( seconds < 1 )); then
     echo "fuzz.sh: SECONDS must be a whole number of seconds, not '$seconds'" >&2

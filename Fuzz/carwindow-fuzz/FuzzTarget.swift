@@ -34,6 +34,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case webControl = "web-control"
     /// The receiver's RTCP feedback to the RTP sink.
     case rtcp
+    /// SDL's security layer: security queries and encrypted frames, before and after a handshake.
+    case security
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -49,6 +51,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .geojson: GeoJSONTarget.run(bytes)
         case .webControl: WebControlTarget.run(bytes)
         case .rtcp: RTCPTarget.run(bytes)
+        case .security: SecurityTarget.run(bytes)
         }
     }
 
