@@ -149,7 +149,8 @@ let package = Package(
         // Figures for people, not tests: `swift run -c release carwindow-bench`.
         .executableTarget(
             name: "carwindow-bench",
-            dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLTesting", argumentParser],
+            dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLProtocol", "CarWindowSDLSecurity",
+                           "CarWindowSDLTesting", argumentParser],
             path: "benchmarks/carwindow-bench",
             swiftSettings: strict
         ),

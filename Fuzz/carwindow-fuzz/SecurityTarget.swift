@@ -1,6 +1,7 @@
 import CarWindow
 import CarWindowSDLProtocol
 import CarWindowSDLSecurity
+import CarWindowSDLTesting
 
 /// SDL's security layer as the app runs it, on what a hostile head unit sends: security queries
 /// (handshake records into a real OpenSSL TLS or DTLS server, errors, malformed headers) and
@@ -14,11 +15,12 @@ import CarWindowSDLSecurity
 /// 2 a video frame the head unit's session seals from the bytes; 3 the same with one bit flipped
 /// (never accepted as other plaintext); 4 protect or end the video service.
 enum SecurityTarget {
-    /// A throw-away certificate for this target alone (P-256, self-signed, valid for a century):
-    /// making one per input would be most of the work.
+    /// One library for the run, with the throw-away identity: making a certificate per input
+    /// would be most of the work.
     static let library: OpenSSLSecurityLibrary = {
         do {
-            return try OpenSSLSecurityLibrary(certificatePEM: Array(certificate.utf8), privateKeyPEM: Array(key.utf8))
+            return try OpenSSLSecurityLibrary(certificatePEM: ThrowAwayIdentity.certificatePEM,
+                                              privateKeyPEM: ThrowAwayIdentity.privateKeyPEM)
         } catch {
             fatalError("the security target's certificate does not load: \(error)")
         }
@@ -116,26 +118,4 @@ enum SecurityTarget {
             if query.subject == .internalError { precondition(query.errorCode != nil, "an error without its code") }
         }
     }
-
-    static let certificate = """
------BEGIN CERTIFICATE-----
-MIIBqDCCAU2gAwIBAgIUFlQFGACIZgIoW9pX4t0Xq2XI0a8wCgYIKoZIzj0EAwIw
-KDEXMBUGA1UEAwwOY2Fyd2luZG93LWZ1enoxDTALBgNVBAUTBGZ1enowIBcNMjYx
-MTI3MTExOTIzWhgPMjEyNjExMDMxMTE5MjNaMCgxFzAVBgNVBAMMDmNhcndpbmRv
-dy1mdXp6MQ0wCwYDVQQFEwRmdXp6MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE
-5kUadOUoHb2LdO7kuTsAM/7u4yhuoOjE8jRMTeSsz438ODMrbNBFAE0KM+uSqm6U
-qn61mNvj2vwtTvWLKkNbFqNTMFEwHQYDVR0OBBYEFMDJuydx8HhbTFkqI8DvWXWq
-pVMpMB8GA1UdIwQYMBaAFMDJuydx8HhbTFkqI8DvWXWqpVMpMA8GA1UdEwEB/wQF
-MAMBAf8wCgYIKoZIzj0EAwIDSQAwRgIhALSlN+2ERfniPKTdAtxQscZFmTq4aaKk
-aEu815UV9RdzAiEA6f2TW4Q0JYWrdfe6FUeET6+HiDioehPs8W/XTw87cjM=
------END CERTIFICATE-----
-"""
-
-    static let key = """
------BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgZAkQLoFHVZSC+IvB
-papJeK/1Mj5QcRb14h65idriCgmhRANCAATmRRp05SgdvYt07uS5OwAz/u7jKG6g
-6MTyNExN5KzPjfw4Myts0EUATQoz65KqbpSqfrWY2+Pa/C1O9YsqQ1sW
------END PRIVATE KEY-----
-"""
 }

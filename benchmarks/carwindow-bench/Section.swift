@@ -35,6 +35,7 @@ enum SectionRegistry {
         IdleSection(),
         DriveSection(),
         LinkSection(),
+        SecuritySection(),
         MemorySection(),
     ]
 }

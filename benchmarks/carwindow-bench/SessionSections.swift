@@ -300,7 +300,7 @@ struct LinkSection: BenchmarkSection {
                               header: ["size", "sink", "pictures sent/s", "received/s", "latency p50/p99 ms"])
         for size in context.sizes {
             var entry = CaseResult(label: size.description)
-            for viaLink in [false, true] {
+            for (viaLink, protected) in [(false, false), (true, false), (true, true)] {
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("carwindow-bench-\(UUID().uuidString).h264")
                 defer { try? FileManager.default.removeItem(at: file) }
                 var simulator: HeadUnitSimulator?
@@ -308,6 +308,7 @@ struct LinkSection: BenchmarkSection {
                 if viaLink {
                     var configuration = HeadUnitSimulator.Configuration()
                     configuration.capability = BenchContext.capability(size, fps: 30)
+                    if protected { configuration.security = HeadUnitSimulator.Security(transport: .tls, forceProtected: [.video]) }
                     let made = HeadUnitSimulator(configuration: configuration)
                     port = try await made.start()
                     simulator = made
@@ -328,7 +329,11 @@ struct LinkSection: BenchmarkSection {
                 if viaLink {
                     let made = SDLProjectionLink(
                         session: session,
-                        connection: SDLConnection.Configuration(appName: "CarWindow Bench", appID: "carwindow-bench", reconnect: .never),
+                        connection: SDLConnection.Configuration(
+                            appName: "CarWindow Bench", appID: "carwindow-bench", reconnect: .never,
+                            security: protected ? SDLSecurityConfiguration(libraries: [
+                                try OpenSSLSecurityLibrary(certificatePEM: ThrowAwayIdentity.certificatePEM,
+                                                           privateKeyPEM: ThrowAwayIdentity.privateKeyPEM)]) : nil),
                         transport: { [port] in SDLTCPTransport(host: "127.0.0.1", port: port) })
                     link = made
                     running = Task { try await made.run() }
@@ -351,18 +356,19 @@ struct LinkSection: BenchmarkSection {
                 if let link { await link.stop(); _ = await running?.result }
                 await session.close()
                 await simulator?.stop()
-                let label = viaLink ? "sdl" : "file"
+                let label = protected ? "sdl_protected" : viaLink ? "sdl" : "file"
                 let latency = Summary(milliseconds: statistics.latencies)
                 entry.add("\(label)_pictures_per_second", Double(statistics.framesSent) / wall, "fps", better: .higher)
                 entry.add("\(label)_received_per_second", Double(received) / wall, "fps", better: .higher)
                 entry.add("\(label)_latency_p50", latency.p50, "ms", better: .lower)
                 entry.add("\(label)_latency_p99", latency.p99, "ms", better: .lower)
-                table.rows.append([size.description, viaLink ? "SDL link (loopback)" : "Annex-B file",
+                table.rows.append([size.description, protected ? "SDL link, protected (TLS 1.3)" : viaLink ? "SDL link (loopback)" : "Annex-B file",
                                    String(format: "%.1f", Double(statistics.framesSent) / wall),
                                    String(format: "%.1f", Double(received) / wall),
                                    String(format: "%.0f/%.0f", latency.p50, latency.p99)])
                 if viaLink {
-                    result.checks.append(.expect(received > 0, "link \(size): the head unit received video", "\(received) units"))
+                    result.checks.append(.expect(received > 0, "link \(size): the head unit received \(protected ? "protected " : "")video",
+                                                 "\(received) units"))
                 }
             }
             result.cases.append(entry)
