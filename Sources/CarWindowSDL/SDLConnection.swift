@@ -168,6 +168,11 @@ public actor SDLConnection {
     private var security = SDLAppSecurityStage(library: nil, appID: "")
     /// The last failure of the security layer, for the StartService it fails.
     private var securityFailure: SDLSecurityError?
+    /// The protected StartService of the RPC service in flight, which every request that needs
+    /// encryption meanwhile waits for.
+    private var rpcProtection: Task<Result<Void, SDLConnectionError>, Never>?
+    /// The last write of sealed bytes, which the next one waits for (see ``writeSealed(_:on:)``).
+    private var lastSealedWrite: Task<Result<Void, SDLTransportError>, Never>?
     /// The head unit's make (RegisterAppInterface's `vehicleType.make`).
     public private(set) var vehicleMake: String?
     /// The services running protected now.
@@ -735,6 +740,11 @@ public actor SDLConnection {
         case .onPermissionsChange:
             if let received = try? rpc.decodeParameters(SDLPermissions.self) {
                 permissions = received
+                // The policy wants the app's RPCs protected: protect the service before the
+                // first RPC that needs it, where the app can.
+                if received.requiresEncryption, configuration.security != nil, !security.protectedServices.contains(.rpc) {
+                    Task { [weak self] in try? await self?.protectRPCService() }
+                }
                 // What was refused may be permitted now, and the reverse.
                 refusedButtons.removeAll()
                 ambientLightRefused = false
@@ -890,18 +900,11 @@ public actor SDLConnection {
         guard isAudioOpen, audioAllowed, let session, let transport else { throw .audioNotAllowed }
         let message = SDLMessage(version: protocolVersion, serviceType: .audio, sessionID: session.sessionID,
                                  messageID: takeMessageID(), payload: pcm)
-        let bytes: [UInt8]
         do throws(SDLConnectionError) {
-            bytes = try encoded(message, mtu: audioMTU)
+            try await write(message, mtu: audioMTU, on: transport)
         } catch {
             connectionLost(error, generation: generation)
             throw error
-        }
-        do {
-            try await transport.write(bytes)
-        } catch {
-            connectionLost(.transport(error), generation: generation)
-            throw .transport(error)
         }
     }
 
@@ -1110,32 +1113,60 @@ public actor SDLConnection {
         }
         let message = SDLMessage(version: protocolVersion, serviceType: .video, sessionID: session.sessionID,
                                  messageID: takeMessageID(), payload: payload)
-        let bytes: [UInt8]
         do throws(SDLConnectionError) {
-            bytes = try encoded(message, mtu: videoMTU)
-        } catch {
-            connectionLost(error, generation: generation)
-            return false
-        }
-        do {
             isWritingVideo = true
             defer {
                 isWritingVideo = false
                 lastVideoWrite = .now
             }
-            try await transport.write(bytes)
+            try await write(message, mtu: videoMTU, on: transport)
             return true
         } catch {
-            connectionLost(.transport(error), generation: generation)
+            connectionLost(error, generation: generation)
             return false
         }
     }
 
-    /// A data message's bytes: encrypted frames when its service is protected. An encryption
-    /// failure is an error, never the message in the clear.
-    private func encoded(_ message: SDLMessage, mtu: Int) throws(SDLConnectionError) -> [UInt8] {
+    /// Writes a data message: encrypted frames through ``writeSealed(_:on:)`` when its service is
+    /// protected (an encryption failure is an error, never the message in the clear), else the
+    /// frames straight to the transport.
+    private func write(_ message: SDLMessage, mtu: Int, on transport: any SDLTransport) async throws(SDLConnectionError) {
+        if security.protectedServices.contains(message.serviceType) {
+            // Sealing and taking a place in line happen together, with no suspension between.
+            let written = writeSealed(try sealed(message, mtu: mtu), on: transport)
+            try await written.value.mapError(SDLConnectionError.transport).get()
+            return
+        }
+        do {
+            try await transport.write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: mtu)))
+        } catch {
+            throw .transport(error)
+        }
+    }
+
+    /// Writes sealed bytes after every sealed write before them. One TLS session protects every
+    /// service of the connection and its records must reach the head unit in the order they were
+    /// made, but video, audio and encrypted RPCs are written by different tasks: each sealed
+    /// write waits for the one sealed before it.
+    private func writeSealed(_ bytes: [UInt8], on transport: any SDLTransport) -> Task<Result<Void, SDLTransportError>, Never> {
+        let previous = lastSealedWrite
+        let write = Task<Result<Void, SDLTransportError>, Never> {
+            _ = await previous?.value
+            do throws(SDLTransportError) {
+                try await transport.write(bytes)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        lastSealedWrite = write
+        return write
+    }
+
+    /// The message's encrypted frames; an error when its service is not protected now.
+    private func sealed(_ message: SDLMessage, mtu: Int) throws(SDLConnectionError) -> [UInt8] {
         guard security.protectedServices.contains(message.serviceType) else {
-            return message.encoded(maximumFramePayload: Self.framePayload(forMTU: mtu))
+            throw .protectionUnavailable(message.serviceType, "the \(message.serviceType) service is not protected (the security layer was reset)")
         }
         do {
             return try security.seal(message, maximumFramePayload: Self.framePayload(forMTU: mtu))
@@ -1202,8 +1233,20 @@ public actor SDLConnection {
 
     /// Queues a control or RPC message for the writer. A full queue means the head unit has
     /// stopped reading: the connection is dropped rather than let memory grow.
-    private func enqueue(_ message: SDLMessage, mtu: Int, isHeartbeatACK: Bool = false) throws(SDLConnectionError) {
+    private func enqueue(_ message: SDLMessage, mtu: Int, isHeartbeatACK: Bool = false,
+                         encrypted: Bool = false) throws(SDLConnectionError) {
         guard let outgoing else { throw lossReason ?? .notConnected }
+        if encrypted {
+            // Sealed or refused, never sent in the clear; in line with the other sealed writes
+            // rather than in the queue, so that its record keeps its place.
+            guard let transport else { throw lossReason ?? .notConnected }
+            let written = writeSealed(try sealed(message, mtu: mtu), on: transport)
+            let generation = self.generation
+            Task {
+                if case .failure(let error) = await written.value { self.connectionLost(.transport(error), generation: generation) }
+            }
+            return
+        }
         let bytes = message.encoded(maximumFramePayload: Self.framePayload(forMTU: mtu))
         switch outgoing.enqueue(bytes, isHeartbeatACK: isHeartbeatACK) {
         case .queued, .coalesced:
@@ -1252,8 +1295,22 @@ public actor SDLConnection {
         pending.reply.resume(returning: .failure(error))
     }
 
+    /// Sends a request and waits for its response: encrypted when the head unit's policy requires
+    /// it for this RPC (the RPC service is protected first), and once more encrypted when the head
+    /// unit answers ENCRYPTION_NEEDED to it in the clear.
     private func request<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters,
                                                 timeout: Duration? = nil) async throws(SDLConnectionError) -> SDLRPCMessage {
+        let encrypted = permissions?.requiresEncryption(function.description) ?? false
+        if encrypted { try await protectRPCService() }
+        let response = try await send(function, parameters: parameters, timeout: timeout, encrypted: encrypted)
+        guard !encrypted, (try? response.decodeParameters(SDLResponseStatus.self))?.resultCode == "ENCRYPTION_NEEDED",
+              configuration.security != nil else { return response }
+        try await protectRPCService()
+        return try await send(function, parameters: parameters, timeout: timeout, encrypted: true)
+    }
+
+    private func send<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters, timeout: Duration?,
+                                             encrypted: Bool) async throws(SDLConnectionError) -> SDLRPCMessage {
         guard transport != nil, let session else { throw lossReason ?? .notConnected }
         let correlationID = nextCorrelationID
         nextCorrelationID = nextCorrelationID >= 0x7FFF_FFFF ? 1 : nextCorrelationID + 1
@@ -1274,7 +1331,7 @@ public actor SDLConnection {
         let result: Result<SDLRPCMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
             pendingRequests[correlationID] = continuation
             do throws(SDLConnectionError) {
-                try enqueue(message, mtu: sessionMTU)
+                try enqueue(message, mtu: sessionMTU, encrypted: encrypted)
             } catch {
                 failRequest(correlationID, with: error)
             }
@@ -1295,8 +1352,50 @@ public actor SDLConnection {
         } catch {
             throw .rpc(error)
         }
+        let encrypted = permissions?.requiresEncryption(function.description) ?? false
+        if encrypted { try await protectRPCService() }
         try enqueue(SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: session.sessionID,
-                               messageID: takeMessageID(), payload: rpc.encoded()), mtu: sessionMTU)
+                               messageID: takeMessageID(), payload: rpc.encoded()), mtu: sessionMTU, encrypted: encrypted)
+    }
+
+    /// Protects the RPC service (a second StartService on it, with the E bit) if it is not yet;
+    /// requests that need it at the same moment wait for the one handshake.
+    private func protectRPCService() async throws(SDLConnectionError) {
+        guard !security.protectedServices.contains(.rpc) else { return }
+        if let running = rpcProtection { return try await running.value.get() }
+        let generation = self.generation
+        let running = Task { await self.startProtectedRPCService() }
+        rpcProtection = running
+        let outcome = await running.value
+        if generation == self.generation { rpcProtection = nil }
+        try outcome.get()
+    }
+
+    private func startProtectedRPCService() async -> Result<Void, SDLConnectionError> {
+        guard let settings = configuration.security else {
+            return .failure(.protectionUnavailable(.rpc, "the head unit's policy requires encrypted RPCs, but the app has no security configuration; give it a certificate (SDLSecurityConfiguration)"))
+        }
+        do {
+            try security.prepare()
+        } catch {
+            return .failure(.protectionUnavailable(.rpc, "\(error.message) (head unit make: \(vehicleMake ?? "not given"))"))
+        }
+        securityFailure = nil
+        let reply: SDLMessage
+        do {
+            reply = try await control(.startService, on: .rpc, payload: (try? BSONDocument().encoded()) ?? [], protected: true,
+                                      timeout: settings.handshakeTimeout)
+        } catch {
+            return .failure(error)
+        }
+        guard reply.controlInfo == .startServiceACK, reply.isProtected else {
+            return .failure(.protectionUnavailable(.rpc, securityFailure.map { "the handshake failed: \($0)" }
+                                                   ?? "the head unit did not protect the RPC service (\(reply.controlInfo?.description ?? "no answer"))"))
+        }
+        security.granted(.rpc)
+        Self.logger.info("RPC service protected")
+        eventSink.yield(.serviceProtected(.rpc))
+        return .success(())
     }
 
     private static func checkSuccess(_ response: SDLRPCMessage) throws(SDLConnectionError) {
@@ -1329,6 +1428,8 @@ public actor SDLConnection {
         session = nil
         hmiStatus = nil
         security.reset()
+        rpcProtection = nil
+        lastSealedWrite = nil
         sessionMTU = Self.defaultMTU
         videoAllowed = false
         announceVideoAllowed()

@@ -119,6 +119,12 @@ public actor HeadUnitSimulator {
         /// Services started only protected (SDL Core's `ForceProtectedService`): an unprotected
         /// StartService for them is refused.
         public var forceProtected: Set<SDLServiceType>
+        /// RPCs the policy marks `encryption_required` (SDL-0207): OnPermissionsChange says so,
+        /// and such a request that arrives in the clear is answered ENCRYPTION_NEEDED.
+        public var encryptedRPCs: Set<SDLFunctionID> = []
+        /// Whether OnPermissionsChange says which RPCs need encryption; false leaves the app to
+        /// learn it from ENCRYPTION_NEEDED answers.
+        public var announcesEncryption = true
 
         /// A security layer; by default TLS, verifying nothing, forcing nothing.
         public init(transport: OpenSSLHeadUnitSession.Transport = .tls, trustedCAsPEM: [UInt8]? = nil, verifyApp: Bool = false,
@@ -217,12 +223,17 @@ public actor HeadUnitSimulator {
         public var securityProtocol: String?
         /// Encrypted frames received and decrypted.
         public var decryptedFrames = 0
-        /// Data frames that came in the clear on a service running protected: never allowed.
+        /// Video or audio frames that came in the clear while their service ran protected: never
+        /// allowed. (On a protected RPC service only the RPCs that need it are encrypted.)
         public var plainFramesOnProtectedServices = 0
         /// Security errors this head unit sent the app, and the ones the app sent.
         public var securityErrorsSent: [SDLSecurityError] = []
         /// The app's internal-error notifications.
         public var securityErrorsReceived: [SDLSecurityErrorCode] = []
+        /// Requests that arrived encrypted, by function.
+        public var encryptedRequests: [SDLFunctionID] = []
+        /// Requests answered ENCRYPTION_NEEDED (they came in the clear).
+        public var encryptionNeeded: [SDLFunctionID] = []
     }
 
     static let logger = Logger(label: "carwindow.headunit")
@@ -248,6 +259,8 @@ public actor HeadUnitSimulator {
     private var tls: OpenSSLHeadUnitSession?
     private var pendingProtectedStarts: [(service: SDLServiceType, messageID: UInt32, ack: BSONDocument)] = []
     private var securitySequence: UInt32 = 0
+    /// Message ids of RPC messages whose frames came encrypted, until the message is handled.
+    private var encryptedRPCMessageIDs = Set<UInt32>()
 
     /// A simulator; call ``start()`` to listen.
     public init(configuration: Configuration = Configuration()) {
@@ -463,7 +476,11 @@ public actor HeadUnitSimulator {
                     if frame.needsDecryption {
                         guard let opened = await open(frame) else { continue }
                         frame = opened
+                        if frame.header.serviceType == .rpc, encryptedRPCMessageIDs.count < 1024 {
+                            encryptedRPCMessageIDs.insert(frame.header.messageID)
+                        }
                     } else if frame.header.frameType != .control, frame.header.frameType != .first,
+                              frame.header.serviceType == .video || frame.header.serviceType == .audio,
                               state.protectedServices.contains(frame.header.serviceType) {
                         state.plainFramesOnProtectedServices += 1
                         changed()
@@ -487,8 +504,9 @@ public actor HeadUnitSimulator {
         } else if message.serviceType == .audio {
             receiveAudio(message.payload)
         } else if message.serviceType == .rpc {
+            let encrypted = encryptedRPCMessageIDs.remove(message.messageID) != nil
             guard let rpc = try? SDLRPCMessage(decoding: message.payload) else { return }
-            await handleRPC(rpc)
+            await handleRPC(rpc, encrypted: encrypted)
         } else if message.serviceType == .control {
             await handleSecurityQuery(message.payload)
         }
@@ -496,6 +514,9 @@ public actor HeadUnitSimulator {
 
     private func handleControl(_ info: SDLControlFrameInfo, _ message: SDLMessage) async {
         switch (info, message.serviceType) {
+        case (.startService, .rpc) where message.isProtected && configuration.security != nil && state.registeredAppName != nil:
+            // The app moves its registered RPC service to protected (SDL-0207).
+            await acknowledgeStart(.rpc, ack: [:], request: message)
         case (.startService, .rpc):
             let document = (try? BSONDocument(decoding: message.payload)) ?? BSONDocument()
             state.requestedProtocolVersion = document["protocolVersion"]?.stringValue
@@ -591,7 +612,20 @@ public actor HeadUnitSimulator {
         }
     }
 
-    private func handleRPC(_ rpc: SDLRPCMessage) async {
+    private func handleRPC(_ rpc: SDLRPCMessage, encrypted: Bool) async {
+        if rpc.type == .request, let security = configuration.security, security.encryptedRPCs.contains(rpc.functionID) {
+            guard encrypted else {
+                state.encryptionNeeded.append(rpc.functionID)
+                changed()
+                await respond(to: rpc, SDLResponseStatus(success: false, resultCode: "ENCRYPTION_NEEDED",
+                                                         info: "\(rpc.functionID) must be sent encrypted"))
+                return
+            }
+        }
+        if encrypted, rpc.type == .request {
+            state.encryptedRequests.append(rpc.functionID)
+            changed()
+        }
         let level = state.hmiStatus?.hmiLevel ?? .none
         if rpc.type != .response, let allowed = configuration.policyLevels[rpc.functionID], !allowed.contains(level) {
             state.policyBlocked.append((rpc.functionID, level))
@@ -760,7 +794,14 @@ public actor HeadUnitSimulator {
                 items.append(PermissionsChange.Item(rpcName: name, levels: [.full, .limited, .background], parameters: ["headLampStatus"]))
             }
         }
-        return PermissionsChange(permissionItem: items)
+        let encrypted = configuration.security.map { $0.announcesEncryption ? $0.encryptedRPCs : [] } ?? []
+        for function in encrypted where !items.contains(where: { $0.rpcName == function.description }) {
+            items.append(PermissionsChange.Item(rpcName: function.description, levels: everywhere, parameters: nil))
+        }
+        for index in items.indices where encrypted.contains(where: { $0.description == items[index].rpcName }) {
+            items[index].requireEncryption = true
+        }
+        return PermissionsChange(permissionItem: items, requireEncryption: encrypted.isEmpty ? nil : true)
     }
 
     private struct PermissionsChange: Encodable {
@@ -772,6 +813,7 @@ public actor HeadUnitSimulator {
             var rpcName: String
             var hmiPermissions: Names
             var parameterPermissions: Names
+            var requireEncryption: Bool?
 
             init(rpcName: String, levels: Set<SDLHMILevel>, parameters: [String]?) {
                 self.rpcName = rpcName
@@ -780,6 +822,7 @@ public actor HeadUnitSimulator {
             }
         }
         var permissionItem: [Item]
+        var requireEncryption: Bool?
     }
 
     /// The RegisterAppInterface response: the status and the head unit's buttons.
@@ -964,7 +1007,16 @@ public actor HeadUnitSimulator {
     private func respond<Parameters: Encodable>(to request: SDLRPCMessage, _ parameters: Parameters) async {
         guard let rpc = try? SDLRPCMessage(type: .response, functionID: request.functionID,
                                            correlationID: request.correlationID, parameters: parameters) else { return }
-        try? await write(SDLMessage(version: 5, serviceType: .rpc, sessionID: sessionID, messageID: takeMessageID(), payload: rpc.encoded()))
+        let message = SDLMessage(version: 5, serviceType: .rpc, sessionID: sessionID, messageID: takeMessageID(), payload: rpc.encoded())
+        // As SDL Core does: what must be encrypted is answered encrypted.
+        if configuration.security?.encryptedRPCs.contains(request.functionID) == true, state.protectedServices.contains(.rpc),
+           let tls, tls.isHandshakeComplete {
+            guard let bytes = try? message.protectedEncoded(maximumFramePayload: configuration.mtu - SDLFrameHeader.size, session: tls),
+                  let transport else { return }
+            try? await transport.write(bytes)
+            return
+        }
+        try? await write(message)
     }
 
     private func notify<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters) async throws(SDLConnectionError) {

@@ -150,4 +150,44 @@ struct ProtectedStreamingTests {
         #expect(await rig.simulator.snapshot().videoUnitCount == 0)
         await rig.close()
     }
+
+    /// SDL-0207: the policy marks SendHapticData encryption_required. The app protects its RPC
+    /// service (a second StartService with the E bit) and sends the haptic rectangles encrypted,
+    /// whether the policy says so in advance or the head unit answers ENCRYPTION_NEEDED.
+    @Test(arguments: [true, false])
+    func rpcsThePolicyWantsEncryptedGoEncrypted(announced: Bool) async throws {
+        let certificates = try TestCertificates.load()
+        var security = Self.headUnitSecurity(certificates: certificates)
+        security.encryptedRPCs = [.sendHapticData]
+        security.announcesEncryption = announced
+        let rig = try await Self.rig(headUnit: security, app: try Self.appSecurity(certificates.app))
+        let sent = await SessionFixtures.drive(rig.session, until: { await !rig.simulator.snapshot().hapticData.isEmpty })
+        #expect(sent)
+        let snapshot = await rig.simulator.snapshot()
+        #expect(snapshot.encryptedRequests.contains(.sendHapticData))
+        #expect(snapshot.protectedServices.isSuperset(of: [.rpc, .video]))
+        #expect(snapshot.handshakes == 1, "one TLS session protects every service of the connection")
+        #expect(snapshot.plainFramesOnProtectedServices == 0)
+        #expect(announced ? snapshot.encryptionNeeded.isEmpty : snapshot.encryptionNeeded == [.sendHapticData])
+        // Other RPCs stay in the clear, and the video still decodes.
+        #expect(!snapshot.encryptedRequests.contains(.getSystemCapability))
+        #expect(await rig.link.connection.protectedServices.contains(.rpc))
+        await rig.close()
+    }
+
+    /// An app with no certificate cannot send what the policy wants encrypted: the head unit's
+    /// ENCRYPTION_NEEDED stands, and nothing goes out in the clear a second time.
+    @Test func withoutSecurityARequiredEncryptionIsRefusedNotSentInTheClear() async throws {
+        let certificates = try TestCertificates.load()
+        var security = Self.headUnitSecurity(certificates: certificates)
+        security.forceProtected = []
+        security.encryptedRPCs = [.sendHapticData]
+        let rig = try await Self.rig(headUnit: security, app: nil)
+        _ = await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= 10 })
+        let snapshot = await rig.simulator.snapshot()
+        #expect(snapshot.hapticData.isEmpty)
+        #expect(snapshot.encryptedRequests.isEmpty)
+        #expect(snapshot.requests.filter { $0 == .sendHapticData }.isEmpty, "the policy said so: no unencrypted attempt reached it")
+        await rig.close()
+    }
 }

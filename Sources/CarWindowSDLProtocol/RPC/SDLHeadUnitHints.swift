@@ -66,21 +66,26 @@ package struct SDLPermissions: Sendable, Equatable, Decodable {
         package var levels: Set<SDLHMILevel>
         /// The parameters it may carry (vehicle data names); nil when the head unit lists none.
         package var parameters: Set<String>?
+        /// Whether it must travel encrypted (SDL-0207's `requireEncryption` of the item).
+        package var requiresEncryption = false
     }
 
     /// By RPC name (`SendHapticData`, `SubscribeVehicleData`, ...), at most ``maximumItems``.
     package var byRPC: [String: Permission] = [:]
+    /// The app-wide `requireEncryption`: the policy wants the app's RPC service protected.
+    package var requiresEncryption = false
 
     /// More than SDL has RPCs; a hostile list stops here.
     package static let maximumItems = 512
 
-    enum CodingKeys: String, CodingKey { case permissionItem }
+    enum CodingKeys: String, CodingKey { case permissionItem, requireEncryption }
 
     private struct Item: Decodable {
         struct Names: Decodable { var allowed: [String]? }
         var rpcName: String?
         var hmiPermissions: Names?
         var parameterPermissions: Names?
+        var requireEncryption: Bool?
     }
 
     private struct LenientItem: Decodable {
@@ -88,7 +93,14 @@ package struct SDLPermissions: Sendable, Equatable, Decodable {
         init(from decoder: any Decoder) throws { item = try? Item(from: decoder) }
     }
 
-    package init(byRPC: [String: Permission] = [:]) { self.byRPC = byRPC }
+    package init(byRPC: [String: Permission] = [:], requiresEncryption: Bool = false) {
+        self.byRPC = byRPC
+        self.requiresEncryption = requiresEncryption
+    }
+
+    /// Whether `rpc` must be sent encrypted: its item says so (SDL Core answers it
+    /// ENCRYPTION_NEEDED otherwise).
+    package func requiresEncryption(_ rpc: String) -> Bool { byRPC[rpc]?.requiresEncryption ?? false }
 
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -96,7 +108,9 @@ package struct SDLPermissions: Sendable, Equatable, Decodable {
         for entry in items.prefix(Self.maximumItems) {
             guard let item = entry.item, let name = item.rpcName else { continue }
             let levels = Set((item.hmiPermissions?.allowed ?? []).compactMap(SDLHMILevel.init(rawValue:)))
-            byRPC[name] = Permission(levels: levels, parameters: item.parameterPermissions?.allowed.map { Set($0.prefix(256)) })
+            byRPC[name] = Permission(levels: levels, parameters: item.parameterPermissions?.allowed.map { Set($0.prefix(256)) },
+                                     requiresEncryption: item.requireEncryption ?? false)
         }
+        requiresEncryption = (try? container.decodeIfPresent(Bool.self, forKey: .requireEncryption)) ?? nil ?? false
     }
 }
