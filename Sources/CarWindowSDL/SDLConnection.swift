@@ -398,6 +398,10 @@ public actor SDLConnection {
     private func acceptProtection(of service: SDLServiceType, reply: SDLMessage, asked: Bool) throws(SDLConnectionError) {
         guard asked else { return }
         guard !reply.isProtected else {
+            // A grant without a finished handshake would leave nothing to encrypt with.
+            guard security.isEstablished else {
+                throw .protectionUnavailable(service, "the head unit granted it protected before the TLS handshake finished")
+            }
             security.granted(service)
             Self.logger.info("\(service) service protected")
             eventSink.yield(.serviceProtected(service))

@@ -222,9 +222,14 @@ public actor SDLProjectionLink {
                 await session.setAppearance(dark ? .night : .day)
             }
         case .securityFailed(let error):
-            // The connection closed what was protected (a .videoStopped follows); the next
-            // start handshakes again.
+            // The connection closed what was protected; a stream that was running starts again
+            // with a new handshake, once (a failure while starting is the start's to report).
             logger.warning("security layer failed: \(error)")
+            if videoOpen {
+                videoOpen = false
+                await session.suspend()
+                await startVideoIfReady()
+            }
         case .hmiStatusChanged, .audioAllowedChanged, .driverDistractionChanged, .languageChanged, .reconnecting,
              .reconnected, .stopped, .serviceProtected:
             break

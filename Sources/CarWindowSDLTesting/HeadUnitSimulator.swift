@@ -267,6 +267,18 @@ public actor HeadUnitSimulator {
         self.configuration = configuration
     }
 
+    /// Tells the app the security layer failed (an internal-error notification with `code`) and
+    /// resets this side's TLS state, as SDL Core does after an error: every protected service
+    /// ends and starts again with a new handshake.
+    public func sendSecurityError(_ code: SDLSecurityErrorCode, text: String) async {
+        // Reset before the write: the app's next StartService may be read while it is awaited.
+        if state.protectedServices.contains(.video) { state.video = nil }
+        if state.protectedServices.contains(.audio) { state.audioOpen = false }
+        resetSecurity()
+        changed()
+        await sendSecurityQuery(.error(code, text: text, sequenceNumber: nextSecuritySequence()))
+    }
+
     /// Listens and returns the port.
     @discardableResult
     public func start() throws(SDLTransportError) -> Int {

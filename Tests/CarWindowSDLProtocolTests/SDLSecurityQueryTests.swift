@@ -81,3 +81,48 @@ struct SDLSecurityQueryTests {
         #expect(!Library(vehicleMakes: ["Ford"]).serves(make: nil))
     }
 }
+
+/// The app's security stage without a TLS library at work: what it answers when it cannot help.
+struct SDLAppSecurityStageTests {
+    @Test func withoutALibraryHandshakesAreNotSupported() {
+        var stage = SDLAppSecurityStage(library: nil, appID: "app")
+        #expect(!stage.isAvailable)
+        #expect(throws: SDLSecurityError.self) { try stage.prepare() }
+        let actions = stage.receive(.handshake([0x16, 3, 1, 0, 0], kind: .request, sequenceNumber: 9))
+        guard case .send(let reply)? = actions.first, actions.count == 1 else {
+            Issue.record("expected one reply, got \(actions)")
+            return
+        }
+        #expect(reply.errorCode == .notSupported && reply.sequenceNumber == 9)
+    }
+
+    @Test func anEncryptedFrameForAnUnprotectedServiceIsRefusedWithItsCode() {
+        var stage = SDLAppSecurityStage(library: nil, appID: "app")
+        let frame = SDLFrame(header: SDLFrameHeader(version: 5, isEncrypted: true, frameType: .single, serviceType: .video,
+                                                    frameInfo: 0, sessionID: 1, dataSize: 3, messageID: 1), payload: [1, 2, 3])
+        guard case .failure(let refusal) = stage.open(frame) else {
+            Issue.record("an encrypted frame opened without a session")
+            return
+        }
+        #expect(refusal.error.code == .serviceNotProtected)
+        guard case .send(let reply)? = refusal.actions.first else {
+            Issue.record("the head unit is not told")
+            return
+        }
+        #expect(reply.errorCode == .serviceNotProtected)
+    }
+
+    /// A stale "not protected" error about frames in flight before a reset does not fail the
+    /// handshake that follows; the head unit's other errors do.
+    @Test func staleErrorsAfterAResetAreIgnored() {
+        var stage = SDLAppSecurityStage(library: nil, appID: "app")
+        #expect(stage.receive(.error(.serviceNotProtected, text: "late", sequenceNumber: 0)).isEmpty)
+        #expect(stage.receive(.error(.decryptionFailed, text: "late", sequenceNumber: 0)).isEmpty)
+        let actions = stage.receive(.error(.invalidCertificate, text: "bad", sequenceNumber: 2))
+        guard case .failed(let error, let reported)? = actions.first else {
+            Issue.record("expected a failure, got \(actions)")
+            return
+        }
+        #expect(error.code == .invalidCertificate && reported)
+    }
+}

@@ -190,4 +190,28 @@ struct ProtectedStreamingTests {
         #expect(snapshot.requests.filter { $0 == .sendHapticData }.isEmpty, "the policy said so: no unencrypted attempt reached it")
         await rig.close()
     }
+
+    /// The head unit reports an error mid-stream and resets, as SDL Core does: the app resets too,
+    /// starts video again with a new handshake, and the stream goes on decodable.
+    @Test func afterASecurityErrorTheVideoComesBackWithANewHandshake() async throws {
+        let certificates = try TestCertificates.load()
+        let rig = try await Self.rig(headUnit: Self.headUnitSecurity(certificates: certificates),
+                                     app: try Self.appSecurity(certificates.app))
+        try #require(await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= 5 }))
+        let before = await rig.simulator.snapshot().videoUnitCount
+        await rig.simulator.sendSecurityError(.decryptionFailed, text: "test: a record did not decrypt")
+        let resumed = await SessionFixtures.drive(rig.session, until: {
+            let snapshot = await rig.simulator.snapshot()
+            return snapshot.handshakes >= 2 && snapshot.videoUnitCount >= before + 10
+        })
+        let snapshot = await rig.simulator.snapshot()
+        let linkFailure = await rig.link.videoFailure, sessionState = await rig.session.state
+        #expect(resumed, "handshakes \(snapshot.handshakes), units \(snapshot.videoUnitCount) after \(before), video \(String(describing: snapshot.video)), requests \(snapshot.videoRequests.count), errors sent \(snapshot.securityErrorsSent), received \(snapshot.securityErrorsReceived), link failure \(String(describing: linkFailure)), session \(sessionState)")
+        #expect(snapshot.protectedServices.contains(.video))
+        #expect(snapshot.plainFramesOnProtectedServices == 0)
+        #expect(snapshot.videoWhileNotAllowed == 0, "no video between the reset and the new start")
+        let after = Array(snapshot.videoUnits[before...])
+        #expect(try SessionFixtures.frameSizes(of: after.flatMap { $0 }).count == after.count, "the new stream starts with an IDR")
+        await rig.close()
+    }
 }

@@ -61,6 +61,11 @@ package struct SDLAppSecurityStage {
     package mutating func receive(_ query: SDLSecurityQuery) -> [Action] {
         if query.subject == .internalError {
             let code = query.errorCode ?? .internalError
+            // About frames sent before a reset (they were in flight when the head unit reset):
+            // nothing is protected now, and the handshake that may be running is not at fault.
+            if code == .serviceNotProtected || code == .decryptionFailed, protectedServices.isEmpty {
+                return []
+            }
             let error = SDLSecurityError(code, "the head unit reported \(code) (0x\(String(code.rawValue, radix: 16)))"
                                          + (query.errorText.map { ": \($0.trimmingCharacters(in: .whitespacesAndNewlines))" } ?? ""))
             reset()
