@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the tests of the concurrent parts (session, SDL link, projection link, held head-unit
+# Runs the tests of the concurrent parts (session, SDL link, projection link, protected streaming, held head-unit
 # state, voice prompts, frame pacer) under ThreadSanitizer and the tests of the codecs (SDL
 # frames and BSON, H.264 bitstream, vector tiles,
 # PMTiles and the other tile sources) under AddressSanitizer, each build in its own scratch path
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-thread_suites=${SANITIZE_THREAD_SUITES:-'ProjectionSessionTests|SessionLifecycleRaceTests|SDLLinkTests|SDLHostileHeadUnitTests|SDLProjectionLinkTests|SDLHeadUnitStateTests|SDLAudioTests|FramePacerTests'}
+thread_suites=${SANITIZE_THREAD_SUITES:-'ProjectionSessionTests|SessionLifecycleRaceTests|SDLLinkTests|SDLHostileHeadUnitTests|SDLProjectionLinkTests|SDLHeadUnitStateTests|SDLAudioTests|FramePacerTests|ProtectedStreamingTests'}
 address_suites=${SANITIZE_ADDRESS_SUITES:-'SDLCodecTests|SDLHostileHeadUnitTests|NonFiniteStyleValueTests|H264BitstreamTests|SkipPictureStreamTests|VectorTileDecodingTests|TileSourceTests|TileFuzzTests|TileIDTests'}
 kinds=("$@")
 (( ${#kinds[@]} )) || kinds=(thread address)
