@@ -13,9 +13,7 @@ import Testing
 /// SDL's security layer as SDL Core does: the head unit as TLS client, video forced protected.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ProtectedStreamingTests {
-    static let capability = VideoStreamingCapability(
-        preferredResolution: ImageResolution(width: 640, height: 384), maxBitrate: 500,
-        supportedFormats: [.h264Raw], hapticSpatialDataSupported: true, scale: 2, preferredFPS: 15)
+    static let capability = SDLProjectionLinkTests.capability
 
     static func headUnitSecurity(_ transport: OpenSSLHeadUnitSession.Transport = .tls,
                                  certificates: TestCertificates) -> HeadUnitSimulator.Security {
@@ -28,39 +26,9 @@ struct ProtectedStreamingTests {
                                  policy: policy, handshakeTimeout: hangGuard)
     }
 
-    struct Rig {
-        var simulator: HeadUnitSimulator
-        var session: ProjectionSession
-        var link: SDLProjectionLink
-        var context: RenderContext
-        var running: Task<Void, any Error>
-
-        func close() async {
-            await link.stop()
-            _ = await running.result
-            await session.close()
-            await simulator.stop()
-            await context.shutdown()
-        }
-    }
-
-    static func rig(headUnit security: HeadUnitSimulator.Security?, app appSecurity: SDLSecurityConfiguration?) async throws -> Rig {
-        var simulatorConfiguration = HeadUnitSimulator.Configuration()
-        simulatorConfiguration.capability = capability
-        simulatorConfiguration.security = security
-        let simulator = HeadUnitSimulator(configuration: simulatorConfiguration)
-        let port = try await simulator.start()
-        var configuration = try SessionFixtures.configuration(sink: RecordingSink())
-        configuration.makeSink = nil
-        let context = try await RenderContext()
-        let session = ProjectionSession(configuration: configuration, context: context)
-        let link = SDLProjectionLink(
-            session: session,
-            connection: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", reconnect: .never,
-                                                    requestTimeout: hangGuard, security: appSecurity),
-            transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: hangGuard) })
-        let running = Task { try await link.run() }
-        return Rig(simulator: simulator, session: session, link: link, context: context, running: running)
+    static func rig(headUnit security: HeadUnitSimulator.Security?,
+                    app appSecurity: SDLSecurityConfiguration?) async throws -> SDLProjectionLinkTests.Rig {
+        try await SDLProjectionLinkTests.rig(capability: capability, security: appSecurity) { $0.security = security }
     }
 
     @Test(arguments: [OpenSSLHeadUnitSession.Transport.tls, .dtls])

@@ -36,6 +36,7 @@ struct SDLProjectionLinkTests {
     }
 
     static func rig(capability: VideoStreamingCapability, reconnect: SDLReconnectPolicy = .never,
+                    security: SDLSecurityConfiguration? = nil,
                     headUnit configure: (inout HeadUnitSimulator.Configuration) -> Void = { _ in }) async throws -> Rig {
         var simulatorConfiguration = HeadUnitSimulator.Configuration()
         simulatorConfiguration.capability = capability
@@ -50,7 +51,7 @@ struct SDLProjectionLinkTests {
         let link = SDLProjectionLink(
             session: session,
             connection: SDLConnection.Configuration(appName: "CarWindow", appID: "carwindow-test", reconnect: reconnect,
-                                                    requestTimeout: hangGuard),
+                                                    requestTimeout: hangGuard, security: security),
             transport: { SDLTCPTransport(host: "127.0.0.1", port: port, connectTimeout: hangGuard) })
         let forwarded = EventLog(session)
         let running = Task { try await link.run() }

@@ -48,14 +48,7 @@ package struct SDLMessage: Sendable, Equatable {
             return [SDLFrame(header: header(.single, info: 0, size: payload.count), payload: payload)]
         }
         let count = (payload.count + chunk - 1) / chunk
-        let total = UInt32(truncatingIfNeeded: payload.count), frameCount = UInt32(truncatingIfNeeded: count)
-        let firstPayload: [UInt8] = [
-            UInt8(truncatingIfNeeded: total >> 24), UInt8(truncatingIfNeeded: total >> 16),
-            UInt8(truncatingIfNeeded: total >> 8), UInt8(truncatingIfNeeded: total),
-            UInt8(truncatingIfNeeded: frameCount >> 24), UInt8(truncatingIfNeeded: frameCount >> 16),
-            UInt8(truncatingIfNeeded: frameCount >> 8), UInt8(truncatingIfNeeded: frameCount),
-        ]
-        var frames = [SDLFrame(header: header(.first, info: 0, size: 8), payload: firstPayload)]
+        var frames = [SDLFrame(header: header(.first, info: 0, size: 8), payload: Self.firstFramePayload(total: payload.count, frames: count))]
         frames.reserveCapacity(count + 1)
         var counter: UInt8 = 1
         for index in 0..<count {
@@ -67,6 +60,16 @@ package struct SDLMessage: Sendable, Equatable {
             counter = counter == 255 ? 1 : counter + 1
         }
         return frames
+    }
+
+    /// A first frame's payload: the message's total size and its number of consecutive frames,
+    /// big-endian.
+    package static func firstFramePayload(total: Int, frames: Int) -> [UInt8] {
+        let total = UInt32(truncatingIfNeeded: total), frames = UInt32(truncatingIfNeeded: frames)
+        return [UInt8(truncatingIfNeeded: total >> 24), UInt8(truncatingIfNeeded: total >> 16),
+                UInt8(truncatingIfNeeded: total >> 8), UInt8(truncatingIfNeeded: total),
+                UInt8(truncatingIfNeeded: frames >> 24), UInt8(truncatingIfNeeded: frames >> 16),
+                UInt8(truncatingIfNeeded: frames >> 8), UInt8(truncatingIfNeeded: frames)]
     }
 
     /// All frames' bytes back to back, ready for one transport write (so no other message's

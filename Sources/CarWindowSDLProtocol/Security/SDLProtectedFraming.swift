@@ -28,16 +28,9 @@ extension SDLMessage {
             return [try sealed(.single, info: 0, payload[...])]
         }
         let count = (payload.count + chunk - 1) / chunk
-        let total = UInt32(truncatingIfNeeded: payload.count), frameCount = UInt32(truncatingIfNeeded: count)
-        let sizes: [UInt8] = [
-            UInt8(truncatingIfNeeded: total >> 24), UInt8(truncatingIfNeeded: total >> 16),
-            UInt8(truncatingIfNeeded: total >> 8), UInt8(truncatingIfNeeded: total),
-            UInt8(truncatingIfNeeded: frameCount >> 24), UInt8(truncatingIfNeeded: frameCount >> 16),
-            UInt8(truncatingIfNeeded: frameCount >> 8), UInt8(truncatingIfNeeded: frameCount),
-        ]
         var frames = [SDLFrame(header: SDLFrameHeader(version: version, frameType: .first, serviceType: serviceType, frameInfo: 0,
                                                       sessionID: sessionID, dataSize: 8, messageID: messageID),
-                               payload: sizes)]
+                               payload: Self.firstFramePayload(total: payload.count, frames: count))]
         frames.reserveCapacity(count + 1)
         var counter: UInt8 = 1
         for index in 0..<count {
