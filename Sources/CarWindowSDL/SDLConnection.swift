@@ -173,6 +173,9 @@ public actor SDLConnection {
     private var rpcProtection: Task<Result<Void, SDLConnectionError>, Never>?
     /// The last write of sealed bytes, which the next one waits for (see ``writeSealed(_:on:)``).
     private var lastSealedWrite: Task<Result<Void, SDLTransportError>, Never>?
+    /// Protected starts whose ACK came before the handshake finished on this side.
+    private var establishmentWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    private var nextEstablishmentWaiter = 0
     /// The head unit's make (RegisterAppInterface's `vehicleType.make`).
     public private(set) var vehicleMake: String?
     /// The services running protected now.
@@ -354,7 +357,7 @@ public actor SDLConnection {
                     throw .videoNotAllowed
                 }
                 do throws(SDLConnectionError) {
-                    try acceptProtection(of: .video, reply: reply, asked: protect)
+                    try await acceptProtection(of: .video, reply: reply, asked: protect)
                 } catch {
                     video = granted
                     await endVideoService()
@@ -364,6 +367,11 @@ public actor SDLConnection {
                 return granted
             }
             let rejection = SDLServiceRejection(nak: reply.payload)
+            if !protect, rejection.rejectedParameters.isEmpty, rejection.reason?.lowercased().contains("protected") == true {
+                // SDL Core's ForceProtectedService: every size and format would be refused alike.
+                throw .protectionUnavailable(.video, "the head unit starts video only protected (\(rejection.reason ?? "")); "
+                                             + (configuration.security == nil ? "give the app a certificate and key" : "no library served it"))
+            }
             lastVideoRejection = rejection
             Self.logger.info("video \(candidate) refused: \(rejection)")
             if rejection.namesResolution { refusedVideoResolutions.insert(candidate.resolution) }
@@ -395,12 +403,14 @@ public actor SDLConnection {
     /// Takes the StartServiceACK of a service asked protected: the E bit grants protection; an
     /// ACK without it (a head unit with no security layer) is refused when protection is
     /// required.
-    private func acceptProtection(of service: SDLServiceType, reply: SDLMessage, asked: Bool) throws(SDLConnectionError) {
+    private func acceptProtection(of service: SDLServiceType, reply: SDLMessage, asked: Bool) async throws(SDLConnectionError) {
         guard asked else { return }
         guard !reply.isProtected else {
-            // A grant without a finished handshake would leave nothing to encrypt with.
-            guard security.isEstablished else {
-                throw .protectionUnavailable(service, "the head unit granted it protected before the TLS handshake finished")
+            // SDL Core ACKs as soon as its own side of the handshake is done, just before its
+            // last flight reaches the app: wait for that; a grant without it is refused.
+            guard await awaitEstablishment() else {
+                throw .protectionUnavailable(service, securityFailure.map { "the handshake failed: \($0)" }
+                                             ?? "the head unit granted it protected but the TLS handshake did not finish")
             }
             security.granted(service)
             Self.logger.info("\(service) service protected")
@@ -410,6 +420,30 @@ public actor SDLConnection {
         let reason = "the head unit started it unprotected: it has no security layer"
         guard configuration.security?.policy == .preferred else { throw .protectionUnavailable(service, reason) }
         Self.logger.warning("\(service) streams unprotected: \(reason)")
+    }
+
+    /// Whether the TLS handshake finishes within the handshake timeout (at once when it has).
+    private func awaitEstablishment() async -> Bool {
+        if security.isEstablished { return true }
+        nextEstablishmentWaiter += 1
+        let token = nextEstablishmentWaiter
+        let limit = configuration.security?.handshakeTimeout ?? configuration.requestTimeout
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: limit)) != nil else { return }
+            await self?.resumeEstablishmentWaiter(token, established: false)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { establishmentWaiters[token] = $0 }
+    }
+
+    private func resumeEstablishmentWaiter(_ token: Int, established: Bool) {
+        establishmentWaiters.removeValue(forKey: token)?.resume(returning: established)
+    }
+
+    private func resumeEstablishmentWaiters(established: Bool) {
+        let waiting = establishmentWaiters
+        establishmentWaiters.removeAll()
+        for waiter in waiting.values { waiter.resume(returning: established) }
     }
 
     /// Forgets the sizes and formats refused so far: a new registration or capability may
@@ -696,8 +730,10 @@ public actor SDLConnection {
                 try? enqueue(message, mtu: sessionMTU)
             case .established:
                 Self.logger.info("security: TLS handshake with the head unit finished")
+                resumeEstablishmentWaiters(established: true)
             case .failed(let error, let reportedByHeadUnit):
                 securityFailure = error
+                resumeEstablishmentWaiters(established: false)
                 Self.logger.warning("security layer reset: \(error)\(reportedByHeadUnit ? "" : " (told the head unit)")")
                 eventSink.yield(.securityFailed(error))
                 // The reset forgot which services were protected; nothing of theirs may go on
@@ -865,7 +901,7 @@ public actor SDLConnection {
             throw .serviceRejected(.audio, SDLServiceRejection(nak: reply.payload))
         }
         do throws(SDLConnectionError) {
-            try acceptProtection(of: .audio, reply: reply, asked: protect)
+            try await acceptProtection(of: .audio, reply: reply, asked: protect)
         } catch {
             isAudioOpen = true
             await stopAudio()
@@ -1392,7 +1428,7 @@ public actor SDLConnection {
         } catch {
             return .failure(error)
         }
-        guard reply.controlInfo == .startServiceACK, reply.isProtected else {
+        guard reply.controlInfo == .startServiceACK, reply.isProtected, await awaitEstablishment() else {
             return .failure(.protectionUnavailable(.rpc, securityFailure.map { "the handshake failed: \($0)" }
                                                    ?? "the head unit did not protect the RPC service (\(reply.controlInfo?.description ?? "no answer"))"))
         }
@@ -1432,6 +1468,7 @@ public actor SDLConnection {
         session = nil
         hmiStatus = nil
         security.reset()
+        resumeEstablishmentWaiters(established: false)
         rpcProtection = nil
         lastSealedWrite = nil
         sessionMTU = Self.defaultMTU

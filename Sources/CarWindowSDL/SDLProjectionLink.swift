@@ -390,6 +390,8 @@ public actor SDLProjectionLink {
     /// The line for a head unit that gave no video: what went wrong and what to do.
     package static func noVideoMessage(_ error: SDLConnectionError) -> String {
         switch error {
+        case .protectionUnavailable(_, let reason) where reason.contains("give the app a certificate"):
+            "no video: \(error)"
         case .protectionUnavailable:
             "no video: \(error); check the app's certificate and key, that the head unit trusts their CA and that the certificate is valid now"
         default:

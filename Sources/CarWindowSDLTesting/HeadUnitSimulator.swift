@@ -929,15 +929,18 @@ public actor HeadUnitSimulator {
         }
         do {
             let reply = try tls.handshake(query.binary)
+            if tls.isHandshakeComplete {
+                state.handshakes += 1
+                state.securityProtocol = tls.protocolVersion
+                // SDL Core's order: the ACKs go out as soon as its side is done, before the last
+                // flight that lets the app finish (TLS 1.3: the client's Finished).
+                let waiting = pendingProtectedStarts
+                pendingProtectedStarts.removeAll()
+                for start in waiting { await grantProtected(start.service, ack: start.ack, messageID: start.messageID) }
+            }
             if !reply.isEmpty {
                 await sendSecurityQuery(.handshake(reply, kind: .request, sequenceNumber: nextSecuritySequence()))
             }
-            guard tls.isHandshakeComplete else { return }
-            state.handshakes += 1
-            state.securityProtocol = tls.protocolVersion
-            let waiting = pendingProtectedStarts
-            pendingProtectedStarts.removeAll()
-            for start in waiting { await grantProtected(start.service, ack: start.ack, messageID: start.messageID) }
         } catch {
             await failSecurity(error, tellApp: true)
         }

@@ -255,6 +255,12 @@ struct DriveCommand: AsyncParsableCommand {
                                          transport: { SDLTCPTransport(host: headUnit.host, port: headUnit.port) })
             link = made
             announcer.player = made.prompts
+            let linkNews = made.connection.events
+            pageTasks.append(Task {
+                for await event in linkNews {
+                    if case .serviceProtected(let service) = event { say("head unit: the \(service) service is protected") }
+                }
+            })
             background = Task {
                 // The link ends for good when it stops or reconnecting gave up; a reconnect does not.
                 // What ended it is recorded before the stop, so whoever sees the stop can read it.

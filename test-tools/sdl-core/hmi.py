@@ -630,6 +630,9 @@ class HMI:
         for name in SUBSCRIPTIONS:
             self.request("MB.subscribeTo", {"propertyName": name})
         self.notify("BasicCommunication.OnReady")
+        # Core postpones every TLS handshake (protected services) until the HMI says its clock
+        # is ready; it then asks BasicCommunication.GetSystemTime.
+        self.notify("BasicCommunication.OnSystemTimeReady")
         self.event("ready")
 
     # ---- receiving -------------------------------------------------------------------------
