@@ -731,17 +731,15 @@ public actor SDLConnection {
             case .established:
                 Self.logger.info("security: TLS handshake with the head unit finished")
                 resumeEstablishmentWaiters(established: true)
-            case .failed(let error, let reportedByHeadUnit):
+            case .failed(let error, let reportedByHeadUnit, let closed):
                 securityFailure = error
                 resumeEstablishmentWaiters(established: false)
                 Self.logger.warning("security layer reset: \(error)\(reportedByHeadUnit ? "" : " (told the head unit)")")
                 eventSink.yield(.securityFailed(error))
-                // The reset forgot which services were protected; nothing of theirs may go on
-                // in the clear, so the open ones close and start again.
-                if configuration.security != nil {
-                    closeVideoLocally()
-                    if isAudioOpen { isAudioOpen = false }
-                }
+                // Nothing of a service that was protected may go on in the clear: it closes and
+                // starts again with a new handshake. Services that ran in the clear go on.
+                if closed.contains(.video) { closeVideoLocally() }
+                if closed.contains(.audio) { isAudioOpen = false }
             }
         }
     }

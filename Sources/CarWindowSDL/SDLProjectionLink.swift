@@ -225,7 +225,7 @@ public actor SDLProjectionLink {
             // The connection closed what was protected; a stream that was running starts again
             // with a new handshake, once (a failure while starting is the start's to report).
             logger.warning("security layer failed: \(error)")
-            if videoOpen {
+            if videoOpen, await connection.video == nil {
                 videoOpen = false
                 await session.suspend()
                 await startVideoIfReady()

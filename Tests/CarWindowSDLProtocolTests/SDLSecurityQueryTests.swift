@@ -119,10 +119,23 @@ struct SDLAppSecurityStageTests {
         #expect(stage.receive(.error(.serviceNotProtected, text: "late", sequenceNumber: 0)).isEmpty)
         #expect(stage.receive(.error(.decryptionFailed, text: "late", sequenceNumber: 0)).isEmpty)
         let actions = stage.receive(.error(.invalidCertificate, text: "bad", sequenceNumber: 2))
-        guard case .failed(let error, let reported)? = actions.first else {
+        guard case .failed(let error, let reported, let closed)? = actions.first else {
             Issue.record("expected a failure, got \(actions)")
             return
         }
-        #expect(error.code == .invalidCertificate && reported)
+        #expect(error.code == .invalidCertificate && reported && closed.isEmpty)
+    }
+
+    /// A failure names what it closed: what was protected must stop; what ran in the clear goes on.
+    @Test func aFailureNamesTheServicesItClosed() {
+        var stage = SDLAppSecurityStage(library: nil, appID: "app")
+        stage.granted(.video)
+        let actions = stage.receive(.error(.decryptionFailed, text: "a record did not decrypt", sequenceNumber: 0))
+        guard case .failed(_, _, let closed)? = actions.first else {
+            Issue.record("expected a failure, got \(actions)")
+            return
+        }
+        #expect(closed == [.video])
+        #expect(stage.protectedServices.isEmpty)
     }
 }

@@ -14,9 +14,10 @@ package struct SDLAppSecurityStage {
         case send(SDLSecurityQuery)
         /// The handshake finished: protected services can start.
         case established
-        /// The security layer failed and was reset; every protected service is gone. `reported`
-        /// tells whether the head unit said so (an internal error it sent) or this side did.
-        case failed(SDLSecurityError, reportedByHeadUnit: Bool)
+        /// The security layer failed and was reset. `reportedByHeadUnit` tells whether the head
+        /// unit said so (an internal error it sent) or this side did; `closed` lists the services
+        /// that were protected, which are gone: nothing of theirs may go on in the clear.
+        case failed(SDLSecurityError, reportedByHeadUnit: Bool, closed: Set<SDLServiceType>)
     }
 
     /// The most handshake bytes one connection may receive before it is refused: a handshake
@@ -68,8 +69,9 @@ package struct SDLAppSecurityStage {
             }
             let error = SDLSecurityError(code, "the head unit reported \(code) (0x\(String(code.rawValue, radix: 16)))"
                                          + (query.errorText.map { ": \($0.trimmingCharacters(in: .whitespacesAndNewlines))" } ?? ""))
+            let closed = protectedServices
             reset()
-            return [.failed(error, reportedByHeadUnit: true)]
+            return [.failed(error, reportedByHeadUnit: true, closed: closed)]
         }
         guard let session else {
             let error = SDLSecurityError(library == nil ? .notSupported : .serviceNotProtected,
@@ -136,9 +138,10 @@ package struct SDLAppSecurityStage {
     }
 
     private mutating func fail(_ error: SDLSecurityError, sequenceNumber: UInt32) -> [Action] {
+        let closed = protectedServices
         reset()
         return [.send(.error(error.code, text: error.message, sequenceNumber: sequenceNumber)),
-                .failed(error, reportedByHeadUnit: false)]
+                .failed(error, reportedByHeadUnit: false, closed: closed)]
     }
 }
 
