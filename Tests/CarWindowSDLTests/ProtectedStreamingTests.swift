@@ -143,19 +143,28 @@ struct ProtectedStreamingTests {
         await rig.close()
     }
 
-    /// An app with no certificate cannot send what the policy wants encrypted: the head unit's
-    /// ENCRYPTION_NEEDED stands, and nothing goes out in the clear a second time.
-    @Test func withoutSecurityARequiredEncryptionIsRefusedNotSentInTheClear() async throws {
+    /// An app with no certificate cannot send what the policy wants encrypted. Told in advance, it
+    /// sends nothing; learning it from ENCRYPTION_NEEDED, nothing of it goes out encrypted or is held.
+    @Test(arguments: [true, false])
+    func withoutSecurityARequiredEncryptionIsRefusedNotSentInTheClear(announced: Bool) async throws {
         let certificates = try TestCertificates.load()
         var security = Self.headUnitSecurity(certificates: certificates)
         security.forceProtected = []
         security.encryptedRPCs = [.sendHapticData]
+        security.announcesEncryption = announced
         let rig = try await Self.rig(headUnit: security, app: nil)
         _ = await SessionFixtures.drive(rig.session, until: { await rig.simulator.snapshot().videoUnitCount >= 10 })
+        if !announced {
+            #expect(await eventually { await !rig.simulator.snapshot().encryptionNeeded.isEmpty }, "the app tried its rectangles")
+        }
         let snapshot = await rig.simulator.snapshot()
         #expect(snapshot.hapticData.isEmpty)
         #expect(snapshot.encryptedRequests.isEmpty)
-        #expect(snapshot.requests.filter { $0 == .sendHapticData }.isEmpty, "the policy said so: no unencrypted attempt reached it")
+        if announced {
+            #expect(snapshot.encryptionNeeded.isEmpty, "told in advance, no unencrypted attempt reached the head unit")
+        } else {
+            #expect(!snapshot.encryptionNeeded.isEmpty && snapshot.encryptionNeeded.allSatisfy { $0 == .sendHapticData })
+        }
         await rig.close()
     }
 
