@@ -5,37 +5,12 @@
 # to a navigation app) and select with OK, and send no haptic rectangles.
 #
 # The same environment as check.sh (SDLCORE_RUN, SDLCORE_LOG, SDLCORE_HMI_URL, SDLCORE_APP_ADDR,
-# CARWINDOW, CHECK_OUT, PYTHON); prints PASS/FAIL lines, exits 1 when a check failed.
+# CARWINDOW, CHECK_OUT, PYTHON); prints PASS/FAIL lines, exits 1 when a check failed. The drive is
+# unprotected: Core must not force video protected (ForceProtectedService) for it.
 set -u
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SDLCORE_RUN=${SDLCORE_RUN:-/work/sdlcore/run-core.sh}
-SDLCORE_LOG=${SDLCORE_LOG:-/work/sdlcore/build/bin/SmartDeviceLinkCore.log}
-SDLCORE_HMI_URL=${SDLCORE_HMI_URL:-ws://127.0.0.1:8087}
-SDLCORE_APP_ADDR=${SDLCORE_APP_ADDR:-127.0.0.1:12345}
-CARWINDOW=${CARWINDOW:-.build/release/carwindow}
-PYTHON=${PYTHON:-python3}
-OUT=${CHECK_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/carwindow-sdl-focus.XXXXXX")}
-mkdir -p "$OUT" || exit 2
-SOCK="$OUT/hmi.sock"
-FAILS=0
-PIDS=()
-
-check() { printf '%-7s %s: %s\n' "$1" "$2" "$3"; [ "$1" = FAIL ] && FAILS=$((FAILS + 1)); return 0; }
-ctl() { "$PYTHON" "$HERE/hmi.py" ctl --control "$SOCK" "$@"; }
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill -INT -- "-$pid" 2> /dev/null || kill -INT "$pid" 2> /dev/null; done
-    sleep 1
-    for pid in "${PIDS[@]}"; do kill -KILL -- "-$pid" 2> /dev/null; done
-}
-trap cleanup EXIT
-
-setsid bash "$SDLCORE_RUN" > "$OUT/core-stdout.txt" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do ss -ltn | grep -q ':8087 ' && ss -ltn | grep -q ':12345 ' && break; sleep 0.1; done
-setsid "$PYTHON" "$HERE/hmi.py" --url "$SDLCORE_HMI_URL" --no-touch --no-scenario --control "$SOCK" \
-    --auto-activate always --log "$OUT/hmi-log.jsonl" --quiet > "$OUT/hmi-stderr.txt" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+CHECK_NAME=check-focus
+. "$(dirname "${BASH_SOURCE[0]}")/core-and-hmi.sh"
+start_core_and_hmi --no-touch
 setsid "$CARWINDOW" drive --sdl "$SDLCORE_APP_ADDR" --out "$OUT/drive.h264" --no-mp4 --speed 1 --max-seconds 40 \
     > "$OUT/carwindow.log" 2>&1 &
 DRIVE=$!

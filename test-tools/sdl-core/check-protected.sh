@@ -17,45 +17,18 @@
 #                                 default /work/sdlcore/pki/other-app.pem, .key
 # Prints PASS/FAIL lines; exits 1 when a check failed, 2 when the run could not start.
 set -u
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SDLCORE_RUN=${SDLCORE_RUN:-/work/sdlcore/run-core.sh}
-SDLCORE_LOG=${SDLCORE_LOG:-/work/sdlcore/build/bin/SmartDeviceLinkCore.log}
-SDLCORE_VIDEO_FILE=${SDLCORE_VIDEO_FILE:-/work/sdlcore/build/bin/storage/video_stream.h264}
-SDLCORE_HMI_URL=${SDLCORE_HMI_URL:-ws://127.0.0.1:8087}
-SDLCORE_APP_ADDR=${SDLCORE_APP_ADDR:-127.0.0.1:12345}
-CARWINDOW=${CARWINDOW:-.build/release/carwindow}
-PYTHON=${PYTHON:-python3}
+CHECK_NAME=check-protected
+. "$(dirname "${BASH_SOURCE[0]}")/core-and-hmi.sh"
 APP_CERTIFICATE=${APP_CERTIFICATE:-/work/sdlcore/pki/app.pem}
 APP_KEY=${APP_KEY:-/work/sdlcore/pki/app.key}
 OTHER_CERTIFICATE=${OTHER_CERTIFICATE:-/work/sdlcore/pki/other-app.pem}
 OTHER_KEY=${OTHER_KEY:-/work/sdlcore/pki/other-app.key}
-OUT=${CHECK_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/carwindow-sdl-protected.XXXXXX")}
-mkdir -p "$OUT" || exit 2
-SOCK="$OUT/hmi.sock"
-FAILS=0
-PIDS=()
-
-check() { printf '%-7s %s: %s\n' "$1" "$2" "$3"; [ "$1" = FAIL ] && FAILS=$((FAILS + 1)); return 0; }
-ctl() { "$PYTHON" "$HERE/hmi.py" ctl --control "$SOCK" "$@"; }
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill -INT -- "-$pid" 2> /dev/null || kill -INT "$pid" 2> /dev/null; done
-    sleep 1
-    for pid in "${PIDS[@]}"; do kill -KILL -- "-$pid" 2> /dev/null; done
-}
-trap cleanup EXIT
 for file in "$APP_CERTIFICATE" "$APP_KEY" "$OTHER_CERTIFICATE" "$OTHER_KEY"; do
     [ -r "$file" ] || { echo "check-protected.sh: cannot read $file" >&2; exit 2; }
 done
 log_lines_before() { wc -l < "$SDLCORE_LOG" 2> /dev/null || echo 0; }
 
-setsid bash "$SDLCORE_RUN" > "$OUT/core-stdout.txt" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do ss -ltn | grep -q ':8087 ' && ss -ltn | grep -q ':12345 ' && break; sleep 0.1; done
-ss -ltn | grep -q ':12345 ' || { echo "check-protected.sh: Core does not listen on 12345 (see $OUT/core-stdout.txt)" >&2; exit 2; }
-setsid "$PYTHON" "$HERE/hmi.py" --url "$SDLCORE_HMI_URL" --no-scenario --control "$SOCK" \
-    --auto-activate always --log "$OUT/hmi-log.jsonl" --quiet > "$OUT/hmi-stderr.txt" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+start_core_and_hmi
 
 # 1. The app with its certificate.
 setsid "$CARWINDOW" drive --sdl "$SDLCORE_APP_ADDR" --certificate "$APP_CERTIFICATE" --key "$APP_KEY" \
