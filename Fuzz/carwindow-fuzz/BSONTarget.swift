@@ -24,10 +24,10 @@ enum BSONTarget {
     /// Reads `document` as each control payload the connection reads.
     static func read(_ document: BSONDocument) {
         let session = SDLSessionInfo(ack: document, sessionID: 1)
-        _ = SDLConnection.negotiatedMTU(session.mtu, otherwise: SDLConnection.defaultMTU)
+        _ = SDLConnectionMachine.negotiatedMTU(session.mtu, otherwise: SDLConnectionMachine.defaultMTU)
         let asked = SDLVideoServiceParameters(resolution: ImageResolution(width: 800, height: 480), format: .h264Raw)
         let granted = asked.acknowledged(by: document)
-        _ = SDLConnection.negotiatedMTU(granted.mtu, otherwise: SDLConnection.defaultMTU)
+        _ = SDLConnectionMachine.negotiatedMTU(granted.mtu, otherwise: SDLConnectionMachine.defaultMTU)
         _ = try? granted.startServiceDocument.encoded()
     }
 }

@@ -83,7 +83,7 @@ public actor SDLConnection {
     }
 
     /// Frame size assumed before the head unit states its MTU: protocol v3/v4's 131072.
-    package static let defaultMTU = 131_072
+    package static let defaultMTU = SDLConnectionMachine.defaultMTU
     static let logger = Logger(label: "carwindow.sdl")
 
     /// The configuration given at creation (``setVideoCandidates(_:)`` changes the candidates).
@@ -118,8 +118,8 @@ public actor SDLConnection {
     /// Why the last transport was lost: what a request made after the loss, but before the
     /// connection noticed, fails with instead of a bare "not connected".
     private var lossReason: SDLConnectionError?
-    private var parser = SDLFrameParser(maximumFramePayload: SDLConnection.defaultMTU)
-    private var assembler = SDLMessageAssembler(maximumMessageSize: 4 << 20, maximumFramePayload: SDLConnection.defaultMTU)
+    /// The protocol of this transport connection: framing, exchanges, the security layer.
+    private var machine: SDLConnectionMachine
     private var readerTask: Task<Void, Never>?
     /// The reader and writer of the current transport and of closed ones not yet seen to end:
     /// ``stop()`` and the next connect wait for them, so nothing of an old transport runs on.
@@ -127,11 +127,6 @@ public actor SDLConnection {
     private var reconnectTask: Task<Void, Never>?
     private var videoSenderTask: Task<Void, Never>?
     private var videoStartTask: Task<Void, Never>?
-    private var nextMessageID: UInt32 = 1
-    private var nextCorrelationID: UInt32 = 1
-    private var protocolVersion: UInt8 = 5
-    private var sessionMTU = SDLConnection.defaultMTU
-    private var videoMTU = SDLConnection.defaultMTU
     private var rtpPacketizer: RTPPacketizer?
     /// What the last HMI status allows.
     private var videoAllowed = false
@@ -162,10 +157,6 @@ public actor SDLConnection {
     public private(set) var headUnitLanguage: (language: String?, displayLanguage: String?) = (nil, nil)
     /// Whether the head unit says the driver is distracted (OnDriverDistraction DD_ON).
     public private(set) var isDriverDistracted = false
-    private var audioMTU = SDLConnection.defaultMTU
-    /// The security layer of this registration: the library for the head unit's make, the TLS
-    /// session, the services granted protected.
-    private var security = SDLAppSecurityStage(library: nil, appID: "")
     /// The last failure of the security layer, for the StartService it fails.
     private var securityFailure: SDLSecurityError?
     /// The protected StartService of the RPC service in flight, which every request that needs
@@ -179,7 +170,7 @@ public actor SDLConnection {
     /// The head unit's make (RegisterAppInterface's `vehicleType.make`).
     public private(set) var vehicleMake: String?
     /// The services running protected now.
-    public var protectedServices: Set<SDLServiceType> { security.protectedServices }
+    public var protectedServices: Set<SDLServiceType> { machine.security.protectedServices }
     /// Whether a picture is being written now, and when the last write ended: for telling a
     /// picture in flight from one sent after video was forbidden.
     private var isWritingVideo = false
@@ -188,51 +179,28 @@ public actor SDLConnection {
     private var audioAllowed = false
     private var announcedAudioAllowed = false
 
-    // What the head unit must hold (see ``setHapticRegions(_:)``): what the app wants, and what
-    // this registration of the app is known to hold. `heldEpoch` counts the times the held
-    // state was forgotten, so an answer to a send made before that is not taken as holding.
-    private var wantedHaptics: [HapticRegion]?
-    private var wantedAppCapability: VideoStreamingCapability?
-    private var wantedButtons: [SDLButtonName] = []
-    private var heldHaptics: [HapticRegion]?
-    private var heldAppCapability: VideoStreamingCapability?
-    private var heldButtons = Set<SDLButtonName>()
-    /// Buttons the head unit refused in this registration: not asked again until it may have
-    /// changed its mind (a new registration or HMI level).
-    private var refusedButtons = Set<SDLButtonName>()
-    /// Whether the app wants the head lamps' ambient light (SubscribeVehicleData), whether this
-    /// registration holds that subscription, and whether the head unit refused it.
-    private var wantsAmbientLight = false
-    private var holdsAmbientLight = false
-    private var ambientLightRefused = false
-    private var heldEpoch = 0
-    /// The unreadable messages already reported: a head unit that sends the same nonsense again
-    /// and again is reported once per kind, not once per message.
-    private var reportedUnreadable = Set<String>()
+    /// What the head unit must hold for the app (see ``setHapticRegions(_:)``): what the app
+    /// wants, what this registration holds, what the head unit refused.
+    private var holdings = SDLHeadUnitHoldings()
     /// The policy's permissions (OnPermissionsChange) for this registration; nil until the head
     /// unit sends them, when SDL Core's stock levels apply.
     private var permissions: SDLPermissions?
     private var stateSyncTask: Task<Void, Never>?
     private var stateSyncAgain = false
 
-    private typealias Reply<T> = CheckedContinuation<Result<T, SDLConnectionError>, Never>
-    private var pendingRequests: [UInt32: Reply<SDLRPCMessage>] = [:]
-    /// A control exchange waiting for its answer: StartService and EndService on one service
-    /// are told apart, so a late EndServiceACK never answers a new StartService.
-    private struct ControlKey: Hashable {
-        var service: SDLServiceType
-        var isStart: Bool
-    }
-    private var pendingControl: [ControlKey: (token: Int, reply: Reply<SDLMessage>)] = [:]
-    private var nextControlToken = 0
+    private typealias Reply = CheckedContinuation<Result<SDLConnectionMachine.Answer, SDLConnectionError>, Never>
+    /// Who waits for each exchange the machine has open, and the timers of those exchanges.
+    private var waiting: [SDLConnectionMachine.Exchange: Reply] = [:]
+    private var timers: [SDLConnectionMachine.Exchange: Task<Void, Never>] = [:]
 
     /// A connection that makes its transport with `transport` (called again on every reconnect).
     public init(configuration: Configuration, transport: @escaping @Sendable () -> any SDLTransport) {
         self.configuration = configuration
         self.makeTransport = transport
         self.videoQueue = SDLVideoQueue(limits: configuration.videoQueueLimits)
-        wantedAppCapability = VideoStreamingCapability.appCapability(
-            listing: configuration.supportedSizes.map { VideoStreamingCapability(preferredResolution: $0) })
+        self.machine = SDLConnectionMachine(maximumIncomingMessageSize: configuration.maximumIncomingMessageSize)
+        holdings.appCapability.want(VideoStreamingCapability.appCapability(
+            listing: configuration.supportedSizes.map { VideoStreamingCapability(preferredResolution: $0) }))
     }
 
     // MARK: Public API
@@ -390,7 +358,7 @@ public actor SDLConnection {
     private func wantsProtection(_ service: SDLServiceType) throws(SDLConnectionError) -> Bool {
         guard let settings = configuration.security, settings.services.contains(service) else { return false }
         do {
-            try security.prepare()
+            try machine.security.prepare()
             return true
         } catch {
             let reason = "\(error.message) (head unit make: \(vehicleMake ?? "not given"))"
@@ -412,7 +380,7 @@ public actor SDLConnection {
                 throw .protectionUnavailable(service, securityFailure.map { "the handshake failed: \($0)" }
                                              ?? "the head unit granted it protected but the TLS handshake did not finish")
             }
-            security.granted(service)
+            machine.security.granted(service)
             Self.logger.info("\(service) service protected")
             eventSink.yield(.serviceProtected(service))
             return
@@ -424,7 +392,7 @@ public actor SDLConnection {
 
     /// Whether the TLS handshake finishes within the handshake timeout (at once when it has).
     private func awaitEstablishment() async -> Bool {
-        if security.isEstablished { return true }
+        if machine.security.isEstablished { return true }
         nextEstablishmentWaiter += 1
         let token = nextEstablishmentWaiter
         let limit = configuration.security?.handshakeTimeout ?? configuration.requestTimeout
@@ -466,7 +434,7 @@ public actor SDLConnection {
     /// level allows it (not in NONE, where SDL Core's policies block it), only when it differs
     /// from what this registration holds, and again after a reconnect or a return from NONE.
     public func setAppCapability(_ capability: VideoStreamingCapability?) {
-        wantedAppCapability = capability
+        holdings.appCapability.want(capability)
         syncHeadUnitState()
     }
 
@@ -479,7 +447,7 @@ public actor SDLConnection {
     /// after a reconnect (a new registration) and after the app left FULL. An empty list
     /// clears them.
     public func setHapticRegions(_ regions: [HapticRegion]) {
-        wantedHaptics = regions
+        holdings.haptics.want(regions)
         syncHeadUnitState()
     }
 
@@ -488,7 +456,7 @@ public actor SDLConnection {
     /// when allowed and again after a reconnect or a return from NONE. A head unit whose policy
     /// does not grant vehicle data refuses it; that is logged once per registration or level.
     public func setFollowsAmbientLight(_ follows: Bool) {
-        wantsAmbientLight = follows
+        holdings.ambientLight.want(follows ? true : nil)
         syncHeadUnitState()
     }
 
@@ -496,7 +464,7 @@ public actor SDLConnection {
     /// allows, again after a reconnect or a return from NONE. Buttons the head unit refuses are
     /// logged and asked for again only after such a change.
     public func setButtonSubscriptions(_ buttons: [SDLButtonName]) {
-        wantedButtons = buttons
+        holdings.wantButtons(buttons)
         syncHeadUnitState()
     }
 
@@ -507,11 +475,11 @@ public actor SDLConnection {
     /// `hapticSpatialDataSupported`, because head units without it refuse the RPC.
     public func sendHapticData(_ regions: [HapticRegion]) async throws(SDLConnectionError) {
         guard capability?.hapticSpatialDataSupported == true else { throw .hapticsNotSupported }
-        wantedHaptics = regions
-        let epoch = heldEpoch
+        holdings.haptics.want(regions)
+        let ticket = holdings.haptics.ticket(sending: regions)
         let response = try await request(.sendHapticData, parameters: SDLSendHapticDataRequest(regions: regions))
         try Self.checkSuccess(response)
-        if epoch == heldEpoch, wantedHaptics == regions { heldHaptics = regions }
+        holdings.haptics.settle(ticket, accepted: true)
     }
 
     // MARK: Establishing
@@ -535,31 +503,23 @@ public actor SDLConnection {
         // The first StartService goes with the newest header this side speaks (version 5), as
         // the iOS library sends it: SDL Core warns about a version 1 header ("Unknown version:1")
         // though the spec allows one. The ACK says which version the head unit speaks.
-        protocolVersion = 5
         let ack = try await control(.startService, on: .rpc,
                                     payload: (try? (["protocolVersion": .string(configuration.protocolVersion)] as BSONDocument).encoded()) ?? [])
         guard ack.controlInfo == .startServiceACK else {
             throw .serviceRejected(.rpc, SDLServiceRejection(nak: ack.payload))
         }
-        let document: BSONDocument
+        let info: SDLSessionInfo
         do {
-            document = try BSONDocument(decoding: ack.payload)
+            info = try machine.rpcServiceStarted(ack: ack)
         } catch {
-            throw .protocolViolation(.badControlPayload(service: .rpc, info: .startServiceACK, error))
+            throw .protocolViolation(error)
         }
-        let info = SDLSessionInfo(ack: document, sessionID: ack.sessionID)
-        protocolVersion = Self.negotiatedProtocolVersion(info, headerVersion: ack.version)
-        sessionMTU = Self.negotiatedMTU(info.mtu, otherwise: Self.defaultMTU)
-        videoMTU = sessionMTU
-        let incomingLimit = Self.incomingFramePayloadLimit(sessionMTU: sessionMTU)
-        parser.maximumFramePayload = incomingLimit
-        assembler.maximumFramePayload = incomingLimit
         session = info
 
         // A new registration holds nothing of the last one's, and its permissions come anew;
         // forgotten before asking, since the head unit's OnPermissionsChange may be read in the
         // same breath as the answer, before this code runs on.
-        forgetHeldState(haptics: true, appCapability: true, buttons: true)
+        holdings.forgetAll()
         permissions = nil
         forgetVideoRefusals()
         let registration = try await request(.registerAppInterface, parameters: SDLRegisterAppInterfaceRequest(
@@ -570,7 +530,7 @@ public actor SDLConnection {
         headUnitTouchAvailable = facts.touchAvailable
         headUnitPCMFormat = facts.pcmFormat ?? .standard
         vehicleMake = facts.vehicleMake
-        security = SDLAppSecurityStage(library: configuration.security?.library(forMake: facts.vehicleMake), appID: configuration.appID)
+        machine.security = SDLAppSecurityStage(library: configuration.security?.library(forMake: facts.vehicleMake), appID: configuration.appID)
         if let languages = try? registration.decodeParameters(SDLLanguages.self) {
             headUnitLanguage = (languages.language, languages.hmiDisplayLanguage)
         }
@@ -638,100 +598,45 @@ public actor SDLConnection {
 
     private func received(_ bytes: [UInt8], generation: Int) async {
         guard generation == self.generation else { return }
-        parser.append(bytes)
-        do {
-            while var frame = try parser.nextFrame() {
-                if frame.needsDecryption {
-                    switch security.open(frame) {
-                    case .success(let opened):
-                        frame = opened
-                    case .failure(let refusal):
-                        warnOnce("encrypted frame dropped: \(refusal.error)")
-                        perform(refusal.actions)
-                        continue
-                    }
-                }
-                guard let message = try assembler.add(frame) else { continue }
-                handle(message)
-            }
-        } catch {
-            connectionLost(.protocolViolation(error), generation: generation)
-        }
+        try? perform(machine.receive(bytes))
     }
 
-    private func handle(_ message: SDLMessage) {
-        if let info = message.controlInfo {
-            switch info {
-            case .heartbeat:
-                let ack = SDLMessage(version: protocolVersion, serviceType: .control, sessionID: message.sessionID,
-                                     messageID: message.messageID, controlInfo: .heartbeatACK, payload: [])
-                // A failure has already dropped the connection; there is nobody to tell.
-                try? enqueue(ack, mtu: sessionMTU, isHeartbeatACK: true)
-            case .startServiceACK, .startServiceNAK, .endServiceACK, .endServiceNAK:
-                let key = ControlKey(service: message.serviceType, isStart: info == .startServiceACK || info == .startServiceNAK)
-                if let pending = pendingControl.removeValue(forKey: key) {
-                    pending.reply.resume(returning: .success(message))
-                } else {
-                    Self.logger.debug("unsolicited \(info) on \(message.serviceType)")
-                }
-            case .endService:
-                // The head unit closed a service on its own (SDL Core does at NONE): stop sending
-                // and acknowledge, or Core keeps the service and refuses the next start.
-                if message.serviceType == .video || message.serviceType == .audio {
-                    if message.serviceType == .video { closeVideoLocally() } else { isAudioOpen = false }
-                    let ack = SDLMessage(version: protocolVersion, serviceType: message.serviceType, sessionID: message.sessionID,
-                                         messageID: message.messageID, controlInfo: .endServiceACK, payload: [])
-                    try? enqueue(ack, mtu: sessionMTU)
-                } else if message.serviceType == .rpc {
-                    connectionLost(.transport(.closedByPeer), generation: generation)
-                }
-            default:
-                Self.logger.debug("ignored control \(info) on \(message.serviceType)")
-            }
-            return
-        }
-        if message.serviceType == .control {
-            // Data on the control service: the security layer's queries.
-            do {
-                perform(security.receive(try SDLSecurityQuery(decoding: message.payload)))
-            } catch {
-                warnOnce("unreadable security query answered with \(error.code): \(error)")
-                perform(security.refuse(error))
-            }
-            return
-        }
-        guard message.serviceType == .rpc else { return }
-        let rpc: SDLRPCMessage
-        do {
-            rpc = try SDLRPCMessage(decoding: message.payload)
-        } catch {
-            warnOnce("unreadable RPC ignored: \(error)")
-            return
-        }
-        switch rpc.type {
-        case .response:
-            pendingRequests.removeValue(forKey: rpc.correlationID)?.resume(returning: .success(rpc))
-        case .notification:
-            handleNotification(rpc)
-        case .request:
-            Self.logger.debug("head unit request \(rpc.functionID) ignored")
-        }
-    }
-
-    /// Does what the security layer asks: sends its queries, and after a failure closes what
-    /// was protected (the head unit closes it too) and tells the engine.
-    private func perform(_ actions: [SDLAppSecurityStage.Action]) {
+    /// Does what the machine says, in order; the first write that failed is thrown once all
+    /// are done (a failure that lost the connection has told everyone waiting already).
+    private func perform(_ actions: [SDLConnectionMachine.Action]) throws(SDLConnectionError) {
+        let generation = self.generation
+        var firstFailure: SDLConnectionError?
         for action in actions {
+            // A loss part-way (a full queue, a violation) ends this transport's actions.
+            guard generation == self.generation, transport != nil else { break }
             switch action {
-            case .send(let query):
-                let message = SDLMessage(version: protocolVersion, serviceType: .control, sessionID: session?.sessionID ?? 0,
-                                         messageID: takeMessageID(), payload: query.encoded())
-                // A failure has already dropped the connection; there is nobody to tell.
-                try? enqueue(message, mtu: sessionMTU)
-            case .established:
+            case .write(let bytes, let lane, let exchange):
+                do throws(SDLConnectionError) {
+                    try write(bytes, lane: lane)
+                } catch {
+                    if let exchange { fail(exchange, with: error) }
+                    firstFailure = firstFailure ?? error
+                }
+            case .answered(let exchange, let answer):
+                waiting.removeValue(forKey: exchange)?.resume(returning: .success(answer))
+            case .timedOut(let exchange, let what):
+                fail(exchange, with: .timedOut(what))
+            case .armTimer(let exchange, let delay):
+                // The timer neither outlives the answer nor keeps a stopped connection alive.
+                timers[exchange] = Task { [weak self] in
+                    guard (try? await Task.sleep(for: delay)) != nil else { return }
+                    await self?.timerFired(exchange, generation: generation)
+                }
+            case .cancelTimer(let exchange):
+                timers.removeValue(forKey: exchange)?.cancel()
+            case .notice(let notice):
+                handle(notice)
+            case .serviceEndedByHeadUnit(let service):
+                if service == .video { closeVideoLocally() } else if service == .audio { isAudioOpen = false }
+            case .securityEstablished:
                 Self.logger.info("security: TLS handshake with the head unit finished")
                 resumeEstablishmentWaiters(established: true)
-            case .failed(let error, let reportedByHeadUnit, let closed):
+            case .securityFailed(let error, let reportedByHeadUnit, let closed):
                 securityFailure = error
                 resumeEstablishmentWaiters(established: false)
                 Self.logger.warning("security layer reset: \(error)\(reportedByHeadUnit ? "" : " (told the head unit)")")
@@ -740,89 +645,86 @@ public actor SDLConnection {
                 // starts again with a new handshake. Services that ran in the clear go on.
                 if closed.contains(.video) { closeVideoLocally() }
                 if closed.contains(.audio) { isAudioOpen = false }
+            case .log(let level, let text):
+                switch level {
+                case .debug: Self.logger.debug("\(text)")
+                case .info: Self.logger.info("\(text)")
+                case .warning: Self.logger.warning("\(text) (reported once)")
+                }
+            case .lost(let loss):
+                switch loss {
+                case .protocolViolation(let error): connectionLost(.protocolViolation(error), generation: generation)
+                case .closedByHeadUnit: connectionLost(.transport(.closedByPeer), generation: generation)
+                }
             }
         }
+        if let firstFailure { throw firstFailure }
+    }
+
+    private func timerFired(_ exchange: SDLConnectionMachine.Exchange, generation: Int) {
+        guard generation == self.generation else { return }
+        timers[exchange] = nil
+        try? perform(machine.timerFired(exchange))
+    }
+
+    /// Fails whoever waits for `exchange`, which the machine then forgets.
+    private func fail(_ exchange: SDLConnectionMachine.Exchange, with error: SDLConnectionError) {
+        machine.abandon(exchange)
+        timers.removeValue(forKey: exchange)?.cancel()
+        waiting.removeValue(forKey: exchange)?.resume(returning: .failure(error))
     }
 
     /// Logs `text` as a warning the first time, at debug level after that (at most 256 kinds
     /// are remembered, so a head unit cannot grow the set without bound).
     private func warnOnce(_ text: String) {
-        if reportedUnreadable.count < 256, reportedUnreadable.insert(text).inserted {
+        if machine.isFirstReport(of: text) {
             Self.logger.warning("\(text) (reported once)")
         } else {
             Self.logger.debug("\(text)")
         }
     }
 
-    private func handleNotification(_ rpc: SDLRPCMessage) {
-        switch rpc.functionID {
-        case .onHMIStatus:
+    private func handle(_ notice: SDLConnectionMachine.Notice) {
+        switch notice {
+        case .hmiStatus(let status):
+            let previous = hmiStatus?.hmiLevel
+            hmiStatus = status
+            eventSink.yield(.hmiStatusChanged(status))
+            updateVideoAllowed(status.allowsVideo)
+            updateAudioAllowed(status.allowsAudio)
+            hmiLevelChanged(from: previous, to: status.hmiLevel)
+        case .buttonPress(let press):
+            eventSink.yield(.buttonPressed(press))
+        case .permissions(let received):
+            permissions = received
+            // The policy wants the app's RPCs protected: protect the service before the first
+            // RPC that needs it, where the app can.
+            if received.requiresEncryption, configuration.security != nil, !machine.security.protectedServices.contains(.rpc) {
+                Task { [weak self] in try? await self?.protectRPCService() }
+            }
+            // What was refused may be permitted now, and the reverse.
+            holdings.forgiveRefusals()
+            syncHeadUnitState()
+        case .ambientLight(let light):
+            eventSink.yield(.ambientLightChanged(light))
+        case .driverDistraction(let distracted):
+            guard distracted != isDriverDistracted else { return }
+            isDriverDistracted = distracted
+            eventSink.yield(.driverDistractionChanged(distracted))
+        case .languages(let languages):
+            headUnitLanguage = (languages.language, languages.hmiDisplayLanguage)
+            eventSink.yield(.languageChanged(language: languages.language, displayLanguage: languages.hmiDisplayLanguage))
+        case .touch(let json):
             do {
-                let status = try rpc.decodeParameters(SDLHMIStatus.self)
-                guard (status.windowID ?? 0) == 0 else { return }
-                let previous = hmiStatus?.hmiLevel
-                hmiStatus = status
-                eventSink.yield(.hmiStatusChanged(status))
-                updateVideoAllowed(status.allowsVideo)
-                updateAudioAllowed(status.allowsAudio)
-                hmiLevelChanged(from: previous, to: status.hmiLevel)
-            } catch {
-                warnOnce("OnHMIStatus ignored: \(error)")
-            }
-        case .onButtonPress:
-            do {
-                eventSink.yield(.buttonPressed(try rpc.decodeParameters(SDLButtonPress.self)))
-            } catch {
-                warnOnce("OnButtonPress ignored: \(error)")
-            }
-        case .onPermissionsChange:
-            if let received = try? rpc.decodeParameters(SDLPermissions.self) {
-                permissions = received
-                // The policy wants the app's RPCs protected: protect the service before the
-                // first RPC that needs it, where the app can.
-                if received.requiresEncryption, configuration.security != nil, !security.protectedServices.contains(.rpc) {
-                    Task { [weak self] in try? await self?.protectRPCService() }
-                }
-                // What was refused may be permitted now, and the reverse.
-                refusedButtons.removeAll()
-                ambientLightRefused = false
-                syncHeadUnitState()
-            }
-        case .onVehicleData:
-            if let light = (try? rpc.decodeParameters(SDLVehicleDataNotification.self))?.ambientLight {
-                eventSink.yield(.ambientLightChanged(light))
-            }
-        case .onDriverDistraction:
-            if let state = (try? rpc.decodeParameters(SDLDriverDistraction.self))?.state {
-                let distracted = state == "DD_ON"
-                if distracted != isDriverDistracted {
-                    isDriverDistracted = distracted
-                    eventSink.yield(.driverDistractionChanged(distracted))
-                }
-            }
-        case .onLanguageChange:
-            if let languages = try? rpc.decodeParameters(SDLLanguages.self) {
-                headUnitLanguage = (languages.language, languages.hmiDisplayLanguage)
-                eventSink.yield(.languageChanged(language: languages.language, displayLanguage: languages.hmiDisplayLanguage))
-            }
-        case .onTouchEvent:
-            do {
-                eventSink.yield(.touch(try SDLTouchEvent.decode(json: Data(rpc.json))))
+                eventSink.yield(.touch(try SDLTouchEvent.decode(json: Data(json))))
             } catch {
                 warnOnce("OnTouchEvent ignored: \(error)")
             }
-        case .onSystemCapabilityUpdated:
-            do {
-                guard let update = try rpc.videoStreamingCapability() else { return }
-                let filled = capability.map { update.filling(from: $0) } ?? update
-                if filled != capability { forgetVideoRefusals() }
-                capability = filled
-                eventSink.yield(.capabilityChanged(filled))
-            } catch {
-                warnOnce("OnSystemCapabilityUpdated ignored: \(error)")
-            }
-        default:
-            break
+        case .videoCapability(let update):
+            let filled = capability.map { update.filling(from: $0) } ?? update
+            if filled != capability { forgetVideoRefusals() }
+            capability = filled
+            eventSink.yield(.capabilityChanged(filled))
         }
     }
 
@@ -912,7 +814,7 @@ public actor SDLConnection {
             await stopAudio()
             throw .audioNotAllowed
         }
-        audioMTU = Self.negotiatedMTU(document["mtu"]?.integerValue, otherwise: sessionMTU)
+        machine.serviceStarted(.audio, mtu: document["mtu"]?.integerValue)
         isAudioOpen = true
     }
 
@@ -920,7 +822,7 @@ public actor SDLConnection {
     public func stopAudio() async {
         guard isAudioOpen else { return }
         isAudioOpen = false
-        security.ended(.audio)
+        machine.security.ended(.audio)
         guard transport != nil else { return }
         var document = BSONDocument()
         if let hashID = session?.hashID { document["hashId"] = .int32(hashID) }
@@ -935,11 +837,9 @@ public actor SDLConnection {
     /// Throws ``SDLConnectionError/audioNotAllowed`` when the service is not open or the level
     /// no longer allows audio: nothing is sent then. Pacing is the caller's (``SDLPromptPlayer``).
     public func sendAudio(_ pcm: [UInt8]) async throws(SDLConnectionError) {
-        guard isAudioOpen, audioAllowed, let session, let transport else { throw .audioNotAllowed }
-        let message = SDLMessage(version: protocolVersion, serviceType: .audio, sessionID: session.sessionID,
-                                 messageID: takeMessageID(), payload: pcm)
+        guard isAudioOpen, audioAllowed, session != nil, let transport else { throw .audioNotAllowed }
         do throws(SDLConnectionError) {
-            try await write(message, mtu: audioMTU, on: transport)
+            try await writeData(.audio, payload: pcm, on: transport)
         } catch {
             connectionLost(error, generation: generation)
             throw error
@@ -966,52 +866,9 @@ public actor SDLConnection {
 
     // MARK: State the head unit holds
 
-    /// The HMI levels in which SDL Core 8.2's stock policy groups allow each piece of held
-    /// state: SendHapticData (HapticGroup) in FULL only; OnAppCapabilityUpdated and
-    /// SubscribeButton (Base-4) in FULL, LIMITED and BACKGROUND. Sent in another level, Core
-    /// blocks them ("Request is blocked by policies").
-    package static let hapticDataLevels: Set<SDLHMILevel> = [.full]
-    package static let appCapabilityLevels: Set<SDLHMILevel> = [.full, .limited, .background]
-    package static let buttonSubscriptionLevels: Set<SDLHMILevel> = [.full, .limited, .background]
-
-    /// Whether the policy lets the app send `rpc` (with `parameter`, for vehicle data) at
-    /// `level`: as OnPermissionsChange says once it came (an RPC it does not list is not
-    /// allowed), else in the `fallback` levels, SDL Core's stock ones. Asking outside them only
-    /// makes Core log "Request is blocked by policies".
-    private func permits(_ rpc: String, at level: SDLHMILevel, parameter: String? = nil, fallback: Set<SDLHMILevel>) -> Bool {
-        guard let permissions else { return fallback.contains(level) }
-        guard let permission = permissions.byRPC[rpc], permission.levels.contains(level) else { return false }
-        guard let parameter, let allowed = permission.parameters else { return true }
-        return allowed.contains(parameter)
-    }
-
-    /// Forgets what the head unit holds: it will be sent again when allowed.
-    private func forgetHeldState(haptics: Bool, appCapability: Bool, buttons: Bool) {
-        heldEpoch += 1
-        if haptics { heldHaptics = nil }
-        if appCapability { heldAppCapability = nil }
-        if buttons {
-            heldButtons.removeAll()
-            refusedButtons.removeAll()
-            holdsAmbientLight = false
-            ambientLightRefused = false
-        }
-    }
-
-    /// What a level change may have cost the head unit: leaving FULL, an HMI may drop the app's
-    /// rectangles (its focus belongs to another app then); NONE is the app closed, and everything is sent
-    /// again when it comes back.
     private func hmiLevelChanged(from previous: SDLHMILevel?, to level: SDLHMILevel) {
         guard previous != level else { return }
-        if level == .none {
-            forgetHeldState(haptics: true, appCapability: true, buttons: true)
-        } else if !Self.hapticDataLevels.contains(level) {
-            forgetHeldState(haptics: true, appCapability: false, buttons: false)
-        } else {
-            // A level that allows more may let a refused subscription through.
-            refusedButtons.removeAll()
-            ambientLightRefused = false
-        }
+        holdings.levelChanged(to: level)
         syncHeadUnitState()
     }
 
@@ -1035,69 +892,59 @@ public actor SDLConnection {
     }
 
     private func sendMissingHeadUnitState() async {
-        guard phase == .running, let level = hmiStatus?.hmiLevel else { return }
-        let epoch = heldEpoch
-        if let wanted = wantedAppCapability, wanted != heldAppCapability,
-           permits("OnAppCapabilityUpdated", at: level, fallback: Self.appCapabilityLevels) {
+        var failed = Set<SDLHeadUnitHoldings.Kind>()
+        while phase == .running, let level = hmiStatus?.hmiLevel,
+              let item = holdings.next(at: level, permissions: permissions,
+                                       hapticsSupported: capability?.hapticSpatialDataSupported == true, skipping: failed) {
+            if let accepted = await send(item) {
+                holdings.settle(item, accepted: accepted)
+            } else {
+                // No answer: not asked again in this pass (the next change looks again).
+                failed.insert(item.kind)
+            }
+        }
+    }
+
+    /// Sends one piece of held state: whether the head unit took it, nil when it did not answer.
+    private func send(_ item: SDLHeadUnitHoldings.Item) async -> Bool? {
+        switch item {
+        case .appCapability(let ticket):
             do {
-                try await notify(.onAppCapabilityUpdated, parameters: SDLOnAppCapabilityUpdated(wanted))
-                if epoch == heldEpoch { heldAppCapability = wanted }
+                try await notify(.onAppCapabilityUpdated, parameters: SDLOnAppCapabilityUpdated(ticket.value))
+                return true
             } catch where error != .notConnected {
                 Self.logger.warning("OnAppCapabilityUpdated not sent: \(error)")
             } catch {
             }
+        case .haptics(let ticket):
+            // Refused rectangles are not sent again until they or the level change: a head unit
+            // refusing them would refuse them again.
+            return await subscription("SendHapticData", .sendHapticData, SDLSendHapticDataRequest(regions: ticket.value),
+                                      acceptsIgnored: false)
+        case .ambientLight:
+            // Core's policy grants vehicle data only to apps whose group has it.
+            return await subscription("SubscribeVehicleData(headLampStatus)", .subscribeVehicleData, SDLHeadLampSubscriptionRequest(),
+                                      refusal: "the map keeps the engine's day/night")
+        case .button(let ticket):
+            return await subscription("SubscribeButton(\(ticket.value))", .subscribeButton,
+                                      SDLButtonSubscriptionRequest(buttonName: ticket.value))
         }
-        if let wanted = wantedHaptics, wanted != heldHaptics, capability?.hapticSpatialDataSupported == true,
-           let level = hmiStatus?.hmiLevel, permits("SendHapticData", at: level, fallback: Self.hapticDataLevels) {
-            do {
-                let response = try await request(.sendHapticData, parameters: SDLSendHapticDataRequest(regions: wanted))
-                try Self.checkSuccess(response)
-                if epoch == heldEpoch { heldHaptics = wanted }
-            } catch {
-                // Not retried until the rectangles or the level change: a head unit refusing
-                // them would refuse them again.
-                Self.logger.warning("SendHapticData failed: \(error)")
-            }
-        }
-        if wantsAmbientLight, !holdsAmbientLight, !ambientLightRefused, phase == .running, epoch == heldEpoch,
-           let level = hmiStatus?.hmiLevel,
-           // Core's stock groups for a navigation app grant no vehicle data: asked only when the
-           // policy's permissions say so.
-           permits("SubscribeVehicleData", at: level, parameter: "headLampStatus", fallback: []) {
-            do {
-                let response = try await request(.subscribeVehicleData, parameters: SDLHeadLampSubscriptionRequest())
-                let status = try response.decodeParameters(SDLResponseStatus.self)
-                if epoch == heldEpoch {
-                    if status.success || status.resultCode == "IGNORED" {
-                        holdsAmbientLight = true
-                    } else {
-                        ambientLightRefused = true
-                        // Core's policy grants vehicle data only to apps whose group has it.
-                        Self.logger.info("SubscribeVehicleData(headLampStatus) refused: \(status.resultCode); the map keeps the engine's day/night")
-                    }
-                }
-            } catch {
-                Self.logger.warning("SubscribeVehicleData(headLampStatus) failed: \(error)")
-            }
-        }
-        for button in wantedButtons where !heldButtons.contains(button) && !refusedButtons.contains(button) {
-            guard phase == .running, let level = hmiStatus?.hmiLevel,
-                  permits("SubscribeButton", at: level, fallback: Self.buttonSubscriptionLevels), epoch == heldEpoch else { break }
-            do {
-                let response = try await request(.subscribeButton, parameters: SDLButtonSubscriptionRequest(buttonName: button))
-                let status = try response.decodeParameters(SDLResponseStatus.self)
-                guard epoch == heldEpoch else { break }
-                // IGNORED: already subscribed, which is what was wanted.
-                if status.success || status.resultCode == "IGNORED" {
-                    heldButtons.insert(button)
-                } else {
-                    refusedButtons.insert(button)
-                    Self.logger.info("SubscribeButton(\(button)) refused: \(status.resultCode)\(status.info.map { " (\($0))" } ?? "")")
-                }
-            } catch {
-                Self.logger.warning("SubscribeButton(\(button)) failed: \(error)")
-                break
-            }
+        return nil
+    }
+
+    /// Sends a request for held state: whether the head unit took it (IGNORED, with
+    /// `acceptsIgnored`, is "already held"), nil when no readable answer came.
+    private func subscription<Parameters: Encodable>(_ name: String, _ function: SDLFunctionID, _ parameters: Parameters,
+                                                     acceptsIgnored: Bool = true, refusal: String? = nil) async -> Bool? {
+        do {
+            let response = try await request(function, parameters: parameters)
+            let status = try response.decodeParameters(SDLResponseStatus.self)
+            if status.success || (acceptsIgnored && status.resultCode == "IGNORED") { return true }
+            Self.logger.info("\(name) refused: \(status.resultCode)\(status.info.map { " (\($0))" } ?? "")\(refusal.map { "; \($0)" } ?? "")")
+            return false
+        } catch {
+            Self.logger.warning("\(name) failed: \(error)")
+            return nil
         }
     }
 
@@ -1119,7 +966,7 @@ public actor SDLConnection {
 
     private func openVideo(_ parameters: SDLVideoServiceParameters) {
         video = parameters
-        videoMTU = Self.negotiatedMTU(parameters.mtu, otherwise: sessionMTU)
+        machine.serviceStarted(.video, mtu: parameters.mtu)
         rtpPacketizer = parameters.format.protocol == .rtp ? (try? RTPPacketizer(mtu: RTPPacketizer.maximumMTU)) : nil
         videoQueue.open()
         let generation = self.generation
@@ -1133,7 +980,7 @@ public actor SDLConnection {
 
     /// Writes one access unit as one message; false ends the sender.
     private func sendVideo(_ unit: AccessUnit, generation: Int) async -> Bool {
-        guard generation == self.generation, let session, let transport, let video else { return false }
+        guard generation == self.generation, session != nil, let transport, let video else { return false }
         // The HMI status that forbids video closes the queue, but a unit the sender took just
         // before may reach this point after it: the level, not the open service, decides.
         guard videoAllowed else { return false }
@@ -1149,15 +996,13 @@ public actor SDLConnection {
             rtpPacketizer = packetizer
             RTPPacketizer.frameForStream(packets, into: &payload)
         }
-        let message = SDLMessage(version: protocolVersion, serviceType: .video, sessionID: session.sessionID,
-                                 messageID: takeMessageID(), payload: payload)
         do throws(SDLConnectionError) {
             isWritingVideo = true
             defer {
                 isWritingVideo = false
                 lastVideoWrite = .now
             }
-            try await write(message, mtu: videoMTU, on: transport)
+            try await writeData(.video, payload: payload, on: transport)
             return true
         } catch {
             connectionLost(error, generation: generation)
@@ -1165,18 +1010,23 @@ public actor SDLConnection {
         }
     }
 
-    /// Writes a data message: encrypted frames through ``writeSealed(_:on:)`` when its service is
-    /// protected (an encryption failure is an error, never the message in the clear), else the
-    /// frames straight to the transport.
-    private func write(_ message: SDLMessage, mtu: Int, on transport: any SDLTransport) async throws(SDLConnectionError) {
-        if security.protectedServices.contains(message.serviceType) {
+    /// Writes a video or audio message: encrypted frames through ``writeSealed(_:on:)`` when its
+    /// service is protected (an encryption failure is an error, never the message in the clear),
+    /// else the frames straight to the transport.
+    private func writeData(_ service: SDLServiceType, payload: [UInt8], on transport: any SDLTransport) async throws(SDLConnectionError) {
+        let message: (bytes: [UInt8], isSealed: Bool)
+        do {
+            message = try machine.dataMessage(service, payload: payload)
+        } catch {
+            throw Self.error(error, sending: service)
+        }
+        if message.isSealed {
             // Sealing and taking a place in line happen together, with no suspension between.
-            let written = writeSealed(try sealed(message, mtu: mtu), on: transport)
-            try await written.value.mapError(SDLConnectionError.transport).get()
+            try await writeSealed(message.bytes, on: transport).value.mapError(SDLConnectionError.transport).get()
             return
         }
         do {
-            try await transport.write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: mtu)))
+            try await transport.write(message.bytes)
         } catch {
             throw .transport(error)
         }
@@ -1201,45 +1051,21 @@ public actor SDLConnection {
         return write
     }
 
-    /// The message's encrypted frames; an error when its service is not protected now.
-    private func sealed(_ message: SDLMessage, mtu: Int) throws(SDLConnectionError) -> [UInt8] {
-        guard security.protectedServices.contains(message.serviceType) else {
-            throw .protectionUnavailable(message.serviceType, "the \(message.serviceType) service is not protected (the security layer was reset)")
+    /// What a message the machine could not make fails with.
+    private static func error(_ failure: SDLConnectionMachine.SendFailure, sending service: SDLServiceType) -> SDLConnectionError {
+        switch failure {
+        case .rpc(let error):
+            return .rpc(error)
+        case .notProtected(let service):
+            return .protectionUnavailable(service, "the \(service) service is not protected (the security layer was reset)")
+        case .security(let error):
+            logger.error("\(service) not sent: \(error)")
+            return .security(error)
         }
-        do {
-            return try security.seal(message, maximumFramePayload: Self.framePayload(forMTU: mtu))
-        } catch {
-            Self.logger.error("\(message.serviceType) not sent: \(error)")
-            throw .security(error)
-        }
-    }
-
-    /// The payload per frame for a negotiated MTU. Head units differ on whether `mtu` counts the
-    /// 12-byte header; leaving it out of the payload fits both readings.
-    package static func framePayload(forMTU mtu: Int) -> Int { max(1, mtu - SDLFrameHeader.size) }
-
-    /// The protocol version to speak after the RPC StartServiceACK: the major number of its
-    /// `protocolVersion` (else the ACK header's version), within 2...5.
-    package static func negotiatedProtocolVersion(_ info: SDLSessionInfo, headerVersion: UInt8) -> UInt8 {
-        let major = info.protocolVersion.flatMap { $0.split(separator: ".").first }.flatMap { UInt8($0) } ?? headerVersion
-        return min(max(major, 2), 5)
-    }
-
-    /// The MTU a StartServiceACK's `mtu` sets, clamped into what this side works with
-    /// (64...131,084 bytes), or `fallback` when the ACK has none. The fuzz target for the link
-    /// applies the head unit's MTU through this too.
-    package static func negotiatedMTU(_ acknowledged: Int?, otherwise fallback: Int) -> Int {
-        acknowledged.map(SDLWireLimits.clampedMTU) ?? fallback
-    }
-
-    /// The largest frame payload accepted from the head unit once the session's MTU is known:
-    /// its MTU, and never less than the v3 default; at most 131,084 bytes, whatever it claims.
-    package static func incomingFramePayloadLimit(sessionMTU: Int) -> Int {
-        max(SDLWireLimits.clampedMTU(sessionMTU), defaultMTU)
     }
 
     private func closeVideoLocally() {
-        security.ended(.video)
+        machine.security.ended(.video)
         guard video != nil else { return }
         videoQueue.close()
         videoSenderTask = nil
@@ -1264,73 +1090,54 @@ public actor SDLConnection {
 
     // MARK: Requests
 
-    private func takeMessageID() -> UInt32 {
-        defer { nextMessageID = nextMessageID == UInt32.max ? 1 : nextMessageID + 1 }
-        return nextMessageID
-    }
-
-    /// Queues a control or RPC message for the writer. A full queue means the head unit has
-    /// stopped reading: the connection is dropped rather than let memory grow.
-    private func enqueue(_ message: SDLMessage, mtu: Int, isHeartbeatACK: Bool = false,
-                         encrypted: Bool = false) throws(SDLConnectionError) {
-        guard let outgoing else { throw lossReason ?? .notConnected }
-        if encrypted {
-            // Sealed or refused, never sent in the clear; in line with the other sealed writes
-            // rather than in the queue, so that its record keeps its place.
-            guard let transport else { throw lossReason ?? .notConnected }
-            let written = writeSealed(try sealed(message, mtu: mtu), on: transport)
+    /// Writes bytes the machine made: queued for the writer, or in line with the other sealed
+    /// writes. A full queue means the head unit has stopped reading: the connection is dropped
+    /// rather than let memory grow.
+    private func write(_ bytes: [UInt8], lane: SDLConnectionMachine.Lane) throws(SDLConnectionError) {
+        guard let outgoing, let transport else { throw lossReason ?? .notConnected }
+        switch lane {
+        case .sealed:
+            let written = writeSealed(bytes, on: transport)
             let generation = self.generation
             Task {
                 if case .failure(let error) = await written.value { self.connectionLost(.transport(error), generation: generation) }
             }
-            return
-        }
-        let bytes = message.encoded(maximumFramePayload: Self.framePayload(forMTU: mtu))
-        switch outgoing.enqueue(bytes, isHeartbeatACK: isHeartbeatACK) {
-        case .queued, .coalesced:
-            return
-        case .closed:
-            throw lossReason ?? .notConnected
-        case .full:
-            let error = SDLConnectionError.headUnitNotReading(limits: outgoing.limits)
-            Self.logger.warning("\(error)")
-            connectionLost(error, generation: generation)
-            throw error
+        case .queued(let isHeartbeatACK):
+            switch outgoing.enqueue(bytes, isHeartbeatACK: isHeartbeatACK) {
+            case .queued, .coalesced:
+                return
+            case .closed:
+                throw lossReason ?? .notConnected
+            case .full:
+                let error = SDLConnectionError.headUnitNotReading(limits: outgoing.limits)
+                Self.logger.warning("\(error)")
+                connectionLost(error, generation: generation)
+                throw error
+            }
         }
     }
 
     private func control(_ info: SDLControlFrameInfo, on service: SDLServiceType, payload: [UInt8],
                          protected: Bool = false, timeout: Duration? = nil) async throws(SDLConnectionError) -> SDLMessage {
         guard transport != nil else { throw lossReason ?? .notConnected }
-        let message = SDLMessage(version: protocolVersion, serviceType: service, sessionID: session?.sessionID ?? 0,
-                                 messageID: protocolVersion == 1 ? 0 : takeMessageID(), controlInfo: info,
-                                 isProtected: protected, payload: payload)
-        let key = ControlKey(service: service, isStart: info == .startService)
-        pendingControl.removeValue(forKey: key)?.reply.resume(returning: .failure(.timedOut("\(info) superseded")))
-        nextControlToken += 1
-        let token = nextControlToken
-        let timeout = timeout ?? configuration.requestTimeout
-        // The timer neither outlives the answer nor keeps a stopped connection alive.
-        let timer = Task { [weak self] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            await self?.failControl(key, token: token, with: .timedOut("\(info) on the \(service) service"))
+        let (exchange, actions) = machine.startControl(info, on: service, payload: payload, protected: protected,
+                                                       timeout: timeout ?? configuration.requestTimeout)
+        guard case .control(let reply) = try await answer(to: exchange, after: actions) else {
+            throw .timedOut("\(info) on the \(service) service (answered with an RPC)")
         }
-        defer { timer.cancel() }
-        let result: Result<SDLMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
-            pendingControl[key] = (token, continuation)
-            do throws(SDLConnectionError) {
-                try enqueue(message, mtu: sessionMTU)
-            } catch {
-                failControl(key, token: token, with: error)
-            }
-        }
-        return try result.get()
+        return reply
     }
 
-    private func failControl(_ key: ControlKey, token: Int, with error: SDLConnectionError) {
-        guard let pending = pendingControl[key], pending.token == token else { return }
-        pendingControl[key] = nil
-        pending.reply.resume(returning: .failure(error))
+    /// Performs the actions that start `exchange` and waits for its answer, a failed write or
+    /// its timeout.
+    private func answer(to exchange: SDLConnectionMachine.Exchange,
+                        after actions: [SDLConnectionMachine.Action]) async throws(SDLConnectionError) -> SDLConnectionMachine.Answer {
+        let result: Result<SDLConnectionMachine.Answer, SDLConnectionError> = await withCheckedContinuation { continuation in
+            waiting[exchange] = continuation
+            // A write that fails fails the exchange it belongs to.
+            try? perform(actions)
+        }
+        return try result.get()
     }
 
     /// Sends a request and waits for its response: encrypted when the head unit's policy requires
@@ -1349,57 +1156,37 @@ public actor SDLConnection {
 
     private func send<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters, timeout: Duration?,
                                              encrypted: Bool) async throws(SDLConnectionError) -> SDLRPCMessage {
-        guard transport != nil, let session else { throw lossReason ?? .notConnected }
-        let correlationID = nextCorrelationID
-        nextCorrelationID = nextCorrelationID >= 0x7FFF_FFFF ? 1 : nextCorrelationID + 1
-        let rpc: SDLRPCMessage
+        guard transport != nil, session != nil else { throw lossReason ?? .notConnected }
+        let started: (exchange: SDLConnectionMachine.Exchange, actions: [SDLConnectionMachine.Action])
         do {
-            rpc = try SDLRPCMessage(type: .request, functionID: function, correlationID: correlationID, parameters: parameters)
+            started = try machine.startRequest(function, parameters: parameters, encrypted: encrypted,
+                                               timeout: timeout ?? configuration.requestTimeout)
         } catch {
-            throw .rpc(error)
+            throw Self.error(error, sending: .rpc)
         }
-        let message = SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: session.sessionID,
-                                 messageID: takeMessageID(), payload: rpc.encoded())
-        let limit = timeout ?? configuration.requestTimeout
-        let timer = Task { [weak self] in
-            guard (try? await Task.sleep(for: limit)) != nil else { return }
-            await self?.failRequest(correlationID, with: .timedOut("\(function) request \(correlationID)"))
+        guard case .response(let response) = try await answer(to: started.exchange, after: started.actions) else {
+            throw .timedOut("\(function) request (answered with a control message)")
         }
-        defer { timer.cancel() }
-        let result: Result<SDLRPCMessage, SDLConnectionError> = await withCheckedContinuation { continuation in
-            pendingRequests[correlationID] = continuation
-            do throws(SDLConnectionError) {
-                try enqueue(message, mtu: sessionMTU, encrypted: encrypted)
-            } catch {
-                failRequest(correlationID, with: error)
-            }
-        }
-        return try result.get()
-    }
-
-    private func failRequest(_ correlationID: UInt32, with error: SDLConnectionError) {
-        pendingRequests.removeValue(forKey: correlationID)?.resume(returning: .failure(error))
+        return response
     }
 
     private func notify<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters) async throws(SDLConnectionError) {
-        guard let session else { throw .notConnected }
-        let rpc: SDLRPCMessage
-        do {
-            rpc = try SDLRPCMessage(type: .notification, functionID: function,
-                                    correlationID: SDLRPCMessage.notificationCorrelationID, parameters: parameters)
-        } catch {
-            throw .rpc(error)
-        }
+        guard transport != nil, session != nil else { throw lossReason ?? .notConnected }
         let encrypted = permissions?.requiresEncryption(function.description) ?? false
         if encrypted { try await protectRPCService() }
-        try enqueue(SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: session.sessionID,
-                               messageID: takeMessageID(), payload: rpc.encoded()), mtu: sessionMTU, encrypted: encrypted)
+        let write: SDLConnectionMachine.Action
+        do {
+            write = try machine.notification(function, parameters: parameters, encrypted: encrypted)
+        } catch {
+            throw Self.error(error, sending: .rpc)
+        }
+        try perform([write])
     }
 
     /// Protects the RPC service (a second StartService on it, with the E bit) if it is not yet;
     /// requests that need it at the same moment wait for the one handshake.
     private func protectRPCService() async throws(SDLConnectionError) {
-        guard !security.protectedServices.contains(.rpc) else { return }
+        guard !machine.security.protectedServices.contains(.rpc) else { return }
         if let running = rpcProtection { return try await running.value.get() }
         let generation = self.generation
         let running = Task { await self.startProtectedRPCService() }
@@ -1414,7 +1201,7 @@ public actor SDLConnection {
             return .failure(.protectionUnavailable(.rpc, "the head unit's policy requires encrypted RPCs, but the app has no security configuration; give it a certificate (SDLSecurityConfiguration)"))
         }
         do {
-            try security.prepare()
+            try machine.security.prepare()
         } catch {
             return .failure(.protectionUnavailable(.rpc, "\(error.message) (head unit make: \(vehicleMake ?? "not given"))"))
         }
@@ -1430,7 +1217,7 @@ public actor SDLConnection {
             return .failure(.protectionUnavailable(.rpc, securityFailure.map { "the handshake failed: \($0)" }
                                                    ?? "the head unit did not protect the RPC service (\(reply.controlInfo?.description ?? "no answer"))"))
         }
-        security.granted(.rpc)
+        machine.security.granted(.rpc)
         Self.logger.info("RPC service protected")
         eventSink.yield(.serviceProtected(.rpc))
         return .success(())
@@ -1457,19 +1244,13 @@ public actor SDLConnection {
         outgoing = nil
         closeVideoLocally()
         videoSenderTask = nil
-        for reply in pendingRequests.values { reply.resume(returning: .failure(.notConnected)) }
-        pendingRequests.removeAll()
-        for pending in pendingControl.values { pending.reply.resume(returning: .failure(.notConnected)) }
-        pendingControl.removeAll()
-        parser = SDLFrameParser(maximumFramePayload: Self.defaultMTU)
-        assembler = SDLMessageAssembler(maximumMessageSize: configuration.maximumIncomingMessageSize, maximumFramePayload: Self.defaultMTU)
+        failWaiting(with: .notConnected)
+        machine.reset(maximumIncomingMessageSize: configuration.maximumIncomingMessageSize)
         session = nil
         hmiStatus = nil
-        security.reset()
         resumeEstablishmentWaiters(established: false)
         rpcProtection = nil
         lastSealedWrite = nil
-        sessionMTU = Self.defaultMTU
         videoAllowed = false
         announceVideoAllowed()
         isAudioOpen = false
@@ -1477,14 +1258,20 @@ public actor SDLConnection {
         announceAudioAllowed()
     }
 
+    /// Fails every exchange still waiting, and stops their timers.
+    private func failWaiting(with error: SDLConnectionError) {
+        let replies = waiting
+        waiting.removeAll()
+        for timer in timers.values { timer.cancel() }
+        timers.removeAll()
+        for reply in replies.values { reply.resume(returning: .failure(error)) }
+    }
+
     private func connectionLost(_ error: SDLConnectionError, generation: Int) {
         guard generation == self.generation, transport != nil else { return }
         lossReason = error
         // Whoever waits on an answer learns the real reason, not just "not connected".
-        for reply in pendingRequests.values { reply.resume(returning: .failure(error)) }
-        pendingRequests.removeAll()
-        for pending in pendingControl.values { pending.reply.resume(returning: .failure(error)) }
-        pendingControl.removeAll()
+        failWaiting(with: error)
         let wasRunning = phase == .running
         teardown()
         guard wasRunning else { return }

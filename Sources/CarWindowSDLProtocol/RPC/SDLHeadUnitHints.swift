@@ -52,7 +52,7 @@ package struct SDLDriverDistraction: Decodable {
 }
 
 /// OnLanguageChange, and the languages of the RegisterAppInterface response.
-package struct SDLLanguages: Decodable {
+package struct SDLLanguages: Decodable, Equatable {
     package var language: String?
     package var hmiDisplayLanguage: String?
 }
