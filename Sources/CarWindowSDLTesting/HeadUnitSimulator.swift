@@ -244,8 +244,8 @@ public actor HeadUnitSimulator {
     private var transport: SDLTCPTransport?
     private var acceptTask: Task<Void, Never>?
     private var state = Snapshot()
-    private var sessionID: UInt8 = 0
-    private var messageID: UInt32 = 0
+    /// The framing of the app's connection: the same as the app's own (``SDLFraming``).
+    private var framing = HeadUnitSimulator.framing(sessionID: 0, mtu: 131_072)
     private var videoFile: AnnexBFileSink?
     private var depacketizer = RTPStreamDepacketizer()
     private var waiters: [(id: Int, condition: @Sendable (Snapshot) -> Bool, continuation: CheckedContinuation<Snapshot?, Never>)] = []
@@ -355,8 +355,7 @@ public actor HeadUnitSimulator {
         if state.audioOpen {
             state.audioOpen = false
             changed()
-            try await write(SDLMessage(version: 5, serviceType: .audio, sessionID: sessionID, messageID: takeMessageID(),
-                                       controlInfo: .endService, payload: []))
+            try await write(framing.message(.audio, .endService, payload: []))
         }
     }
 
@@ -406,8 +405,7 @@ public actor HeadUnitSimulator {
         state.video = nil
         awaitsVideoEndACK = true
         changed()
-        try await write(SDLMessage(version: 5, serviceType: .video, sessionID: sessionID, messageID: takeMessageID(),
-                                   controlInfo: .endService, payload: []))
+        try await write(framing.message(.video, .endService, payload: []))
     }
 
     /// Sends an OnSystemCapabilityUpdated with a new video capability (a resize) and answers
@@ -420,8 +418,7 @@ public actor HeadUnitSimulator {
 
     /// Sends a heartbeat on the control service; the app should answer with a HeartbeatACK.
     public func sendHeartbeat() async throws(SDLConnectionError) {
-        try await write(SDLMessage(version: 5, serviceType: .control, sessionID: sessionID, messageID: takeMessageID(),
-                                   controlInfo: .heartbeat, payload: []))
+        try await write(framing.message(.control, .heartbeat, payload: []))
     }
 
     /// Sends raw bytes to the app, as a broken head unit might.
@@ -465,7 +462,7 @@ public actor HeadUnitSimulator {
             transport = connection
             connectionGeneration += 1
             let generation = connectionGeneration
-            sessionID = sessionID == 255 ? 1 : sessionID + 1
+            framing = Self.framing(sessionID: framing.sessionID == 255 ? 1 : framing.sessionID + 1, mtu: configuration.mtu)
             depacketizer = RTPStreamDepacketizer()
             resetSecurity()
             state.connections += 1
@@ -476,13 +473,11 @@ public actor HeadUnitSimulator {
     }
 
     private func serve(_ connection: SDLTCPTransport, generation: Int) async {
-        var parser = SDLFrameParser(maximumFramePayload: configuration.mtu)
-        var assembler = SDLMessageAssembler(maximumMessageSize: 16 << 20, maximumFramePayload: configuration.mtu)
         while generation == connectionGeneration {
             do {
                 let bytes = try await connection.read(maximumCount: max(1, configuration.readChunkSize))
-                parser.append(bytes)
-                while var frame = try parser.nextFrame() {
+                framing.append(bytes)
+                while var frame = try framing.nextFrame() {
                     // What a dropped connection still had buffered is not the app's doing now.
                     guard generation == connectionGeneration else { return }
                     if frame.needsDecryption {
@@ -497,7 +492,7 @@ public actor HeadUnitSimulator {
                         state.plainFramesOnProtectedServices += 1
                         changed()
                     }
-                    if let message = try assembler.add(frame) { await handle(message) }
+                    if let message = try framing.assemble(frame) { await handle(message) }
                 }
                 if let delay = configuration.readDelay { try? await Task.sleep(for: delay) }
             } catch {
@@ -975,21 +970,14 @@ public actor HeadUnitSimulator {
 
     /// The frame decrypted, or nil (and the app told) when it cannot be.
     private func open(_ frame: SDLFrame) async -> SDLFrame? {
-        guard let tls, tls.isHandshakeComplete, state.protectedServices.contains(frame.header.serviceType) else {
-            let error = SDLSecurityError(.serviceNotProtected, "encrypted frame on the \(frame.header.serviceType) service, which is not protected")
+        switch SDLFraming.open(frame, session: tls, protectedServices: state.protectedServices) {
+        case .success(let opened):
+            state.decryptedFrames += 1
+            return opened
+        case .failure(let error):
             state.securityErrorsSent.append(error)
             changed()
             await sendSecurityQuery(.error(error.code, text: error.message, sequenceNumber: 0))
-            return nil
-        }
-        do {
-            let opened = try frame.decrypted(with: tls)
-            state.decryptedFrames += 1
-            return opened
-        } catch {
-            state.securityErrorsSent.append(error)
-            changed()
-            await sendSecurityQuery(.error(.decryptionFailed, text: error.message, sequenceNumber: 0))
             return nil
         }
     }
@@ -1000,33 +988,33 @@ public actor HeadUnitSimulator {
     }
 
     private func sendSecurityQuery(_ query: SDLSecurityQuery) async {
-        try? await write(SDLMessage(version: 5, serviceType: .control, sessionID: sessionID, messageID: takeMessageID(),
-                                    payload: query.encoded()))
+        try? await write(framing.message(.control, payload: query.encoded()))
     }
 
     // MARK: Sending
 
-    private func takeMessageID() -> UInt32 {
-        messageID &+= 1
-        return messageID
+    /// The framing of a new connection: version 5 headers (as SDL Core 8 writes them), frames cut
+    /// for the configured MTU and taken up to it, messages of up to 16 MiB.
+    private static func framing(sessionID: UInt8, mtu: Int) -> SDLFraming {
+        var framing = SDLFraming(protocolVersion: 5, mtu: mtu, incomingFramePayload: mtu, maximumIncomingMessageSize: 16 << 20)
+        framing.sessionID = sessionID
+        return framing
     }
 
     private func sendControl(_ info: SDLControlFrameInfo, service: SDLServiceType, document: BSONDocument?, messageID: UInt32,
                              isProtected: Bool = false) async {
         let payload = (try? document?.encoded()) ?? nil
-        let message = SDLMessage(version: 5, serviceType: service, sessionID: sessionID, messageID: messageID,
-                                 controlInfo: info, isProtected: isProtected, payload: payload ?? [])
-        try? await write(message)
+        try? await write(framing.message(service, info, isProtected: isProtected, messageID: messageID, payload: payload ?? []))
     }
 
     private func respond<Parameters: Encodable>(to request: SDLRPCMessage, _ parameters: Parameters) async {
         guard let rpc = try? SDLRPCMessage(type: .response, functionID: request.functionID,
                                            correlationID: request.correlationID, parameters: parameters) else { return }
-        let message = SDLMessage(version: 5, serviceType: .rpc, sessionID: sessionID, messageID: takeMessageID(), payload: rpc.encoded())
+        let message = framing.message(.rpc, payload: rpc.encoded())
         // As SDL Core does: what must be encrypted is answered encrypted.
         if configuration.security?.encryptedRPCs.contains(request.functionID) == true, state.protectedServices.contains(.rpc),
            let tls, tls.isHandshakeComplete {
-            guard let bytes = try? message.protectedEncoded(maximumFramePayload: configuration.mtu - SDLFrameHeader.size, session: tls),
+            guard let bytes = try? message.protectedEncoded(maximumFramePayload: SDLFraming.framePayload(forMTU: framing.mtu), session: tls),
                   let transport else { return }
             try? await transport.write(bytes)
             return
@@ -1042,13 +1030,13 @@ public actor HeadUnitSimulator {
         } catch {
             throw .rpc(error)
         }
-        try await write(SDLMessage(version: 5, serviceType: .rpc, sessionID: sessionID, messageID: takeMessageID(), payload: rpc.encoded()))
+        try await write(framing.message(.rpc, payload: rpc.encoded()))
     }
 
     private func write(_ message: SDLMessage) async throws(SDLConnectionError) {
         guard let transport else { throw .notConnected }
         do {
-            try await transport.write(message.encoded(maximumFramePayload: configuration.mtu - SDLFrameHeader.size))
+            try await transport.write(framing.encoded(message))
         } catch {
             throw .transport(error)
         }

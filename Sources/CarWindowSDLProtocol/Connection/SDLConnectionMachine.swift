@@ -2,9 +2,9 @@
 /// unit, timer firings and the app's commands go in; what to write, which answers arrived, which
 /// timers to arm and what to tell the app come out as ``Action``s.
 ///
-/// It owns the framing (frame parser, message assembler, protocol version, session id, MTUs,
-/// message and correlation ids), the exchanges waiting for an answer (control StartService and
-/// EndService, RPC requests) with their timeouts, and the security layer. It knows nothing of
+/// It owns the framing (an ``SDLFraming``, which the head-unit simulator frames through too, and
+/// the MTU of each service), the exchanges waiting for an answer (control StartService and
+/// EndService, RPC requests, by correlation id) with their timeouts, and the security layer. It knows nothing of
 /// sockets, tasks or clocks: `SDLConnection` is the shell that does the I/O and keeps the
 /// callers waiting, and the fuzz target drives this same value with hostile bytes.
 package struct SDLConnectionMachine {
@@ -113,19 +113,18 @@ package struct SDLConnectionMachine {
         var isStart: Bool
     }
 
-    private var parser: SDLFrameParser
-    private var assembler: SDLMessageAssembler
+    private var framing: SDLFraming
     /// The security layer of this registration: the library for the head unit's make, the TLS
     /// session, the services granted protected.
     package var security = SDLAppSecurityStage(library: nil, appID: "")
     /// The protocol version of the headers this side writes.
-    package private(set) var protocolVersion: UInt8 = 5
+    package var protocolVersion: UInt8 { framing.protocolVersion }
     /// The session id the RPC StartServiceACK gave; 0 before.
-    package private(set) var sessionID: UInt8 = 0
-    /// The session's MTU (the RPC StartServiceACK's, clamped), and each service's.
-    package private(set) var sessionMTU = defaultMTU
+    package var sessionID: UInt8 { framing.sessionID }
+    /// The session's MTU (the RPC StartServiceACK's, clamped).
+    package var sessionMTU: Int { framing.mtu }
+    /// The MTUs of the video and audio services, where their ACKs named one.
     private var serviceMTUs: [SDLServiceType: Int] = [:]
-    private var nextMessageID: UInt32 = 1
     private var nextCorrelationID: UInt32 = 1
     private var nextControlToken = 0
     private var pendingControl: [ControlKey: (exchange: Exchange, what: String)] = [:]
@@ -138,8 +137,11 @@ package struct SDLConnectionMachine {
 
     /// A machine for a new transport connection.
     package init(maximumIncomingMessageSize: Int) {
-        parser = SDLFrameParser(maximumFramePayload: Self.defaultMTU)
-        assembler = SDLMessageAssembler(maximumMessageSize: maximumIncomingMessageSize, maximumFramePayload: Self.defaultMTU)
+        // The first StartService goes with the newest header this side speaks (version 5), as
+        // the iOS library sends it: SDL Core warns about a version 1 header ("Unknown version:1")
+        // though the spec allows one. The ACK says which version the head unit speaks.
+        framing = SDLFraming(protocolVersion: 5, mtu: Self.defaultMTU, incomingFramePayload: Self.defaultMTU,
+                             maximumIncomingMessageSize: maximumIncomingMessageSize)
     }
 
     /// Starts over for a new transport connection: the exchanges still waiting are forgotten
@@ -154,12 +156,10 @@ package struct SDLConnectionMachine {
 
     /// The frame payload limits of the parser and the assembler (the fuzz target checks that
     /// the head unit cannot raise them past what this side accepts).
-    package var incomingFramePayloadLimits: (parser: Int, assembler: Int) {
-        (parser.maximumFramePayload, assembler.maximumFramePayload)
-    }
+    package var incomingFramePayloadLimits: (parser: Int, assembler: Int) { framing.incomingFramePayloadLimits }
 
     /// The largest whole message accepted from the head unit.
-    package var maximumIncomingMessageSize: Int { assembler.maximumMessageSize }
+    package var maximumIncomingMessageSize: Int { framing.maximumIncomingMessageSize }
 
     /// The MTU messages of `service` are written at.
     package func mtu(for service: SDLServiceType) -> Int { serviceMTUs[service] ?? sessionMTU }
@@ -176,13 +176,11 @@ package struct SDLConnectionMachine {
             throw .badControlPayload(service: .rpc, info: .startServiceACK, error)
         }
         let info = SDLSessionInfo(ack: document, sessionID: ack.sessionID)
-        protocolVersion = Self.negotiatedProtocolVersion(info, headerVersion: ack.version)
-        sessionMTU = Self.negotiatedMTU(info.mtu, otherwise: Self.defaultMTU)
+        framing.protocolVersion = Self.negotiatedProtocolVersion(info, headerVersion: ack.version)
+        framing.mtu = Self.negotiatedMTU(info.mtu, otherwise: Self.defaultMTU)
+        framing.sessionID = info.sessionID
+        framing.incomingFramePayloadLimit = Self.incomingFramePayloadLimit(sessionMTU: framing.mtu)
         serviceMTUs.removeAll()
-        sessionID = info.sessionID
-        let incomingLimit = Self.incomingFramePayloadLimit(sessionMTU: sessionMTU)
-        parser.maximumFramePayload = incomingLimit
-        assembler.maximumFramePayload = incomingLimit
         return info
     }
 
@@ -193,7 +191,7 @@ package struct SDLConnectionMachine {
 
     /// The payload per frame for a negotiated MTU. Head units differ on whether `mtu` counts the
     /// 12-byte header; leaving it out of the payload fits both readings.
-    package static func framePayload(forMTU mtu: Int) -> Int { max(1, mtu - SDLFrameHeader.size) }
+    package static func framePayload(forMTU mtu: Int) -> Int { SDLFraming.framePayload(forMTU: mtu) }
 
     /// The protocol version to speak after the RPC StartServiceACK: the major number of its
     /// `protocolVersion` (else the ACK header's version), within 2...5.
@@ -228,9 +226,7 @@ package struct SDLConnectionMachine {
         nextControlToken += 1
         let exchange = Exchange.control(service, isStart: key.isStart, token: nextControlToken)
         pendingControl[key] = (exchange, "\(info) on the \(service) service")
-        let message = SDLMessage(version: protocolVersion, serviceType: service, sessionID: sessionID,
-                                 messageID: protocolVersion == 1 ? 0 : takeMessageID(), controlInfo: info,
-                                 isProtected: protected, payload: payload)
+        let message = framing.message(service, info, isProtected: protected, payload: payload)
         actions += [.armTimer(exchange, timeout), write(message, for: exchange)]
         return (exchange, actions)
     }
@@ -270,13 +266,11 @@ package struct SDLConnectionMachine {
 
     /// The bytes of a video or audio message: encrypted when the service is protected.
     package mutating func dataMessage(_ service: SDLServiceType, payload: [UInt8]) throws(SendFailure) -> (bytes: [UInt8], isSealed: Bool) {
-        let message = SDLMessage(version: protocolVersion, serviceType: service, sessionID: sessionID,
-                                 messageID: takeMessageID(), payload: payload)
-        let framePayload = Self.framePayload(forMTU: mtu(for: service))
+        let message = framing.message(service, payload: payload)
         guard security.protectedServices.contains(service) else {
-            return (message.encoded(maximumFramePayload: framePayload), false)
+            return (framing.encoded(message, mtu: mtu(for: service)), false)
         }
-        return (try sealed(message, framePayload: framePayload), true)
+        return (try sealed(message, mtu: mtu(for: service)), true)
     }
 
     /// A timer armed by ``Action/armTimer(_:_:)`` fired: the exchange times out if it still waits.
@@ -315,10 +309,10 @@ package struct SDLConnectionMachine {
     /// Bytes from the head unit, in any cut: whole messages are handled as they complete.
     package mutating func receive(_ bytes: some Collection<UInt8>) -> [Action] {
         guard !isLost else { return [] }
-        parser.append(bytes)
+        framing.append(bytes)
         var actions: [Action] = []
         do {
-            while !isLost, var frame = try parser.nextFrame() {
+            while !isLost, var frame = try framing.nextFrame() {
                 if frame.needsDecryption {
                     switch security.open(frame) {
                     case .success(let opened):
@@ -329,7 +323,7 @@ package struct SDLConnectionMachine {
                         continue
                     }
                 }
-                guard let message = try assembler.add(frame) else { continue }
+                guard let message = try framing.assemble(frame) else { continue }
                 handle(message, into: &actions)
             }
         } catch {
@@ -382,7 +376,7 @@ package struct SDLConnectionMachine {
     private mutating func handleControl(_ info: SDLControlFrameInfo, _ message: SDLMessage, into actions: inout [Action]) {
         switch info {
         case .heartbeat:
-            let ack = SDLMessage(version: protocolVersion, serviceType: .control, sessionID: message.sessionID,
+            let ack = SDLMessage(version: framing.protocolVersion, serviceType: .control, sessionID: message.sessionID,
                                  messageID: message.messageID, controlInfo: .heartbeatACK, payload: [])
             actions.append(write(ack, isHeartbeatACK: true, for: nil))
         case .startServiceACK, .startServiceNAK, .endServiceACK, .endServiceNAK:
@@ -398,7 +392,7 @@ package struct SDLConnectionMachine {
                 // The head unit closed a service on its own (SDL Core does at NONE): stop sending
                 // and acknowledge, or Core keeps the service and refuses the next start.
                 security.ended(message.serviceType)
-                let ack = SDLMessage(version: protocolVersion, serviceType: message.serviceType, sessionID: message.sessionID,
+                let ack = SDLMessage(version: framing.protocolVersion, serviceType: message.serviceType, sessionID: message.sessionID,
                                      messageID: message.messageID, controlInfo: .endServiceACK, payload: [])
                 actions += [.serviceEndedByHeadUnit(message.serviceType), write(ack, for: nil)]
             case .rpc:
@@ -457,9 +451,7 @@ package struct SDLConnectionMachine {
         for step in steps {
             switch step {
             case .send(let query):
-                let message = SDLMessage(version: protocolVersion, serviceType: .control, sessionID: sessionID,
-                                         messageID: takeMessageID(), payload: query.encoded())
-                actions.append(write(message, for: nil))
+                actions.append(write(framing.message(.control, payload: query.encoded()), for: nil))
             case .established:
                 actions.append(.securityEstablished)
             case .failed(let error, let reportedByHeadUnit, let closed):
@@ -474,28 +466,21 @@ package struct SDLConnectionMachine {
 
     // MARK: Writing
 
-    private mutating func takeMessageID() -> UInt32 {
-        defer { nextMessageID = nextMessageID == UInt32.max ? 1 : nextMessageID + 1 }
-        return nextMessageID
-    }
-
     private func write(_ message: SDLMessage, isHeartbeatACK: Bool = false, for exchange: Exchange?) -> Action {
-        .write(message.encoded(maximumFramePayload: Self.framePayload(forMTU: sessionMTU)), .queued(isHeartbeatACK: isHeartbeatACK),
-               for: exchange)
+        .write(framing.encoded(message), .queued(isHeartbeatACK: isHeartbeatACK), for: exchange)
     }
 
     private mutating func rpcWrite(_ rpc: SDLRPCMessage, encrypted: Bool, for exchange: Exchange?) throws(SendFailure) -> Action {
-        let message = SDLMessage(version: protocolVersion, serviceType: .rpc, sessionID: sessionID,
-                                 messageID: takeMessageID(), payload: rpc.encoded())
+        let message = framing.message(.rpc, payload: rpc.encoded())
         guard encrypted else { return write(message, for: exchange) }
         // Sealed or refused, never sent in the clear.
-        return .write(try sealed(message, framePayload: Self.framePayload(forMTU: sessionMTU)), .sealed, for: exchange)
+        return .write(try sealed(message, mtu: framing.mtu), .sealed, for: exchange)
     }
 
-    private func sealed(_ message: SDLMessage, framePayload: Int) throws(SendFailure) -> [UInt8] {
+    private func sealed(_ message: SDLMessage, mtu: Int) throws(SendFailure) -> [UInt8] {
         guard security.protectedServices.contains(message.serviceType) else { throw .notProtected(message.serviceType) }
         do {
-            return try security.seal(message, maximumFramePayload: framePayload)
+            return try security.seal(message, maximumFramePayload: Self.framePayload(forMTU: mtu))
         } catch {
             throw .security(error)
         }

@@ -106,17 +106,8 @@ package struct SDLAppSecurityStage {
     /// The frame with its payload decrypted, or the actions for a frame that cannot be: one for
     /// a service that is not protected, or that does not decrypt. Such a frame is dropped.
     package mutating func open(_ frame: SDLFrame) -> Result<SDLFrame, SDLAppSecurityStageRefusal> {
-        guard let session, session.isHandshakeComplete, protectedServices.contains(frame.header.serviceType) else {
-            let text = "an encrypted frame arrived on the \(frame.header.serviceType) service, which is not protected"
-            return .failure(SDLAppSecurityStageRefusal(
-                error: SDLSecurityError(.serviceNotProtected, text),
-                actions: [.send(.error(.serviceNotProtected, text: text, sequenceNumber: 0))]))
-        }
-        do {
-            return .success(try frame.decrypted(with: session))
-        } catch {
-            return .failure(SDLAppSecurityStageRefusal(
-                error: error, actions: [.send(.error(.decryptionFailed, text: error.message, sequenceNumber: 0))]))
+        SDLFraming.open(frame, session: session, protectedServices: protectedServices).mapError { error in
+            SDLAppSecurityStageRefusal(error: error, actions: [.send(.error(error.code, text: error.message, sequenceNumber: 0))])
         }
     }
 
