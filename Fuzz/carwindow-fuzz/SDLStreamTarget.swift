@@ -64,10 +64,13 @@ private struct LinkDriver {
 
     /// Does what the machine says; false when the connection would drop the head unit.
     mutating func perform(_ actions: [Machine.Action]) -> Bool {
+        // The machine cut these writes when it made them: an RPC StartServiceACK among the
+        // actions changes the MTU for what comes after this batch, not for what is in it.
+        let mtu = machine.sessionMTU
         for action in actions {
             switch action {
             case .write(let bytes, let lane, _):
-                check(bytes, lane: lane)
+                check(bytes, lane: lane, mtu: mtu)
             case .armTimer(let exchange, _):
                 armed.insert(exchange)
             case .cancelTimer(let exchange):

@@ -78,6 +78,15 @@ public final class OpenSSLHeadUnitSession: SDLSecuritySession {
         return try engine.encrypt(plaintext)
     }
 
+    /// Encrypts one frame's payload and appends its records to `output`, without copying the
+    /// plaintext or buffering the records on the way.
+    ///
+    /// - Throws: `SDLSecurityError` with `.encryptionFailed`, for example before the handshake has finished.
+    public func encrypt(_ plaintext: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws(SDLSecurityError) {
+        guard let engine else { throw .handshakeNotFinished(.encryptionFailed) }
+        try engine.encrypt(plaintext, appendingTo: &output)
+    }
+
     /// Decrypts whole records, given concatenated.
     ///
     /// - Throws: `SDLSecurityError` with `.decryptionFailed` for truncated, oversized

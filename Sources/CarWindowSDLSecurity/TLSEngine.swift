@@ -114,6 +114,22 @@ final class TLSEngine {
 
     /// Encrypts `plaintext`; also returns anything OpenSSL queued since the last call (alerts, key updates).
     func encrypt(_ plaintext: [UInt8]) throws(SDLSecurityError) -> [UInt8] {
+        var records: [UInt8] = []
+        var failure: SDLSecurityError?
+        plaintext.withUnsafeBytes { bytes in
+            do throws(SDLSecurityError) {
+                try encrypt(bytes, appendingTo: &records)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return records
+    }
+
+    /// Encrypts `plaintext` and appends the records (and anything OpenSSL queued since the last
+    /// call) to `output`, with no copy of the plaintext and no buffer of its own.
+    func encrypt(_ plaintext: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws(SDLSecurityError) {
         try ensureUsable(.encryptionFailed)
         guard isHandshakeComplete else { throw .handshakeNotFinished(.encryptionFailed) }
         // DTLS sends each record as one datagram, so each must fit the MTU;
@@ -124,13 +140,13 @@ final class TLSEngine {
             let end = min(offset + chunk, plaintext.count)
             var written = 0
             OpenSSLFailure.clear()
-            let result = plaintext[offset..<end].withUnsafeBytes { SSL_write_ex(ssl, $0.baseAddress, $0.count, &written) }
+            let result = SSL_write_ex(ssl, plaintext.baseAddress.map { $0 + offset }, end - offset, &written)
             guard result == 1, written == end - offset else {
                 throw fail(.encryptionFailed, "Encryption failed\(OpenSSLFailure.drainedSuffix()). Reset the session and handshake again.")
             }
             offset = end
         }
-        return drainOutput()
+        drainOutput(appendingTo: &output)
     }
 
     /// Decrypts whole records and returns their plaintext.
@@ -193,12 +209,22 @@ final class TLSEngine {
     }
 
     private func drainOutput() -> [UInt8] {
+        var bytes: [UInt8] = []
+        drainOutput(appendingTo: &bytes)
+        return bytes
+    }
+
+    /// Moves what OpenSSL wrote to the end of `bytes` (grown only when it lacks the room).
+    private func drainOutput(appendingTo bytes: inout [UInt8]) {
         let pending = sdltls_bio_pending(output)
-        guard pending > 0 else { return [] }
-        return [UInt8](unsafeUninitializedCapacity: pending) { buffer, initialized in
-            var count = 0
-            initialized = BIO_read_ex(output, buffer.baseAddress, buffer.count, &count) == 1 ? count : 0
+        guard pending > 0 else { return }
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: pending))
+        var count = 0
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            _ = BIO_read_ex(output, buffer.baseAddress.map { $0 + start }, pending, &count)
         }
+        bytes.removeLast(pending - min(count, pending))
     }
 
     private func ensureUsable(_ code: SDLSecurityErrorCode) throws(SDLSecurityError) {

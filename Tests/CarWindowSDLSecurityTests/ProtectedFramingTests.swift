@@ -39,6 +39,22 @@ struct ProtectedFramingTests {
             if let whole = try assembler.add(opened) { received.append(whole) }
         }
         #expect(received == [message])
+
+        // The same message built in place (the path of every protected video frame) frames
+        // alike: the same frame types, sizes within the MTU, and the message back.
+        parser.append(try message.protectedEncoded(maximumFramePayload: mtu, session: app))
+        var rebuilt: [SDLFrame] = []
+        while let frame = try parser.nextFrame() { rebuilt.append(frame) }
+        #expect(rebuilt.map(\.header.frameType) == frames.map(\.header.frameType))
+        #expect(rebuilt.map(\.header.isEncrypted) == frames.map(\.header.isEncrypted))
+        #expect(rebuilt.map(\.header.frameInfo) == frames.map(\.header.frameInfo))
+        #expect(rebuilt.allSatisfy { $0.payload.count <= mtu && Int($0.header.dataSize) == $0.payload.count })
+        received = []
+        for frame in rebuilt {
+            let opened = frame.needsDecryption ? try frame.decrypted(with: headUnit) : frame
+            if let whole = try assembler.add(opened) { received.append(whole) }
+        }
+        #expect(received == [message])
     }
 
     /// An encrypted frame that reaches the assembler undecrypted is refused, not taken as data.
@@ -80,5 +96,7 @@ struct ProtectedFramingTests {
         try connect(try fixtures.headUnit(.tls), app)
         let message = SDLMessage(version: 5, serviceType: .video, sessionID: 1, messageID: 1, payload: payload(5_000))
         #expect(errorCode { try message.protectedFrames(maximumFramePayload: 1_000, session: Generous(app)) } == .encryptionFailed)
+        // In place too, through the protocol's default (a library without the in-place method).
+        #expect(errorCode { try message.protectedEncoded(maximumFramePayload: 1_000, session: Generous(app)) } == .encryptionFailed)
     }
 }

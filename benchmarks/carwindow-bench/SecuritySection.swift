@@ -7,6 +7,9 @@ import Foundation
 /// What protecting video costs per access unit: the frames of one unit written in the clear
 /// against the same unit sealed by the app's TLS 1.3 and DTLS 1.2 sessions (and opened by the
 /// head unit's, which a car does on its side), at the sizes of 600 kbit/s and 20 Mbit/s at 15 fps.
+///
+/// `CARWINDOW_BENCH_SECURITY_CASE=tls,5000` (a transport and a unit size in bytes) runs that one
+/// case alone, so that scripts/seal-allocations.sh can count its allocations under heaptrack.
 struct SecuritySection: BenchmarkSection {
     let name = "security"
     let summary = "the cost of protected video per access unit: TLS 1.3 and DTLS 1.2 against frames in the clear"
@@ -25,7 +28,8 @@ struct SecuritySection: BenchmarkSection {
         let library = try OpenSSLSecurityLibrary(certificatePEM: ThrowAwayIdentity.certificatePEM,
                                                  privateKeyPEM: ThrowAwayIdentity.privateKeyPEM)
         let payloadLimit = 131_072 - SDLFrameHeader.size
-        for size in Self.unitSizes {
+        let only = Self.onlyCase()
+        for size in Self.unitSizes where only.map({ $0.bytes == size.bytes }) ?? true {
             var entry = CaseResult(label: size.label)
             let payload = (0..<size.bytes).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
             let message = SDLMessage(version: 5, serviceType: .video, sessionID: 1, messageID: 1, payload: payload)
@@ -36,7 +40,7 @@ struct SecuritySection: BenchmarkSection {
             }
             var row = [size.label, Self.microseconds(clear, units)]
             var added: [String] = []
-            for transport in [OpenSSLHeadUnitSession.Transport.tls, .dtls] {
+            for transport in [OpenSSLHeadUnitSession.Transport.tls, .dtls] where only.map({ $0.transport == transport }) ?? true {
                 let (stage, headUnit) = try Self.established(library, transport)
                 var sealed: [[UInt8]] = []
                 sealed.reserveCapacity(units)
@@ -71,12 +75,24 @@ struct SecuritySection: BenchmarkSection {
                 added.append("\(sealed[0].count - clearBytes)")
             }
             entry.add("clear_us", Self.value(clear, units), "µs", better: .lower)
-            table.rows.append([row[0], row[1], row[2], row[5], row[3], row[4], added.joined(separator: "/")])
+            if only == nil { table.rows.append([row[0], row[1], row[2], row[5], row[3], row[4], added.joined(separator: "/")]) }
             result.cases.append(entry)
         }
         result.tables.append(table)
-        result.notes.append("Sealing cuts a unit into frames of one TLS record each (as SDL Core sends them; DTLS records of the 1,400-byte link MTU, under 16,000 bytes a frame) and encrypts them with AES-GCM; the share is the time beyond the clear frames, against the 66.7 ms between pictures at 15 fps. Allocations per unit: run `valgrind --tool=memcheck carwindow-bench --only security` quick and full and divide the difference of the allocation totals by the difference of units (\(context.count(quick: 200, full: 2_000)) here).")
+        result.notes.append("Sealing cuts a unit into frames of one TLS record each (as SDL Core sends them; DTLS records of the 1,400-byte link MTU, under 16,000 bytes a frame) and encrypts them with AES-GCM; the share is the time beyond the clear frames, against the 66.7 ms between pictures at 15 fps. Allocations per unit: scripts/seal-allocations.sh (heaptrack, one case at a time).")
         return result
+    }
+
+    /// The one case `CARWINDOW_BENCH_SECURITY_CASE` names, or nil for all.
+    static func onlyCase() -> (transport: OpenSSLHeadUnitSession.Transport, bytes: Int)? {
+        guard let text = ProcessInfo.processInfo.environment["CARWINDOW_BENCH_SECURITY_CASE"] else { return nil }
+        let parts = text.split(separator: ",")
+        guard parts.count == 2, let bytes = Int(parts[1]), unitSizes.contains(where: { $0.bytes == bytes }) else { return nil }
+        switch parts[0] {
+        case "tls": return (.tls, bytes)
+        case "dtls": return (.dtls, bytes)
+        default: return nil
+        }
     }
 
     /// An app stage and a head unit session after a real handshake, video protected.

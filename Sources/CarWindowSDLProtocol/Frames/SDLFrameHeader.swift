@@ -141,18 +141,45 @@ package struct SDLFrameHeader: Sendable, Equatable {
     package var encodedSize: Int { version == 1 ? Self.version1Size : Self.size }
 
     /// The header's bytes.
-    package func encoded() -> [UInt8] {
-        var bytes: [UInt8] = [
-            (version << 4) | (isEncrypted ? 0x08 : 0) | frameType.rawValue,
-            serviceType.rawValue, frameInfo, sessionID,
-            UInt8(truncatingIfNeeded: dataSize >> 24), UInt8(truncatingIfNeeded: dataSize >> 16),
-            UInt8(truncatingIfNeeded: dataSize >> 8), UInt8(truncatingIfNeeded: dataSize),
-        ]
-        if version > 1 {
-            bytes += [UInt8(truncatingIfNeeded: messageID >> 24), UInt8(truncatingIfNeeded: messageID >> 16),
-                      UInt8(truncatingIfNeeded: messageID >> 8), UInt8(truncatingIfNeeded: messageID)]
+    /// Writes the header over `bytes[index...]`, which must hold ``size`` bytes (version 2 and
+    /// later): no allocation, for frames built in place.
+    package func write(into bytes: inout [UInt8], at index: Int) {
+        precondition(version > 1 && bytes.count >= index + Self.size, "a header is written in place only over 12 reserved bytes")
+        bytes[index] = (version << 4) | (isEncrypted ? 0x08 : 0) | frameType.rawValue
+        bytes[index + 1] = serviceType.rawValue
+        bytes[index + 2] = frameInfo
+        bytes[index + 3] = sessionID
+        func put(_ word: UInt32, at offset: Int) {
+            bytes[index + offset] = UInt8(truncatingIfNeeded: word >> 24)
+            bytes[index + offset + 1] = UInt8(truncatingIfNeeded: word >> 16)
+            bytes[index + offset + 2] = UInt8(truncatingIfNeeded: word >> 8)
+            bytes[index + offset + 3] = UInt8(truncatingIfNeeded: word)
         }
+        put(dataSize, at: 4)
+        put(messageID, at: 8)
+    }
+
+    package func encoded() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(version == 1 ? Self.version1Size : Self.size)
+        append(to: &bytes)
         return bytes
+    }
+
+    /// Appends the header's bytes (8 for version 1, else 12) to `bytes`.
+    package func append(to bytes: inout [UInt8]) {
+        func append(_ word: UInt32) {
+            bytes.append(UInt8(truncatingIfNeeded: word >> 24))
+            bytes.append(UInt8(truncatingIfNeeded: word >> 16))
+            bytes.append(UInt8(truncatingIfNeeded: word >> 8))
+            bytes.append(UInt8(truncatingIfNeeded: word))
+        }
+        bytes.append((version << 4) | (isEncrypted ? 0x08 : 0) | frameType.rawValue)
+        bytes.append(serviceType.rawValue)
+        bytes.append(frameInfo)
+        bytes.append(sessionID)
+        append(dataSize)
+        if version > 1 { append(messageID) }
     }
 
     /// Decodes a header at the start of `bytes`; nil when more bytes are needed to tell.

@@ -65,20 +65,59 @@ package struct SDLMessage: Sendable, Equatable {
     /// A first frame's payload: the message's total size and its number of consecutive frames,
     /// big-endian.
     package static func firstFramePayload(total: Int, frames: Int) -> [UInt8] {
-        let total = UInt32(truncatingIfNeeded: total), frames = UInt32(truncatingIfNeeded: frames)
-        return [UInt8(truncatingIfNeeded: total >> 24), UInt8(truncatingIfNeeded: total >> 16),
-                UInt8(truncatingIfNeeded: total >> 8), UInt8(truncatingIfNeeded: total),
-                UInt8(truncatingIfNeeded: frames >> 24), UInt8(truncatingIfNeeded: frames >> 16),
-                UInt8(truncatingIfNeeded: frames >> 8), UInt8(truncatingIfNeeded: frames)]
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(8)
+        appendFirstFramePayload(total: total, frames: frames, to: &bytes)
+        return bytes
+    }
+
+    /// ``firstFramePayload(total:frames:)`` appended to `bytes`.
+    package static func appendFirstFramePayload(total: Int, frames: Int, to bytes: inout [UInt8]) {
+        func append(_ value: Int) {
+            let word = UInt32(truncatingIfNeeded: value)
+            bytes.append(UInt8(truncatingIfNeeded: word >> 24))
+            bytes.append(UInt8(truncatingIfNeeded: word >> 16))
+            bytes.append(UInt8(truncatingIfNeeded: word >> 8))
+            bytes.append(UInt8(truncatingIfNeeded: word))
+        }
+        append(total)
+        append(frames)
     }
 
     /// All frames' bytes back to back, ready for one transport write (so no other message's
     /// frames can come between them).
+    ///
+    /// The same bytes as ``frames(maximumFramePayload:)``'s, built in one buffer with no frame
+    /// in between: this is the path of every video frame in the clear.
     package func encoded(maximumFramePayload: Int) -> [UInt8] {
+        let chunk = max(1, maximumFramePayload)
+        let headerSize = version == 1 ? SDLFrameHeader.version1Size : SDLFrameHeader.size
+        func header(_ type: SDLFrameType, info: UInt8, size: Int, encrypted: Bool = false) -> SDLFrameHeader {
+            SDLFrameHeader(version: version, isEncrypted: encrypted, frameType: type, serviceType: serviceType, frameInfo: info,
+                           sessionID: sessionID, dataSize: UInt32(truncatingIfNeeded: size), messageID: messageID)
+        }
         var bytes: [UInt8] = []
-        for frame in frames(maximumFramePayload: maximumFramePayload) {
-            bytes += frame.header.encoded()
-            bytes += frame.payload
+        if controlInfo != nil || payload.count <= chunk {
+            bytes.reserveCapacity(headerSize + payload.count)
+            if let controlInfo {
+                header(.control, info: controlInfo.rawValue, size: payload.count, encrypted: isProtected).append(to: &bytes)
+            } else {
+                header(.single, info: 0, size: payload.count).append(to: &bytes)
+            }
+            bytes += payload
+            return bytes
+        }
+        let count = (payload.count + chunk - 1) / chunk
+        bytes.reserveCapacity(headerSize * (count + 1) + 8 + payload.count)
+        header(.first, info: 0, size: 8).append(to: &bytes)
+        Self.appendFirstFramePayload(total: payload.count, frames: count, to: &bytes)
+        var counter: UInt8 = 1
+        for index in 0..<count {
+            let start = index * chunk
+            let end = min(start + chunk, payload.count)
+            header(.consecutive, info: index == count - 1 ? 0 : counter, size: end - start).append(to: &bytes)
+            bytes += payload[start..<end]
+            counter = counter == 255 ? 1 : counter + 1
         }
         return bytes
     }

@@ -42,13 +42,60 @@ extension SDLMessage {
         return frames
     }
 
-    /// ``protectedFrames(maximumFramePayload:session:)``'s bytes back to back, for one write.
+    /// ``protectedFrames(maximumFramePayload:session:)``'s bytes back to back, for one write,
+    /// built in one buffer: each frame's header is reserved, the session appends its records
+    /// behind it, and the header is written once their size is known. This is the path of every
+    /// protected video frame; it allocates the buffer and nothing else of its own.
     package func protectedEncoded(maximumFramePayload: Int,
                                   session: any SDLSecuritySession) throws(SDLSecurityError) -> [UInt8] {
+        guard version > 1 else {
+            // Version 1 headers have no message id and are never negotiated for protected
+            // services; framed frame by frame rather than in place.
+            return try protectedFrames(maximumFramePayload: maximumFramePayload, session: session)
+                .reduce(into: []) { bytes, frame in bytes += frame.header.encoded() + frame.payload }
+        }
+        precondition(controlInfo == nil, "control messages are never encrypted; set isProtected instead")
+        let limit = max(1, maximumFramePayload)
+        let chunk = session.maximumPlaintextPerFrame(payloadLimit: limit)
+        let count = payload.count <= chunk ? 1 : (payload.count + chunk - 1) / chunk
         var bytes: [UInt8] = []
-        for frame in try protectedFrames(maximumFramePayload: maximumFramePayload, session: session) {
-            bytes += frame.header.encoded()
-            bytes += frame.payload
+        // Records add their header, nonce and tag (at most 90 bytes per 16 KiB, DTLS's per-datagram
+        // records a little more): one sixteenth beyond the payload covers both.
+        bytes.reserveCapacity(payload.count + payload.count / 16 + (count + 1) * (SDLFrameHeader.size + 128) + 8)
+        func appendSealed(_ type: SDLFrameType, info: UInt8, _ range: Range<Int>) throws(SDLSecurityError) {
+            let start = bytes.count
+            bytes.append(contentsOf: repeatElement(0, count: SDLFrameHeader.size))
+            var failure: SDLSecurityError?
+            payload.withUnsafeBytes { plaintext in
+                do throws(SDLSecurityError) {
+                    try session.encrypt(UnsafeRawBufferPointer(rebasing: plaintext[range]), appendingTo: &bytes)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+            let size = bytes.count - start - SDLFrameHeader.size
+            guard size <= limit else {
+                throw SDLSecurityError(.encryptionFailed,
+                                       "\(range.count) bytes encrypted to \(size), more than a frame's \(limit); the security library's maximumPlaintextPerFrame is too generous")
+            }
+            SDLFrameHeader(version: version, isEncrypted: true, frameType: type, serviceType: serviceType, frameInfo: info,
+                           sessionID: sessionID, dataSize: UInt32(size), messageID: messageID).write(into: &bytes, at: start)
+        }
+        if count == 1 {
+            try appendSealed(.single, info: 0, 0..<payload.count)
+            return bytes
+        }
+        let first = SDLFrameHeader(version: version, frameType: .first, serviceType: serviceType, frameInfo: 0,
+                                   sessionID: sessionID, dataSize: 8, messageID: messageID)
+        bytes.append(contentsOf: repeatElement(0, count: SDLFrameHeader.size))
+        first.write(into: &bytes, at: 0)
+        Self.appendFirstFramePayload(total: payload.count, frames: count, to: &bytes)
+        var counter: UInt8 = 1
+        for index in 0..<count {
+            let start = index * chunk
+            try appendSealed(.consecutive, info: index == count - 1 ? 0 : counter, start..<min(start + chunk, payload.count))
+            counter = counter == 255 ? 1 : counter + 1
         }
         return bytes
     }

@@ -58,6 +58,10 @@ public protocol SDLSecuritySession: AnyObject {
     var isHandshakeComplete: Bool { get }
     /// One frame's payload as the records that carry it.
     func encrypt(_ plaintext: [UInt8]) throws(SDLSecurityError) -> [UInt8]
+    /// One frame's payload as the records that carry it, appended to `output`: the path every
+    /// protected video frame takes. The default calls ``encrypt(_:)``; a library that can write
+    /// its records straight into `output` saves a copy and two allocations a frame.
+    func encrypt(_ plaintext: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws(SDLSecurityError)
     /// One encrypted frame's records as the payload they carry.
     func decrypt(_ ciphertext: [UInt8]) throws(SDLSecurityError) -> [UInt8]
     /// Forgets the TLS state, as both sides do after an error; the next handshake starts afresh.
@@ -68,6 +72,10 @@ public protocol SDLSecuritySession: AnyObject {
 }
 
 extension SDLSecuritySession {
+    public func encrypt(_ plaintext: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) throws(SDLSecurityError) {
+        output += try encrypt(Array(plaintext))
+    }
+
     /// One record per frame: at most 16,384 bytes of plaintext (TLS's largest record), less
     /// 90 bytes for the record's header, nonce, tag and padding, as SDL Core reckons it.
     public func maximumPlaintextPerFrame(payloadLimit: Int) -> Int {
