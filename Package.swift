@@ -186,7 +186,7 @@ let package = Package(
         tests("CarWindowSDL", ["CarWindowSDLProtocol", "CarWindowSDLTesting", systemPackage, logging]),
         tests("CarWindowSimulation"),
         // The umbrella: programs written against `import CarWindow` alone.
-        tests("CarWindow"),
+        tests("CarWindow", ["CarWindowSDLTesting"]),
         // The command-line tests run the built `carwindow` next to the test bundle.
         .testTarget(name: "CarWindowCommandLineTests", dependencies: ["carwindow", "CarWindowSinks", "CarWindowSDLProtocol", "CarWindowSDL", "CarWindowSDLTesting", "CarWindowTestSupport"],
                     swiftSettings: strict),
