@@ -88,20 +88,19 @@ package actor EncoderStage {
     }
 
     /// The encoder's input surface as dma-buf planes, for drawing into it without copies; nil
-    /// unless the backend is VA-API and the driver exports surfaces.
+    /// unless the encoder has a zero-copy input and the driver exports it.
     package func exportedSurface() -> DMABufPlanes? {
         if let exported { return exported }
-        guard let vaapi = encoder as? VAAPIEncoder else { return nil }
-        exported = try? vaapi.exportInputSurfaceForGL()
+        exported = try? encoder.zeroCopyInput?.exportInputSurfaceForGL()
         return exported
     }
 
     /// Encodes what was drawn into ``exportedSurface()``.
     package func encodeExportedSurface(presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit {
-        guard let vaapi = encoder as? VAAPIEncoder else {
-            throw .backendUnavailable(encoder.backend, "only the VA-API backend encodes an exported surface")
+        guard let input = encoder.zeroCopyInput else {
+            throw .backendUnavailable(encoder.backend, "the \(encoder.backend) encoder has no zero-copy input to encode")
         }
-        return try vaapi.encodeExportedSurface(presentationTime: presentationTime, forceIDR: forceIDR)
+        return try input.encodeExportedSurface(presentationTime: presentationTime, forceIDR: forceIDR)
     }
 
     /// Changes the target bitrate, in bits per second, from the next frame on.

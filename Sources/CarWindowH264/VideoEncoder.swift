@@ -142,4 +142,24 @@ public protocol VideoEncoder: AnyObject {
     func setFrameRate(_ framesPerSecond: Double) throws(EncoderError)
     /// Returns what the encoder still holds (nothing for these low-delay backends) and ends the stream.
     func flush() throws(EncoderError) -> [AccessUnit]
+    /// The encoder's zero-copy input, when it has one: a surface the renderer draws into
+    /// directly. nil (the default) for an encoder that takes NV12 frames only.
+    var zeroCopyInput: (any ZeroCopyEncoderInput)? { get }
+}
+
+extension VideoEncoder {
+    /// None: the encoder takes NV12 frames, uploaded by the frame path.
+    public var zeroCopyInput: (any ZeroCopyEncoderInput)? { nil }
+}
+
+/// An encoder's input surface that the renderer can draw into without a copy: exported as
+/// dma-buf planes for EGL to import, then encoded in place.
+///
+/// - Important: Not thread-safe: the stage that owns the encoder calls it.
+public protocol ZeroCopyEncoderInput: AnyObject {
+    /// The input surface as dma-buf planes; the caller closes the descriptors once EGL has
+    /// imported them. Throws when the driver cannot export it (the frame path then uploads).
+    func exportInputSurfaceForGL() throws(EncoderError) -> DMABufPlanes
+    /// Encodes what was drawn into the exported surface; the renderer must have flushed first.
+    func encodeExportedSurface(presentationTime: Duration, forceIDR: Bool) throws(EncoderError) -> AccessUnit
 }

@@ -87,6 +87,12 @@ struct OpenH264EncoderTests {
     /// 2486 bytes a frame at 300 kbit/s (target 2500) and 12322 at 1500 kbit/s (target 12500),
     /// a factor of 4.96. A factor of 3 must show up. (Without grain the map is too simple to
     /// reach 1500 kbit/s: 4.6 kB a frame, which is why the grain is there.)
+    /// OpenH264 takes NV12 frames only: the frame path uploads for it, never asks it for a surface.
+    @Test func hasNoZeroCopyInput() throws {
+        let encoder = try OpenH264Encoder(settings: EncoderSettings(width: 320, height: 192))
+        #expect(encoder.zeroCopyInput == nil)
+    }
+
     @Test func bitrateChangeTakesEffect() throws {
         let encoder = try OpenH264Encoder(settings: EncoderSettings(width: 800, height: 480, bitrate: 300_000))
         var sizes: [Int] = []

@@ -434,6 +434,13 @@ struct VAAPIEncoderTests {
         #expect(!capabilities.rateControlModes.isEmpty)
     }
 
+    @Test("Its input surface is the encoder's zero-copy input", .enabled(if: VAAPITestSupport.hasH264Encoder))
+    func offersZeroCopyInput() throws {
+        let encoder = try VAAPIEncoder(settings: EncoderSettings(width: 800, height: 480))
+        let input = try #require(encoder.zeroCopyInput)
+        #expect(input === encoder)
+    }
+
     @Test("The input surface exports as R8 and GR88 DMA-BUF planes",
           .enabled(if: VAAPITestSupport.hasH264Encoder && !VAAPITestSupport.onTestDriver,
                    "needs a GPU's driver: the test driver has no dma-buf to export"))

@@ -18,7 +18,7 @@ import CarWindowVideoCore
 /// the driver's slice headers.
 ///
 /// - Important: Not thread-safe: one pipeline stage owns it.
-public final class VAAPIEncoder: VideoEncoder {
+public final class VAAPIEncoder: VideoEncoder, ZeroCopyEncoderInput {
     /// Always ``EncoderBackend/vaapi``.
     public let backend = EncoderBackend.vaapi
     /// The settings in use, bitrate and frame rate changes included.
@@ -167,6 +167,9 @@ public final class VAAPIEncoder: VideoEncoder {
         try upload(frame)
         return try encodeInputSurface(presentationTime: presentationTime, forceIDR: forceIDR)
     }
+
+    /// Itself: its input surface can be exported for the renderer to draw into.
+    public var zeroCopyInput: (any ZeroCopyEncoderInput)? { self }
 
     /// Encodes what GL rendered into the surface from `exportInputSurfaceForGL()`; nothing is
     /// uploaded. The renderer must have flushed (glFlush) its writes before this call.
