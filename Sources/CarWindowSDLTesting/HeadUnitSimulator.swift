@@ -1025,8 +1025,7 @@ public actor HeadUnitSimulator {
     private func notify<Parameters: Encodable>(_ function: SDLFunctionID, parameters: Parameters) async throws(SDLConnectionError) {
         let rpc: SDLRPCMessage
         do {
-            rpc = try SDLRPCMessage(type: .notification, functionID: function,
-                                    correlationID: SDLRPCMessage.notificationCorrelationID, parameters: parameters)
+            rpc = try .notification(function, parameters: parameters)
         } catch {
             throw .rpc(error)
         }

@@ -256,8 +256,7 @@ package struct SDLConnectionMachine {
     ) throws(SendFailure) -> Action {
         let rpc: SDLRPCMessage
         do {
-            rpc = try SDLRPCMessage(type: .notification, functionID: function,
-                                    correlationID: SDLRPCMessage.notificationCorrelationID, parameters: parameters)
+            rpc = try .notification(function, parameters: parameters)
         } catch {
             throw .rpc(error)
         }

@@ -145,6 +145,13 @@ package struct SDLRPCMessage: Sendable, Equatable {
         self.bulkData = Array(payload[(Self.headerSize + jsonSize)...])
     }
 
+    /// A notification (no correlation: ``notificationCorrelationID``) whose JSON is `parameters`
+    /// encoded.
+    package static func notification<Parameters: Encodable>(_ function: SDLFunctionID,
+                                                            parameters: Parameters) throws(SDLRPCError) -> SDLRPCMessage {
+        try SDLRPCMessage(type: .notification, functionID: function, correlationID: notificationCorrelationID, parameters: parameters)
+    }
+
     /// An RPC whose JSON is `parameters` encoded.
     package init<Parameters: Encodable>(type: SDLRPCType, functionID: SDLFunctionID, correlationID: UInt32,
                                        parameters: Parameters) throws(SDLRPCError) {
