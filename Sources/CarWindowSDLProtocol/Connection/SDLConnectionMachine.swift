@@ -4,9 +4,9 @@
 ///
 /// It owns the framing (an ``SDLFraming``, which the head-unit simulator frames through too, and
 /// the MTU of each service), the exchanges waiting for an answer (control StartService and
-/// EndService, RPC requests, by correlation id) with their timeouts, and the security layer. It knows nothing of
-/// sockets, tasks or clocks: `SDLConnection` is the shell that does the I/O and keeps the
-/// callers waiting, and the fuzz target drives this same value with hostile bytes.
+/// EndService, RPC requests, by correlation id) with their timeouts, and the security layer. It
+/// knows nothing of sockets, tasks or clocks: `SDLConnection` is the shell that does the I/O and
+/// keeps the callers waiting, and the fuzz target drives this same value with hostile bytes.
 package struct SDLConnectionMachine {
     /// The MTU before the head unit names one: protocol versions 3 and later allow 128 KiB.
     package static let defaultMTU = 131_072
