@@ -147,7 +147,7 @@ private struct LinkDriver {
     /// given) at the MTU they were cut for.
     func check(_ bytes: [UInt8], lane: Machine.Lane, payload: [UInt8]? = nil, mtu: Int? = nil) {
         guard lane != .sealed else { fatalError("a connection without a security library sealed a message") }
-        let framePayload = Machine.framePayload(forMTU: mtu ?? machine.sessionMTU)
+        let framePayload = SDLFraming.framePayload(forMTU: mtu ?? machine.sessionMTU)
         // A control message is one frame whatever its size (the protocol cannot split it); every
         // other frame must keep to the MTU.
         var parser = SDLFrameParser(maximumFramePayload: max(bytes.count, 1))

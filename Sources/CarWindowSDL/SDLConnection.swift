@@ -82,8 +82,6 @@ public actor SDLConnection {
         }
     }
 
-    /// Frame size assumed before the head unit states its MTU: protocol v3/v4's 131072.
-    package static let defaultMTU = SDLConnectionMachine.defaultMTU
     static let logger = Logger(label: "carwindow.sdl")
 
     /// The configuration given at creation (``setVideoCandidates(_:)`` changes the candidates).

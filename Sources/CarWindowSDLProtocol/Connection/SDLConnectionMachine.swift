@@ -189,10 +189,6 @@ package struct SDLConnectionMachine {
         serviceMTUs[service] = Self.negotiatedMTU(mtu, otherwise: sessionMTU)
     }
 
-    /// The payload per frame for a negotiated MTU. Head units differ on whether `mtu` counts the
-    /// 12-byte header; leaving it out of the payload fits both readings.
-    package static func framePayload(forMTU mtu: Int) -> Int { SDLFraming.framePayload(forMTU: mtu) }
-
     /// The protocol version to speak after the RPC StartServiceACK: the major number of its
     /// `protocolVersion` (else the ACK header's version), within 2...5.
     package static func negotiatedProtocolVersion(_ info: SDLSessionInfo, headerVersion: UInt8) -> UInt8 {
@@ -479,7 +475,7 @@ package struct SDLConnectionMachine {
     private func sealed(_ message: SDLMessage, mtu: Int) throws(SendFailure) -> [UInt8] {
         guard security.protectedServices.contains(message.serviceType) else { throw .notProtected(message.serviceType) }
         do {
-            return try security.seal(message, maximumFramePayload: Self.framePayload(forMTU: mtu))
+            return try security.seal(message, maximumFramePayload: SDLFraming.framePayload(forMTU: mtu))
         } catch {
             throw .security(error)
         }

@@ -141,10 +141,10 @@ package struct SDLFrameHeader: Sendable, Equatable {
     package var encodedSize: Int { version == 1 ? Self.version1Size : Self.size }
 
     /// The header's bytes.
-    /// Writes the header over `bytes[index...]`, which must hold ``size`` bytes (version 2 and
-    /// later): no allocation, for frames built in place.
+    /// Writes the header over `bytes[index...]`, which must hold ``encodedSize`` bytes: no
+    /// allocation, for frames built in place.
     package func write(into bytes: inout [UInt8], at index: Int) {
-        precondition(version > 1 && bytes.count >= index + Self.size, "a header is written in place only over 12 reserved bytes")
+        precondition(bytes.count >= index + encodedSize, "a header is written in place only over the bytes reserved for it")
         bytes[index] = (version << 4) | (isEncrypted ? 0x08 : 0) | frameType.rawValue
         bytes[index + 1] = serviceType.rawValue
         bytes[index + 2] = frameInfo
@@ -156,30 +156,21 @@ package struct SDLFrameHeader: Sendable, Equatable {
             bytes[index + offset + 3] = UInt8(truncatingIfNeeded: word)
         }
         put(dataSize, at: 4)
-        put(messageID, at: 8)
+        if version > 1 { put(messageID, at: 8) }
     }
 
     package func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(version == 1 ? Self.version1Size : Self.size)
+        bytes.reserveCapacity(encodedSize)
         append(to: &bytes)
         return bytes
     }
 
     /// Appends the header's bytes (8 for version 1, else 12) to `bytes`.
     package func append(to bytes: inout [UInt8]) {
-        func append(_ word: UInt32) {
-            bytes.append(UInt8(truncatingIfNeeded: word >> 24))
-            bytes.append(UInt8(truncatingIfNeeded: word >> 16))
-            bytes.append(UInt8(truncatingIfNeeded: word >> 8))
-            bytes.append(UInt8(truncatingIfNeeded: word))
-        }
-        bytes.append((version << 4) | (isEncrypted ? 0x08 : 0) | frameType.rawValue)
-        bytes.append(serviceType.rawValue)
-        bytes.append(frameInfo)
-        bytes.append(sessionID)
-        append(dataSize)
-        if version > 1 { append(messageID) }
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: encodedSize))
+        write(into: &bytes, at: start)
     }
 
     /// Decodes a header at the start of `bytes`; nil when more bytes are needed to tell.
