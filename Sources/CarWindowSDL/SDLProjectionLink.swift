@@ -107,6 +107,11 @@ public actor SDLProjectionLink {
     /// Why the connection to the head unit was last lost (nil until it is): when ``run()``
     /// returns because reconnecting gave up, this says what ended it.
     public private(set) var lastDisconnection: SDLConnectionError?
+    /// The appearance the car's light asks for and the link has not handed to the session yet.
+    private var wantedAppearance: MapAppearance?
+    /// Hands ``wantedAppearance`` to the session, one switch after the other, while the link
+    /// goes on with the head unit's events; nil when idle.
+    private var appearanceFollower: Task<Void, Never>?
     private var videoAllowed = false
     private var videoOpen = false
     private var startingVideo = false
@@ -171,6 +176,8 @@ public actor SDLProjectionLink {
     /// ``run()`` then returns. Call `ProjectionSession.close()` afterwards to end the session's
     /// events too. Final: the connection cannot be started again.
     public func stop() async {
+        wantedAppearance = nil
+        await appearanceFollower?.value
         await prompts.stop()
         await connection.stop()
         await session.stop()
@@ -182,7 +189,37 @@ public actor SDLProjectionLink {
     /// say); on, the next change of the sensor switches the style again.
     public func setFollowsHeadUnitDayNight(_ follows: Bool) async {
         followsHeadUnitDayNight = follows
+        if !follows {
+            // A switch the sensor asked for before this must not land after the engine's own.
+            wantedAppearance = nil
+            await appearanceFollower?.value
+        }
         await connection.setFollowsAmbientLight(follows)
+    }
+
+    /// Switches the session's style for the car's light without holding up the head unit's
+    /// other events (a touch, the video starting) while the new style's tiles are laid out: a
+    /// switch takes a second on a slow machine. Readings that come meanwhile leave only the last
+    /// one to switch to.
+    private func follow(_ appearance: MapAppearance) {
+        wantedAppearance = appearance
+        guard appearanceFollower == nil else { return }
+        appearanceFollower = Task {
+            while let next = self.takeWantedAppearance() {
+                await self.session.setAppearance(next)
+            }
+        }
+    }
+
+    /// The appearance to switch to next; nil ends the follower (in the same turn, so a
+    /// reading after it starts a new one).
+    private func takeWantedAppearance() -> MapAppearance? {
+        guard let next = wantedAppearance else {
+            appearanceFollower = nil
+            return nil
+        }
+        wantedAppearance = nil
+        return next
     }
 
     // MARK: Head unit -> session
@@ -218,9 +255,7 @@ public actor SDLProjectionLink {
         case .keyframeNeeded:
             await session.requestIDR()
         case .ambientLightChanged(let light):
-            if followsHeadUnitDayNight, let dark = light.isDark {
-                await session.setAppearance(dark ? .night : .day)
-            }
+            if followsHeadUnitDayNight, let dark = light.isDark { follow(dark ? .night : .day) }
         case .securityFailed(let error):
             // The connection closed what was protected; a stream that was running starts again
             // with a new handshake, once (a failure while starting is the start's to report).

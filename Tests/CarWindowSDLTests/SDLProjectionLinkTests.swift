@@ -44,7 +44,9 @@ struct SDLProjectionLinkTests {
         let simulator = HeadUnitSimulator(configuration: simulatorConfiguration)
         let port = try await simulator.start()
         // The head unit is the session's only output: the link adds it.
-        var configuration = try SessionFixtures.configuration(sink: RecordingSink())
+        // The link's verdicts do not depend on the map: the light styles keep the first picture
+        // and each day/night switch quick on a loaded machine.
+        var configuration = try SessionFixtures.configuration(light: true, sink: RecordingSink())
         configuration.makeSink = nil
         let context = try await RenderContext()
         let session = ProjectionSession(configuration: configuration, context: context)

@@ -73,15 +73,23 @@ enum SessionFixtures {
     static let display = HeadUnitDisplay(size: VideoSize(width: 640, height: 384), scale: 2,
                                          preferredFramesPerSecond: 15, maximumBitrate: 400_000)
 
-    static func configuration(name: String = "map", style: String = "day", tiles: (any TileSource)? = nil,
+    ///
+    /// `light` takes the bundled styles cut to a few layers (Tests/Fixtures/styles), for tests
+    /// whose verdicts do not depend on the map: their tiles lay out in a fraction of the time,
+    /// which keeps a loaded machine under a sanitizer far from the hang guard.
+    static func configuration(name: String = "map", style: String = "day", light: Bool = false,
+                              tiles: (any TileSource)? = nil,
                               sink: RecordingSink, keepAlive: Duration = .milliseconds(500),
                               clock: SessionClock = .monotonic) throws -> ProjectionSessionConfiguration {
+        func styleFile(_ name: String) -> URL {
+            light ? TestPaths.fixtures.appendingPathComponent("styles/light-\(name).json") : TestPaths.style(name)
+        }
         var configuration = ProjectionSessionConfiguration(
-            tiles: try tiles ?? openTileSource(at: TestPaths.tiles), dayStyle: try Style(contentsOf: TestPaths.style(style)),
+            tiles: try tiles ?? openTileSource(at: TestPaths.tiles), dayStyle: try Style(contentsOf: styleFile(style)),
             fonts: try FontLibrary(directory: TestPaths.fonts), camera: Camera(center: helsinki, zoom: 15.5),
             makeSink: { _ in sink })
         configuration.name = name
-        configuration.nightStyle = try Style(contentsOf: TestPaths.style("night"))
+        configuration.nightStyle = try Style(contentsOf: styleFile("night"))
         configuration.encoder = .forced(.openh264)
         configuration.keepAliveInterval = keepAlive
         configuration.clock = clock
