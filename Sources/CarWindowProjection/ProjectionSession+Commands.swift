@@ -60,16 +60,16 @@ extension ProjectionSession {
     public func perform(_ command: MapCommand) {
         guard let stream else { return }
         let width = stream.encodedSize.width, height = stream.encodedSize.height
-        var target = animation?.to ?? cameraOnScreen
+        var target = view.animation?.to ?? view.camera
         var leavesFollowing = false
         switch command {
         case .recenter:
-            follow?.zoomOffset = 0
+            view.follow?.zoomOffset = 0
             resumeFollowing()
         case .zoomIn, .zoomOut:
             let levels = command == .zoomIn ? 1.0 : -1.0
-            if isFollowing, follow != nil {
-                follow?.zoomOffset += levels
+            if view.isFollowing, view.follow != nil {
+                view.follow?.zoomOffset += levels
                 changed()
             } else {
                 target.zoom += levels
@@ -83,8 +83,8 @@ extension ProjectionSession {
             target = moved
             leavesFollowing = true
         case .tiltToggle:
-            if isFollowing, follow != nil {
-                follow?.isFlat.toggle()
+            if view.isFollowing, view.follow != nil {
+                view.follow?.isFlat.toggle()
                 changed()
             } else {
                 target.pitch = target.pitch > 1 ? 0 : MapCommand.tiltedPitch
@@ -96,10 +96,10 @@ extension ProjectionSession {
             target.bearing = target.bearing.truncatingRemainder(dividingBy: 360)
             leavesFollowing = true
         case .headingToggle:
-            if isFollowing, let configuration = follow?.configuration {
+            if view.isFollowing, let configuration = view.follow?.configuration {
                 var toggled = configuration
                 toggled.orientation = configuration.orientation == .courseUp ? .northUp : .courseUp
-                follow?.configuration = toggled
+                view.follow?.configuration = toggled
                 changed()
             } else if target.bearing != 0 {
                 target.bearing = 0
@@ -107,7 +107,7 @@ extension ProjectionSession {
             }
         }
         if leavesFollowing {
-            isFollowing = false
+            view.isFollowing = false
             setCamera(target, transition: .animated(duration: Self.commandAnimation))
             emit(.cameraMovedByUser(target))
         }

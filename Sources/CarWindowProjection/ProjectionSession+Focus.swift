@@ -97,14 +97,14 @@ extension ProjectionSession {
     func followFocusedRegion() {
         let regions = haptics.regions
         if let id = focusedID, let region = regions.first(where: { $0.id == id }) {
-            if overlays.focusRing != region.rect {
-                overlays.focusRing = region.rect
+            if view.overlays.focusRing != region.rect {
+                view.overlays.focusRing = region.rect
                 changed()
             }
             return
         }
         guard !regions.isEmpty || focusedID != nil else { return }
-        let previous = overlays.focusRing?.center
+        let previous = view.overlays.focusRing?.center
         let replacement = previous.flatMap { point in
             regions.min { a, b in
                 let da = a.rect.center - point, db = b.rect.center - point
@@ -118,8 +118,8 @@ extension ProjectionSession {
         let rect = id.flatMap { id in haptics.regions.first { $0.id == id }?.rect }
         let changedFocus = id != focusedID
         focusedID = id
-        if overlays.focusRing != rect {
-            overlays.focusRing = rect
+        if view.overlays.focusRing != rect {
+            view.overlays.focusRing = rect
             changed()
         }
         if changedFocus { emit(.focusChanged(regionID: id)) }

@@ -6,17 +6,10 @@ import CarWindowH264
 /// The frame loop: one task per stream that asks the pacer what to do, does it, and sleeps on
 /// the wake signal in between. Engine calls run on the actor between its awaits.
 extension ProjectionSession {
-    /// What an access unit carries, for the recorded.
-    enum PictureKind {
-        case rendered
-        case refinement
-        case keepAlive
-    }
-
     /// Failures in a row after which the stream is given up.
     static let failureLimit = 10
 
-    func runFrameLoop() async {
+    func runFrameLoop(_ live: LiveStream) async {
         while !Task.isCancelled {
             guard state == .streaming else {
                 // Suspended: nothing is sent, not even keep-alives, until resume or stop.
@@ -24,7 +17,7 @@ extension ProjectionSession {
                 continue
             }
             if script != nil {
-                await playNextScriptedPicture()
+                await playNextScriptedPicture(live)
                 if givesUpAfterFailures() { return }
                 continue
             }
@@ -38,29 +31,29 @@ extension ProjectionSession {
             switch action {
             case .render:
                 tickGestures(at: now)
-                await setIdleRate(false)
-                await renderAndSend(at: now)
+                await setIdleRate(false, live)
+                await renderAndSend(live, at: now)
             case .refine:
-                await setIdleRate(false)
-                await resendLastPicture(as: .refinement)
+                await setIdleRate(false, live)
+                await resendLastPicture(live, as: .refinement)
             case .keepAlive:
                 // A skip picture repeats the encoder's last picture, so that one goes out first.
-                await finishEncoding()
-                if !sendSkipPicture() {
-                    await setIdleRate(true)
-                    await resendLastPicture(as: .keepAlive)
+                await live.encoding.waitUntilIdle()
+                if !sendSkipPicture(live) {
+                    await setIdleRate(true, live)
+                    await resendLastPicture(live, as: .keepAlive)
                 }
             case .wait(let until):
                 // The picture in the encoder is sent before the loop sleeps: nothing is left
                 // running while it waits (a manual clock counts a sleeping loop as idle).
-                await finishEncoding()
+                await live.encoding.waitUntilIdle()
                 var deadline = until
-                if recognizer.hasPendingTap {
+                if view.gestures.hasPendingTap {
                     // Wake when the double-tap window of a held-back tap closes, to deliver it.
                     deadline = min(deadline, now + configuration.gestures.doubleTapMaximumInterval.inSeconds + 0.01)
                 }
                 await wake.wait(until: deadline)
-                if recognizer.hasPendingTap { tickGestures(at: clock.now) }
+                if view.gestures.hasPendingTap { tickGestures(at: clock.now) }
             }
             if givesUpAfterFailures() { return }
         }
@@ -81,9 +74,10 @@ extension ProjectionSession {
 
     /// Switches the encoder's rate control between the moving-map settings and the keep-alive
     /// rate. Rate control works per picture, so its nominal frame rate follows the real one.
-    func setIdleRate(_ idle: Bool) async {
-        guard idle != encoderIsIdle, let encoder, let settings = encoderSettings else { return }
-        encoderIsIdle = idle
+    func setIdleRate(_ idle: Bool, _ live: LiveStream) async {
+        guard idle != live.encoderIsIdle else { return }
+        let encoder = live.encoder, settings = live.settings
+        live.encoderIsIdle = idle
         do {
             if idle {
                 try await encoder.setFrameRate(1 / pacer.configuration.keepAliveInterval)
@@ -102,13 +96,14 @@ extension ProjectionSession {
     ///
     /// `presentationTime` (seconds since the stream's origin) is the session clock's unless a
     /// script gives its own.
-    func renderAndSend(at now: Double, presentationTime: Double? = nil, forcesIDR: Bool = false) async {
-        guard let renderer, let settings = encoderSettings, let stream else { return }
-        followVehicle(at: now, width: stream.encodedSize.width, height: stream.encodedSize.height)
-        if let animation {
-            cameraOnScreen = animation.camera(at: now)
+    func renderAndSend(_ live: LiveStream, at now: Double, presentationTime: Double? = nil, forcesIDR: Bool = false) async {
+        guard let stream else { return }
+        let frames = live.frames
+        followVehicle(at: now, width: frames.width, height: frames.height)
+        if let animation = view.animation {
+            view.camera = animation.camera(at: now)
             if animation.isFinished(at: now) {
-                self.animation = nil
+                view.animation = nil
             } else {
                 // Keep frames coming at the paced rate until the animation ends.
                 pacer.markChanged()
@@ -119,34 +114,30 @@ extension ProjectionSession {
         // Stamped with the time it is drawn for (the pacer's slot), not the moment its encoding
         // starts, so the stamps keep the paced spacing however long drawing and readback took.
         let stamp = presentationTime ?? statisticsOrigin.map { now - $0 + presentationShift }
-        if let planes = exportedPlanes {
-            await renderIntoEncoderSurface(planes, renderer: renderer, settings: settings, stream: stream,
-                                           changeSince: changeSince, presentationTime: stamp, forcesIDR: forcesIDR)
+        let picture = PendingPicture(run: pictureRun, changeSince: changeSince, presentationTime: stamp, forcesIDR: forcesIDR)
+        if let surface = frames.encoderSurface {
+            await renderIntoEncoderSurface(surface, live, picture, scale: stream.scale)
             return
         }
-        let picture = PendingPicture(slot: nextReadbackSlot, run: pictureRun, changeSince: changeSince,
-                                     presentationTime: stamp, forcesIDR: forcesIDR)
-        nextReadbackSlot ^= 1
         // The next picture is drawn right away in a script: it collects this one, which the GPU
         // finishes meanwhile. Any other picture is collected in the visit that drew it: the next
         // may never come.
         let collectsLater = script.map { $0.next < $0.cameras.count } ?? false
         // The picture read back by the last visit, if it was left for this one to collect.
-        let previous = pendingReadback.flatMap { $0.run == pictureRun ? $0 : nil }
+        let previous = pendingReadback.flatMap { $0.picture.run == pictureRun ? $0 : nil }
         pendingReadback = nil
-        let collected = previous ?? (collectsLater ? nil : picture)
-        let collectInto = collected.map { (slot: $0.slot, frame: takeSpareFrame(for: stream, settings: settings)) }
+        let collecting: MapFrameSource.Collecting = previous.map { .earlier($0.ticket) } ?? (collectsLater ? .nothing : .thisPicture)
+        let collected = previous?.picture ?? (collectsLater ? nil : picture)
         // Render and encode times measure the machine, so they are read off the monotonic clock
         // whatever clock the session runs on (a manual one would make them zero).
         let start = SessionClock.monotonicNow
         // The encoder works on the previous picture meanwhile, on its own thread.
-        let drawn = await renderer.drawStreamFrame(camera: cameraOnScreen, overlays: overlays, fullRange: settings.fullRange,
-                                                   readbackSlot: picture.slot, collecting: collectInto,
-                                                   tileArrived: tileArrivedHandler)
+        let (ticket, drawn) = await frames.draw(camera: view.camera, overlays: view.overlays, collecting: collecting,
+                                                tileArrived: tileArrivedHandler)
         var renderTime = SessionClock.monotonicNow - start
         if let error = drawn.error {
             // Nothing of this picture reached its slot; a previous picture collected is still good.
-            if let previous, let frame = drawn.collected { await encode(frame, previous) }
+            if let previous, let frame = drawn.collected { await encode(frame, previous.picture, live) }
             consecutiveFailures += 1
             emit(.error(.renderer(error)))
             return
@@ -154,23 +145,23 @@ extension ProjectionSession {
         if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: stream.scale) {
             emit(.hapticRegions(regions))
         }
+        hasPicture = true
         if focusEnabled { followFocusedRegion() }
-        if let collected, let frame = drawn.collected { await encode(frame, collected) }
+        if let collected, let frame = drawn.collected { await encode(frame, collected, live) }
         if collectsLater {
-            pendingReadback = picture
+            pendingReadback = (ticket, picture)
         } else if previous != nil {
             // This visit collected a script's last-but-one picture; the last one follows.
             let collectStart = SessionClock.monotonicNow
-            let frame = await renderer.collectStreamFrame(slot: picture.slot, into: takeSpareFrame(for: stream, settings: settings))
+            let frame = await frames.collect(ticket)
             renderTime += SessionClock.monotonicNow - collectStart
-            await encode(frame, picture)
+            await encode(frame, picture, live)
         }
         record(&recorded.renderTimes, .seconds(renderTime))
     }
 
-    /// A drawn picture whose NV12 readback was started in `slot`.
+    /// A picture drawn, with what its encoding needs to know.
     struct PendingPicture {
-        let slot: Int
         /// The ``pictureRun`` it was drawn in: a picture of an earlier run is never sent.
         let run: Int
         let changeSince: Double
@@ -180,15 +171,15 @@ extension ProjectionSession {
     }
 
     /// Starts encoding a collected picture once the encoder has the one before it done.
-    private func encode(_ collected: Result<NV12Frame, MapRenderError>, _ picture: PendingPicture) async {
+    private func encode(_ collected: Result<NV12Frame, MapRenderError>, _ picture: PendingPicture, _ live: LiveStream) async {
         switch collected {
         case .success(let frame):
             // One picture in the encoder at a time: the queue between the stages holds one.
-            await finishEncoding()
+            await live.encoding.waitUntilIdle()
             // The picture on screen until now becomes the spare the next frame draws into.
-            if let previous = lastFrame { spareFrame = previous }
-            lastFrame = nil
-            startEncoding(.frame(frame), as: .rendered, changeSince: picture.changeSince,
+            if let previous = live.lastFrame { live.frames.recycle(previous) }
+            live.lastFrame = nil
+            startEncoding(.frame(frame), live, as: .rendered, changeSince: picture.changeSince,
                           presentationTime: picture.presentationTime, forcesIDR: picture.forcesIDR)
         case .failure(let error):
             consecutiveFailures += 1
@@ -196,135 +187,105 @@ extension ProjectionSession {
         }
     }
 
-    /// Zero copy (GL on GBM, a VA-API encoder that exports its input surface): the picture is
-    /// converted straight into the encoder's surface. There is one surface, so drawing waits for
-    /// the encoder to finish with it.
-    private func renderIntoEncoderSurface(_ planes: DMABufPlanes, renderer: MapRenderer, settings: EncoderSettings,
-                                          stream: StreamResolution, changeSince: Double, presentationTime: Double?,
-                                          forcesIDR: Bool) async {
-        await finishEncoding()
+    /// Zero copy: the picture is converted straight into the encoder's surface. There is one
+    /// surface, so drawing waits for the encoder to finish with it.
+    private func renderIntoEncoderSurface(_ surface: DMABufPlanes, _ live: LiveStream, _ picture: PendingPicture,
+                                          scale: Double) async {
+        await live.encoding.waitUntilIdle()
         let start = SessionClock.monotonicNow
-        let drawn = await renderer.drawStreamFrame(camera: cameraOnScreen, overlays: overlays, fullRange: settings.fullRange,
-                                                   into: planes, tileArrived: tileArrivedHandler)
+        let drawn = await live.frames.drawIntoEncoderSurface(surface, camera: view.camera, overlays: view.overlays,
+                                                             tileArrived: tileArrivedHandler)
         record(&recorded.renderTimes, .seconds(SessionClock.monotonicNow - start))
         if let error = drawn.error {
             consecutiveFailures += 1
             emit(.error(.renderer(error)))
             return
         }
-        if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: stream.scale) {
+        if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: scale) {
             emit(.hapticRegions(regions))
         }
+        hasPicture = true
         if focusEnabled { followFocusedRegion() }
-        lastPictureInSurface = false
-        startEncoding(.exportedSurface, as: .rendered, changeSince: changeSince, presentationTime: presentationTime,
-                      forcesIDR: forcesIDR)
+        live.lastPictureInSurface = false
+        startEncoding(.exportedSurface, live, as: .rendered, changeSince: picture.changeSince,
+                      presentationTime: picture.presentationTime, forcesIDR: picture.forcesIDR)
     }
 
     /// Encodes the last picture again: it sharpens a still map and keeps the head unit showing it.
-    func resendLastPicture(as kind: PictureKind) async {
-        await finishEncoding()
-        if exportedPlanes != nil, lastPictureInSurface {
-            startEncoding(.exportedSurface, as: kind, changeSince: nil, presentationTime: nil)
+    func resendLastPicture(_ live: LiveStream, as kind: PictureKind) async {
+        await live.encoding.waitUntilIdle()
+        if live.frames.encoderSurface != nil, live.lastPictureInSurface {
+            startEncoding(.exportedSurface, live, as: kind, changeSince: nil, presentationTime: nil)
             return
         }
-        guard let frame = lastFrame else {
+        guard let frame = live.lastFrame else {
             // Nothing drawn yet (the first frame failed): draw instead.
             pacer.markChanged()
             return
         }
-        lastFrame = nil
-        startEncoding(.frame(frame), as: kind, changeSince: nil, presentationTime: nil)
+        live.lastFrame = nil
+        startEncoding(.frame(frame), live, as: kind, changeSince: nil, presentationTime: nil)
     }
 
-    /// What the encoder encodes: a frame read back from the renderer, or the picture the
-    /// renderer drew into the encoder's own surface.
-    enum EncoderInput: Sendable {
-        case frame(NV12Frame)
-        case exportedSurface
-    }
-
-    /// Queues `input` for the encode loop and returns at once; the access unit is sent when it
-    /// is ready. The caller waits (``finishEncoding()``) before queueing another.
-    func startEncoding(_ input: EncoderInput, as kind: PictureKind, changeSince: Double?, presentationTime: Double?,
-                       forcesIDR: Bool = false) {
-        guard encoder != nil, let origin = statisticsOrigin else {
-            if case .frame(let frame) = input { lastFrame = frame }
+    /// Queues `input` for `live`'s encode loop and returns at once; the access unit is sent when
+    /// it is ready. The caller waits (`EncodeQueue.waitUntilIdle()`) before queueing another.
+    func startEncoding(_ input: EncoderInput, _ live: LiveStream, as kind: PictureKind, changeSince: Double?,
+                       presentationTime: Double?, forcesIDR: Bool = false) {
+        guard let origin = statisticsOrigin else {
+            if case .frame(let frame) = input { live.lastFrame = frame }
             return
         }
-        let forceIDR = forcesIDR || needsIDR || sink?.needsKeyframe == true
-        let run = pictureRun
+        let forceIDR = forcesIDR || needsIDR || live.sink.needsKeyframe
         let presentation = nextPresentationTime(presentationTime ?? (clock.now - origin + presentationShift))
-        queuedPicture = QueuedPicture(input: input, kind: kind, changeSince: changeSince, forceIDR: forceIDR, run: run,
-                                      presentationTime: presentation)
-        if let waiting = encodeLoopWaiter {
-            encodeLoopWaiter = nil
-            waiting.resume()
-        }
-    }
-
-    /// A picture handed to the encode loop.
-    struct QueuedPicture {
-        let input: EncoderInput
-        let kind: PictureKind
-        let changeSince: Double?
-        let forceIDR: Bool
-        let run: Int
-        let presentationTime: Double
+        live.encoding.enqueue(QueuedPicture(input: input, kind: kind, changeSince: changeSince, forceIDR: forceIDR,
+                                            run: pictureRun, presentationTime: presentation))
     }
 
     /// Whether a picture is queued for the encoder or being encoded.
-    var isEncoding: Bool { queuedPicture != nil || encodingNow }
+    var isEncoding: Bool { life.stream?.encoding.isBusy ?? false }
 
     /// Waits until the picture in the encoder (if any) has been sent or dropped.
     func finishEncoding() async {
-        while isEncoding {
-            await withUnsafeContinuation { encodeIdleWaiters.append($0) }
-        }
+        await life.stream?.encoding.waitUntilIdle()
     }
 
     /// The encode loop: one task per stream that encodes each queued picture and sends it, so
-    /// that a picture costs no task of its own. Waits allocate nothing: the continuations are
-    /// unsafe ones, each resumed exactly once, by the queueing or the loop's end.
-    func runEncodeLoop() async {
+    /// that a picture costs no task of its own.
+    func runEncodeLoop(_ live: LiveStream) async {
+        let queue = live.encoding
         while true {
-            guard let picture = queuedPicture else {
-                if encodeLoopEnds { return }
-                await withUnsafeContinuation { encodeLoopWaiter = $0 }
+            guard let picture = queue.queued else {
+                if queue.ends { return }
+                await queue.waitForPicture()
                 continue
             }
-            queuedPicture = nil
-            encodingNow = true
-            await encodeAndSend(picture.input, as: picture.kind, changeSince: picture.changeSince, forceIDR: picture.forceIDR,
-                                run: picture.run, presentationTime: picture.presentationTime)
-            encodingNow = false
-            // Resumed waiters run later, on this actor; the list is not shared, so it keeps its storage.
-            for waiter in encodeIdleWaiters { waiter.resume() }
-            encodeIdleWaiters.removeAll(keepingCapacity: true)
+            queue.queued = nil
+            queue.encodingNow = true
+            await encodeAndSend(picture, live)
+            queue.finishedPicture()
         }
     }
 
-    private func encodeAndSend(_ input: EncoderInput, as kind: PictureKind, changeSince: Double?, forceIDR: Bool,
-                               run: Int, presentationTime: Double) async {
-        guard let encoder else { return }
+    private func encodeAndSend(_ picture: QueuedPicture, _ live: LiveStream) async {
         let encodeStart = SessionClock.monotonicNow
+        let presentationTime = Duration.seconds(picture.presentationTime)
         let unit: AccessUnit
         do {
             let encoded: AccessUnit
-            switch input {
+            switch picture.input {
             case .frame(let frame):
-                let (made, returned) = try await encoder.encode(frame, presentationTime: .seconds(presentationTime),
-                                                                forceIDR: forceIDR)
+                let (made, returned) = try await live.encoder.encode(frame, presentationTime: presentationTime,
+                                                                     forceIDR: picture.forceIDR)
                 encoded = made
                 // A picture of an earlier run (before a resize) is not this stream's to repeat.
-                if run == pictureRun { lastFrame = returned }
+                if picture.run == pictureRun { live.lastFrame = returned }
             case .exportedSurface:
-                encoded = try await encoder.encodeExportedSurface(presentationTime: .seconds(presentationTime),
-                                                                  forceIDR: forceIDR)
-                if run == pictureRun { lastPictureInSurface = true }
+                encoded = try await live.encoder.encodeExportedSurface(presentationTime: presentationTime,
+                                                                       forceIDR: picture.forceIDR)
+                if picture.run == pictureRun { live.lastPictureInSurface = true }
             }
             // Renumbered after any skip pictures that went out since the encoder's last picture.
-            unit = skipPictures.pass(encoded)
+            unit = live.skipPictures.pass(encoded)
         } catch {
             // The encoder keeps the frame only on success; draw afresh next time.
             consecutiveFailures += 1
@@ -336,9 +297,9 @@ extension ProjectionSession {
         }
         record(&recorded.encodeTimes, .seconds(SessionClock.monotonicNow - encodeStart))
         // A suspend, resume, resize or stop that came while encoding wins: the unit is not sent.
-        guard state == .streaming, run == pictureRun, let sink, deliver(unit, to: sink) else { return }
-        if forceIDR { needsIDR = false }
-        record(sent: unit, as: kind, changeSince: changeSince)
+        guard state == .streaming, picture.run == pictureRun, deliver(unit, to: live.sink) else { return }
+        if picture.forceIDR { needsIDR = false }
+        record(sent: unit, as: picture.kind, changeSince: picture.changeSince)
         script?.noteSent()
     }
 
@@ -381,18 +342,18 @@ extension ProjectionSession {
     /// Sends a hand-made skip picture as the keep-alive; false when one cannot be used now
     /// (configured otherwise, an IDR is due, or the stream cannot take one). True also when the
     /// stream may not send at all any more: nothing else is to be sent instead.
-    func sendSkipPicture() -> Bool {
+    func sendSkipPicture(_ live: LiveStream) -> Bool {
         // The loop waited for the encoder before deciding on this: a suspend or stop may have
         // come meanwhile, and nothing goes out once the stream is no longer allowed to send.
         guard state == .streaming else { return true }
-        guard configuration.keepAlive == .skipPicture, !needsIDR, sink?.needsKeyframe != true,
-              let origin = statisticsOrigin, let sink else { return false }
+        guard configuration.keepAlive == .skipPicture, !needsIDR, !live.sink.needsKeyframe,
+              let origin = statisticsOrigin else { return false }
         skipPictureCount += 1
         let presentation = nextPresentationTime(clock.now - origin + presentationShift)
-        guard let unit = skipPictures.skipPicture(presentationTime: .seconds(presentation),
+        guard let unit = live.skipPictures.skipPicture(presentationTime: .seconds(presentation),
                                                   frameNumber: skipPictureCount) else { return false }
         // A refused skip picture still counts as handled: the IDR that follows resets the numbering.
-        if deliver(unit, to: sink) { record(sent: unit, as: .keepAlive, changeSince: nil) }
+        if deliver(unit, to: live.sink) { record(sent: unit, as: .keepAlive, changeSince: nil) }
         return true
     }
 
@@ -416,18 +377,6 @@ extension ProjectionSession {
             while recorded.framesRenderedPerSecond.count <= second { recorded.framesRenderedPerSecond.append(0) }
             if kind == .rendered { recorded.framesRenderedPerSecond[second] += 1 }
         }
-    }
-
-    /// A frame to read a picture into: the spare one when it has the stream's size, else a new
-    /// one (the first frames of a stream and after a resize only).
-    func takeSpareFrame(for stream: StreamResolution, settings: EncoderSettings) -> NV12Frame {
-        let width = stream.encodedSize.width, height = stream.encodedSize.height
-        if let spare = spareFrame, spare.width == width, spare.height == height, spare.fullRange == settings.fullRange {
-            spareFrame = nil
-            return spare
-        }
-        spareFrame = nil
-        return NV12Frame(width: width, height: height, fullRange: settings.fullRange)
     }
 
     func record(_ samples: inout [Duration], _ value: Duration) {

@@ -7,7 +7,7 @@ import CarWindowMap
 /// cannot be drawn (not finite, say) are ignored with a warning event and nothing else changes.
 extension ProjectionSession {
     /// The camera of the last frame, or of the next one when nothing was drawn yet.
-    public var camera: Camera { cameraOnScreen }
+    public var camera: Camera { view.camera }
 
     /// Points the map at `camera`, at once or animated from the camera on screen.
     public func setCamera(_ camera: Camera, transition: CameraTransition = .immediate) {
@@ -21,16 +21,16 @@ extension ProjectionSession {
         switch transition {
         case .immediate:
             // An engine that sets the camera on every tick of its own costs nothing while still.
-            if animation == nil, camera.clamped == cameraOnScreen { return }
-            animation = nil
-            cameraOnScreen = camera.clamped
+            if view.animation == nil, camera.clamped == view.camera { return }
+            view.animation = nil
+            view.camera = camera.clamped
         case .animated(let duration):
             guard duration > .zero else {
-                animation = nil
-                cameraOnScreen = camera.clamped
+                view.animation = nil
+                view.camera = camera.clamped
                 break
             }
-            animation = CameraAnimation(from: cameraOnScreen, to: camera.clamped, start: clock.now,
+            view.animation = CameraAnimation(from: view.camera, to: camera.clamped, start: clock.now,
                                         duration: min(duration, CameraTransition.longestAnimation).inSeconds)
         }
         changed()
@@ -44,8 +44,8 @@ extension ProjectionSession {
                 return
             }
         }
-        guard overlays.vehicle != vehicle else { return }
-        overlays.vehicle = vehicle
+        guard view.overlays.vehicle != vehicle else { return }
+        view.overlays.vehicle = vehicle
         changed()
     }
 
@@ -74,8 +74,8 @@ extension ProjectionSession {
             emit(.warning(.vehicleIgnored(VehicleMarker(coordinate: fix.coordinate, heading: fix.heading))))
             return
         }
-        if follow == nil { follow = FollowCamera(configuration: FollowCameraConfiguration()) }
-        follow?.update(fix, at: clock.now)
+        if view.follow == nil { view.follow = FollowCamera(configuration: FollowCameraConfiguration()) }
+        view.follow?.update(fix, at: clock.now)
         changed()
     }
 
@@ -85,27 +85,27 @@ extension ProjectionSession {
     /// come from one computation per frame, so they never show out of step.
     public func followVehicle(_ configuration: FollowCameraConfiguration?) {
         guard let configuration else {
-            isFollowing = false
+            view.isFollowing = false
             return
         }
-        if follow == nil { follow = FollowCamera(configuration: configuration) }
-        follow?.configuration = configuration
-        isFollowing = true
-        animation = nil
+        if view.follow == nil { view.follow = FollowCamera(configuration: configuration) }
+        view.follow?.configuration = configuration
+        view.isFollowing = true
+        view.animation = nil
         changed()
     }
 
     /// Whether the camera follows the vehicle now. A pan or pinch by the user stops it (and
     /// emits ``ProjectionSessionEvent/cameraMovedByUser(_:)``); the recenter button and
     /// ``resumeFollowing()`` start it again.
-    public var followsVehicle: Bool { isFollowing }
+    public var followsVehicle: Bool { view.isFollowing }
 
     /// Follows the vehicle again after an overview or the user's own moves, when
     /// ``followVehicle(_:)`` set a configuration.
     public func resumeFollowing() {
-        guard follow != nil, !isFollowing else { return }
-        isFollowing = true
-        animation = nil
+        guard view.follow != nil, !view.isFollowing else { return }
+        view.isFollowing = true
+        view.animation = nil
         changed()
     }
 
@@ -117,25 +117,25 @@ extension ProjectionSession {
                              duration: Duration = .milliseconds(800)) {
         guard let size = stream?.encodedSize, let camera = Camera.fitting(coordinates, width: size.width, height: size.height,
                                                      padding: padding.isFinite ? max(padding, 0) : 40) else { return }
-        isFollowing = false
+        view.isFollowing = false
         setCamera(camera, transition: .animated(duration: duration))
     }
 
     /// Puts the followed vehicle (and, while following, the camera) where they are at `now`;
     /// keeps frames coming while the vehicle moves.
     func followVehicle(at now: Double, width: Int, height: Int) {
-        guard var model = follow, model.hasFix,
+        guard var model = view.follow, model.hasFix,
               let state = model.state(at: now, width: width, height: height) else { return }
         let moving = model.isMoving(at: now)
-        follow = model
-        overlays.vehicle = state.vehicle
-        if let along = Self.distanceAlong(overlays.route, metres: routeMetres, to: state.vehicle.coordinate,
-                                          near: engineRouteProgress) {
-            overlays.routeProgress = along
+        view.follow = model
+        view.overlays.vehicle = state.vehicle
+        if let along = Self.distanceAlong(view.overlays.route, metres: view.routeMetres, to: state.vehicle.coordinate,
+                                          near: view.engineRouteProgress) {
+            view.overlays.routeProgress = along
         }
-        if isFollowing {
-            animation = nil
-            cameraOnScreen = state.camera
+        if view.isFollowing {
+            view.animation = nil
+            view.camera = state.camera
         }
         if moving { pacer.markChanged() }
     }
@@ -154,12 +154,12 @@ extension ProjectionSession {
         if drawn.isEmpty, !valid.isEmpty {
             emit(.warning(.routeHidden(validPoints: valid.count)))
         }
-        guard overlays.route != drawn else { return }
-        overlays.route = drawn
-        overlays.routeProgress = 0
-        engineRouteProgress = 0
+        guard view.overlays.route != drawn else { return }
+        view.overlays.route = drawn
+        view.overlays.routeProgress = 0
+        view.engineRouteProgress = 0
         var walked = 0.0
-        routeMetres = drawn.indices.map { index in
+        view.routeMetres = drawn.indices.map { index in
             if index > 0 { walked += drawn[index - 1].metres(to: drawn[index]) }
             return walked
         }
@@ -178,16 +178,16 @@ extension ProjectionSession {
             emit(.warning(.routeProgressIgnored(metres: metres)))
             return
         }
-        engineRouteProgress = metres
-        guard overlays.routeProgress != metres else { return }
-        overlays.routeProgress = metres
+        view.engineRouteProgress = metres
+        guard view.overlays.routeProgress != metres else { return }
+        view.overlays.routeProgress = metres
         changed()
     }
 
     /// Shows or hides the zoom and recenter buttons (and their haptic regions).
     public func setControlsVisible(_ visible: Bool) {
-        guard overlays.showsControls != visible else { return }
-        overlays.showsControls = visible
+        guard view.overlays.showsControls != visible else { return }
+        view.overlays.showsControls = visible
         changed()
     }
 
@@ -320,7 +320,7 @@ extension ProjectionSession {
     /// `carwindow-maneuver` source. Nil, a distance that is not finite, or no route hides it.
     public func setManeuver(atMetres metres: Double?) async {
         var features: [GeoJSONFeature] = []
-        if let metres, metres.isFinite, let slice = Self.slice(of: overlays.route, from: metres - 40, to: metres + 25),
+        if let metres, metres.isFinite, let slice = Self.slice(of: view.overlays.route, from: metres - 40, to: metres + 25),
            slice.count >= 2, let last = slice.last {
             let before = slice[slice.count - 2]
             let east = before.offset(to: last)
@@ -429,7 +429,7 @@ extension ProjectionSession {
 
     /// The last picture drawn, as RGBA (for screenshots and tests); nil before the first one.
     public func snapshot() async -> RGBAImage? {
-        guard let renderer, lastFrame != nil || isEncoding || lastPictureInSurface else { return nil }
+        guard let renderer, hasPicture else { return nil }
         return await renderer.readPixels()
     }
 }

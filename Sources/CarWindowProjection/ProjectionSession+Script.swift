@@ -89,11 +89,11 @@ extension ProjectionSession {
     }
 
     /// The backend the stream's encoder runs; nil while not streaming.
-    package var encoderBackend: EncoderBackend? { encoder?.backend }
+    package var encoderBackend: EncoderBackend? { life.stream?.encoder.backend }
 
     /// Draws the script's next picture; after the last one, waits for it to be sent and ends
     /// the script.
-    func playNextScriptedPicture() async {
+    func playNextScriptedPicture(_ live: LiveStream) async {
         guard var current = script else { return }
         let index = current.next
         guard index < current.cameras.count else {
@@ -103,13 +103,13 @@ extension ProjectionSession {
         }
         current.next += 1
         script = current
-        animation = nil
-        cameraOnScreen = current.cameras[index].clamped
+        view.animation = nil
+        view.camera = current.cameras[index].clamped
         // Each picture is drawn once, with the tiles there are; arrivals do not add pictures.
         _ = tilesArrived.take()
         let now = clock.now
         pendingChangeSince = now
-        await renderAndSend(at: now, presentationTime: current.firstPresentation + Double(index) * current.interval,
+        await renderAndSend(live, at: now, presentationTime: current.firstPresentation + Double(index) * current.interval,
                             forcesIDR: current.forceIDR.contains(index))
     }
 

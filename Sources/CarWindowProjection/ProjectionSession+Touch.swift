@@ -20,15 +20,15 @@ extension ProjectionSession {
                 return
             }
         }
-        let rejectedBefore = recognizer.rejectedEventCount
-        let gestures = recognizer.handle(event.inRenderedPixels(scale: stream?.scale ?? 1))
-        lastGestureTick = clock.now
-        if recognizer.rejectedEventCount != rejectedBefore, let rejection = recognizer.lastRejection {
+        let rejectedBefore = view.gestures.rejectedEventCount
+        let gestures = view.gestures.handle(event.inRenderedPixels(scale: stream?.scale ?? 1))
+        view.lastGestureTick = clock.now
+        if view.gestures.rejectedEventCount != rejectedBefore, let rejection = view.gestures.lastRejection {
             emit(.warning(.touchIgnored(rejection)))
         }
         apply(gestures)
-        if recognizer.hasUnreportedMotion { changed() }
-        if recognizer.hasPendingTap { wake.signal() }
+        if view.gestures.hasUnreportedMotion { changed() }
+        if view.gestures.hasPendingTap { wake.signal() }
     }
 
     /// A haptic "select" from the head unit's controller (a rotary knob's press, say): acts like
@@ -43,9 +43,9 @@ extension ProjectionSession {
 
     /// Delivers coalesced pan and pinch movement and taps whose double-tap window passed.
     func tickGestures(at now: Double) {
-        let elapsed = lastGestureTick.map { (now - $0) * 1000 } ?? 0
-        lastGestureTick = now
-        apply(recognizer.frameTick(elapsedMilliseconds: elapsed))
+        let elapsed = view.lastGestureTick.map { (now - $0) * 1000 } ?? 0
+        view.lastGestureTick = now
+        apply(view.gestures.frameTick(elapsedMilliseconds: elapsed))
     }
 
     func apply(_ gestures: [Gesture]) {
@@ -57,15 +57,15 @@ extension ProjectionSession {
         for action in actions {
             switch action {
             case .move(let offset):
-                if let moved = cameraOnScreen.panned(by: offset, width: width, height: height) {
-                    animation = nil
-                    cameraOnScreen = moved
+                if let moved = view.camera.panned(by: offset, width: width, height: height) {
+                    view.animation = nil
+                    view.camera = moved
                     movedByUser = true
                 }
             case .zoom(let levels, let anchor):
-                if let zoomed = cameraOnScreen.zoomed(by: levels, around: anchor, width: width, height: height) {
-                    animation = nil
-                    cameraOnScreen = zoomed
+                if let zoomed = view.camera.zoomed(by: levels, around: anchor, width: width, height: height) {
+                    view.animation = nil
+                    view.camera = zoomed
                     movedByUser = true
                 }
             case .regionTapped(let id):
@@ -81,14 +81,14 @@ extension ProjectionSession {
                     emit(.alternativeTapped(index: index))
                     continue
                 }
-                let coordinate = MapTransform(camera: cameraOnScreen, width: width, height: height).coordinate(at: point)
+                let coordinate = MapTransform(camera: view.camera, width: width, height: height).coordinate(at: point)
                 emit(.mapTapped(point: point, coordinate: coordinate))
             }
         }
         if movedByUser {
             // The user looks elsewhere: the camera stops following until recenter.
-            isFollowing = false
-            emit(.cameraMovedByUser(cameraOnScreen))
+            view.isFollowing = false
+            emit(.cameraMovedByUser(view.camera))
             changed()
         }
     }
@@ -99,7 +99,7 @@ extension ProjectionSession {
     /// The alternative whose line passes nearest `point` (rendered pixels), within reach.
     func alternative(at point: SIMD2<Double>, width: Int, height: Int) -> Int? {
         guard !alternativeRoutes.isEmpty else { return nil }
-        let transform = MapTransform(camera: cameraOnScreen, width: width, height: height)
+        let transform = MapTransform(camera: view.camera, width: width, height: height)
         var best: (index: Int, distance: Double)?
         for (index, route) in alternativeRoutes.enumerated() {
             var previous: SIMD2<Double>?
@@ -125,17 +125,17 @@ extension ProjectionSession {
     func controlTapped(_ control: MapControl.Kind) {
         switch control {
         case .zoomIn, .zoomOut:
-            guard !isFollowing else {
+            guard !view.isFollowing else {
                 // The follow camera owns the zoom while following: the buttons shift its speed zoom.
-                follow?.zoomOffset += control == .zoomIn ? 1 : -1
+                view.follow?.zoomOffset += control == .zoomIn ? 1 : -1
                 changed()
                 break
             }
-            var target = animation?.to ?? cameraOnScreen
+            var target = view.animation?.to ?? view.camera
             target.zoom += control == .zoomIn ? 1 : -1
             setCamera(target, transition: .animated(duration: .milliseconds(300)))
         case .recenter:
-            follow?.zoomOffset = 0
+            view.follow?.zoomOffset = 0
             resumeFollowing()
         }
         emit(.controlTapped(control))

@@ -61,14 +61,16 @@ public actor ProjectionSession {
     nonisolated var clock: SessionClock { configuration.clock }
 
     /// Where the session is in its life.
-    public private(set) var state: ProjectionSessionState = .disconnected
+    public var state: ProjectionSessionState { life.state }
     /// The head unit's display in force: what ``connect(display:)`` was given, with the updates
     /// since filled in.
-    public private(set) var display: HeadUnitDisplay?
+    public var display: HeadUnitDisplay? { life.screen?.display }
     /// The stream size chosen from the display and the supported sizes.
-    public private(set) var stream: StreamResolution?
+    public var stream: StreamResolution? { life.screen?.stream }
     /// The encoder settings of the current stream.
-    public private(set) var encoderSettings: EncoderSettings?
+    public var encoderSettings: EncoderSettings? { life.stream?.settings }
+    /// The state with what exists in it; changed only by ``move(to:)``.
+    private(set) var life = SessionLife.disconnected
     /// Counters and timings since streaming first started.
     public var statistics: ProjectionSessionStatistics {
         var current = recorded
@@ -84,64 +86,23 @@ public actor ProjectionSession {
     let logger: Logger
     /// The map renderer while connected; tests on a manual clock read its tile loads.
     package internal(set) var renderer: MapRenderer?
-    var encoder: EncoderStage?
-    var sink: (any VideoSink)?
     var pacer = FramePacer()
     let wake: WakeSignal
-    var loop: Task<Void, Never>?
     /// Set from tile workers (any thread) when a requested tile is ready.
     let tilesArrived: ArrivalFlag
     /// Given to the renderer: runs on a tile worker when a tile the last frame lacked is ready.
     let tileArrivedHandler: @Sendable () -> Void
 
-    // What the next frame shows.
-    var cameraOnScreen: Camera
-    var animation: CameraAnimation?
-    /// The vehicle between the engine's fixes, and the camera that follows it.
-    var follow: FollowCamera?
-    /// Whether the camera follows the vehicle now (not after the user moved the map, nor in an
-    /// overview).
-    var isFollowing = false
-    var overlays: MapOverlays
-    /// Metres from the route's first point to each of its points, for finding the followed
-    /// vehicle along it every frame without measuring the route again.
-    var routeMetres: [Double] = []
-    /// The route progress the engine last set; while a followed vehicle is on the route, the
-    /// drawn split follows the vehicle shown instead (see ``followVehicle(at:width:height:)``).
-    var engineRouteProgress = 0.0
+    /// What the next frame shows: camera, animation, followed vehicle, overlays.
+    var view: SessionView
     var haptics = HapticRegionSet()
     /// Whether the app moves a focus over the haptic regions itself (``setFocusEnabled(_:)``).
     var focusEnabled = false
     /// The region the focus is on.
     var focusedID: Int?
-    var recognizer: GestureRecognizer
-    /// Session-clock time of the last gesture tick, to move the recogniser's clock on.
-    var lastGestureTick: Double?
     /// When the oldest change not yet on screen happened, for latency.
     var pendingChangeSince: Double?
 
-    // Pictures: the last one drawn (for refinements and keep-alives) and a spare to draw into.
-    // While the encoder has the last one, lastFrame is nil and the encode loop sends it.
-    var lastFrame: NV12Frame?
-    var spareFrame: NV12Frame?
-    /// A picture whose readback the next draw collects (while a script plays).
-    var pendingReadback: PendingPicture?
-    /// The readback slot the next picture uses: two alternate, so one can be read while the
-    /// next is drawn.
-    var nextReadbackSlot = 0
-    /// The picture waiting for the encode loop, and whether the loop is encoding one.
-    var queuedPicture: QueuedPicture?
-    var encodingNow = false
-    /// The encode loop while it waits for a picture; who waits for it to be idle.
-    var encodeLoopWaiter: UnsafeContinuation<Void, Never>?
-    var encodeIdleWaiters: [UnsafeContinuation<Void, Never>] = []
-    var encodeLoop: Task<Void, Never>?
-    /// Tells the encode loop to end once nothing is queued.
-    var encodeLoopEnds = false
-    /// Zero copy: the encoder's input surface, which the renderer draws into.
-    var exportedPlanes: DMABufPlanes?
-    /// Whether the encoder's surface holds the last picture drawn, for refinements.
-    var lastPictureInSurface = false
     /// Cameras played one picture each (``play(_:forceIDR:)``), instead of paced drawing.
     var script: CameraScript?
     /// Seconds added to the clock's presentation times, so they never go back after a script
@@ -153,10 +114,10 @@ public actor ProjectionSession {
     /// Counts runs of pictures: each start, resume and resize begins one with an IDR. A picture
     /// encoded in one run (before a suspend, say) is never sent in the next.
     var pictureRun = 0
-    /// Whether the encoder runs at the keep-alive rate.
-    var encoderIsIdle = false
-    /// Follows the encoder's stream so keep-alives can be hand-made skip pictures.
-    var skipPictures = SkipPictureStream()
+    /// Whether the renderer holds a picture drawn at the current size, for ``snapshot()``.
+    var hasPicture = false
+    /// A script's picture whose readback the next draw collects.
+    var pendingReadback: (ticket: MapFrameSource.Ticket, picture: PendingPicture)?
     var skipPictureCount = 0
     var presentationIndex = 0
     var streamingSince: Double?
@@ -198,10 +159,10 @@ public actor ProjectionSession {
             tilesArrived.raise()
             wake.signal()
         }
-        cameraOnScreen = configuration.camera.clamped
+        view = SessionView(camera: configuration.camera.clamped,
+                           overlays: MapOverlays(showsControls: configuration.showsControls),
+                           gestures: GestureRecognizer(configuration: configuration.gestures))
         appearance = configuration.appearance
-        overlays = MapOverlays(showsControls: configuration.showsControls)
-        recognizer = GestureRecognizer(configuration: configuration.gestures)
     }
 
     // MARK: Life cycle
@@ -221,9 +182,7 @@ public actor ProjectionSession {
             guard state == .disconnected else { throw fail(.invalidState(operation: "connect", state: state)) }
             let chosen = try choose(display)
             try await prepareRenderer(for: chosen)
-            self.display = display
-            stream = chosen
-            transition(to: .ready)
+            move(to: .ready(SessionScreen(display: display, stream: chosen)))
         }
     }
 
@@ -240,32 +199,31 @@ public actor ProjectionSession {
     /// ``startStreaming()``, with `script` installed before the frame loop's first picture.
     func startStreaming(then script: ScriptRequest?) async throws(ProjectionSessionError) {
         try await oneAtATime { () async throws(ProjectionSessionError) in
-            guard state == .ready, let stream else {
+            guard case .ready(let screen) = life, let renderer else {
                 throw fail(.invalidState(operation: "start streaming", state: state))
             }
             let factories = outputFactories()
             guard !factories.isEmpty else { throw fail(.noOutput) }
-            let settings = makeEncoderSettings(for: stream)
+            let settings = makeEncoderSettings(for: screen.stream)
             let stage = try await makeEncoderStage(settings: settings)
+            let sink: any VideoSink
             do throws(ProjectionSessionError) {
-                let sink = try makeSink(from: factories, for: stream)
+                sink = try makeSink(from: factories, for: screen.stream)
                 do throws(SinkError) {
-                    try sink.streamWillStart(stream.encodedSize)
+                    try sink.streamWillStart(screen.stream.encodedSize)
                 } catch {
                     sink.close()
                     throw fail(.sink(error))
                 }
-                self.sink = sink
             } catch {
                 await finishEncoderStage(stage)
                 throw error
             }
-            encoder = stage
-            exportedPlanes = await zeroCopyPlanes(of: stage)
-            beginStream(settings: settings, stream: stream)
-            transition(to: .streaming)
+            let live = await makeLiveStream(encoder: stage, sink: sink, settings: settings, renderer: renderer)
+            beginStream(live, stream: screen.stream)
+            move(to: .streaming(screen, live))
             if let script { install(script) }
-            startFrameLoop()
+            startLoops(of: live)
         }
     }
 
@@ -273,10 +231,10 @@ public actor ProjectionSession {
     /// are told the stream stopped. Does nothing unless streaming.
     public func suspend() async {
         await oneAtATime {
-            guard state == .streaming else { return }
+            guard case .streaming(let screen, let live) = life else { return }
             noteStreamingTime()
-            sink?.streamDidStop()
-            transition(to: .suspended)
+            live.sink.streamDidStop()
+            move(to: .suspended(screen, live))
             endScript()
             wake.signal()
         }
@@ -285,15 +243,17 @@ public actor ProjectionSession {
     /// Sends again after ``suspend()``, starting with an IDR.
     public func resume() async throws(ProjectionSessionError) {
         try await oneAtATime { () throws(ProjectionSessionError) in
-            guard state == .suspended, let stream else { throw fail(.invalidState(operation: "resume", state: state)) }
+            guard case .suspended(let screen, let live) = life else {
+                throw fail(.invalidState(operation: "resume", state: state))
+            }
             do throws(SinkError) {
-                try sink?.streamWillStart(stream.encodedSize)
+                try live.sink.streamWillStart(screen.stream.encodedSize)
             } catch {
                 throw fail(.sink(error))
             }
             restartPictures()
             streamingSince = clock.now
-            transition(to: .streaming)
+            move(to: .streaming(screen, live))
             wake.signal()
         }
     }
@@ -316,61 +276,62 @@ public actor ProjectionSession {
     }
 
     private func takeDisplay(_ update: HeadUnitDisplay) async throws(ProjectionSessionError) {
-        guard let current = display else {
+        guard let current = life.screen else {
             throw fail(.invalidState(operation: "update the display", state: state))
         }
-        let merged = update.filling(from: current)
+        let merged = update.filling(from: current.display)
         let chosen: StreamResolution
         do {
             chosen = try choose(merged)
         } catch {
-            emit(.warning(.displayUpdateIgnored(error, kept: stream)))
+            emit(.warning(.displayUpdateIgnored(error, kept: current.stream)))
             throw error
         }
-        display = merged
-        let previous = stream
-        stream = chosen
+        let screen = SessionScreen(display: merged, stream: chosen)
         haptics.resend()
-        guard let previous, previous.encodedSize != chosen.encodedSize else {
+        guard current.stream.encodedSize != chosen.encodedSize else {
             // Same picture size (a new scale or bitrate): touches and haptics follow at once.
+            move(to: life.with(screen))
             pacer.markChanged()
             wake.signal()
-            if state == .streaming || state == .suspended { try await applyEncoderLimits(of: chosen) }
+            if let live = life.stream { try await applyEncoderLimits(of: chosen, to: live) }
             return
         }
-        logger.info("head unit resized the stream: \(previous.encodedSize) -> \(chosen.encodedSize)")
-        guard state == .streaming || state == .suspended else {
+        logger.info("head unit resized the stream: \(current.stream.encodedSize) -> \(chosen.encodedSize)")
+        guard let old = life.stream else {
             try await prepareRenderer(for: chosen)
+            move(to: .ready(screen))
             emit(.resized(chosen))
             return
         }
         let wasStreaming = state == .streaming
-        await stopFrameLoop()
-        sink?.streamDidStop()
-        if let encoder { await finishEncoderStage(encoder) }
-        encoder = nil
-        exportedPlanes = nil
+        // A new stream on the same outputs: the old one's loops and encoder end first.
+        await stopLoops(of: old)
+        old.sink.streamDidStop()
+        await finishEncoderStage(old.encoder)
         let settings = makeEncoderSettings(for: chosen)
+        let live: LiveStream
         do throws(ProjectionSessionError) {
             try await prepareRenderer(for: chosen)
             emit(.resized(chosen))
             let stage = try await makeEncoderStage(settings: settings)
-            encoder = stage
-            exportedPlanes = await zeroCopyPlanes(of: stage)
+            live = await makeLiveStream(encoder: stage, sink: old.sink, settings: settings, renderer: old.frames.renderer)
             if wasStreaming {
                 do {
-                    try sink?.streamWillStart(chosen.encodedSize)
+                    try live.sink.streamWillStart(chosen.encodedSize)
                 } catch {
+                    await finishEncoderStage(stage)
                     throw fail(.sink(error))
                 }
             }
         } catch {
             // Half a stream is no stream: nothing may keep running on a session that cannot send.
-            await tearDown(sinkIsStreaming: false)
+            await tearDown(sinkIsStreaming: false, encoderFinished: true)
             throw error
         }
-        beginStream(settings: settings, stream: chosen)
-        startFrameLoop()
+        beginStream(live, stream: chosen)
+        move(to: wasStreaming ? .streaming(screen, live) : .suspended(screen, live))
+        startLoops(of: live)
     }
 
     /// Ends the stream: any state -> stopping -> disconnected. The outputs are closed (a new
@@ -396,7 +357,7 @@ public actor ProjectionSession {
 
     private func stopNow() async {
         guard state != .disconnected, state != .stopping else { return }
-        await tearDown(sinkIsStreaming: state == .streaming)
+        await tearDown(sinkIsStreaming: state == .streaming, encoderFinished: false)
     }
 
     // MARK: Outputs
@@ -489,7 +450,7 @@ public actor ProjectionSession {
             do {
                 let made = try await MapRenderer(context: context, width: size.width, height: size.height,
                                                  style: style(for: appearance), tiles: configuration.tiles,
-                                                 sources: configuration.sources, fonts: configuration.fonts, camera: cameraOnScreen)
+                                                 sources: configuration.sources, fonts: configuration.fonts, camera: view.camera)
                 // What the engine set before there was a map to draw it on.
                 for (id, data) in geojson.sorted(by: { $0.key < $1.key }) {
                     try? await made.setGeoJSON(data, forSource: id)
@@ -499,18 +460,25 @@ public actor ProjectionSession {
                 throw fail(.renderer(error))
             }
         }
-        lastFrame = nil
-        spareFrame = nil
+        hasPicture = false
     }
 
-    func beginStream(settings: EncoderSettings, stream: StreamResolution) {
+    /// A stream of `encoder` and `sink` whose pictures `renderer` draws.
+    private func makeLiveStream(encoder: EncoderStage, sink: any VideoSink, settings: EncoderSettings,
+                                renderer: MapRenderer) async -> LiveStream {
+        // Zero copy: GL on GBM and an encoder that exports its input surface.
+        let surface = context.info.platform == .gbm ? await encoder.exportedSurface() : nil
+        let frames = MapFrameSource(renderer: renderer, width: settings.width, height: settings.height,
+                                    fullRange: settings.fullRange, encoderSurface: surface)
+        return LiveStream(encoder: encoder, sink: sink, settings: settings, frames: frames)
+    }
+
+    /// Readies the session's picture state for `live`'s first picture.
+    func beginStream(_ live: LiveStream, stream: StreamResolution) {
+        let settings = live.settings
         if let asked = stream.display.preferredFramesPerSecond, Double(asked) > EncoderSettings.maximumStreamingFramesPerSecond {
             emit(.warning(.frameRateCapped(asked: asked, streamed: settings.framesPerSecond)))
         }
-        encoderSettings = settings
-        encoderIsIdle = false
-        skipPictures = SkipPictureStream()
-        lastPictureInSurface = false
         pacer = FramePacer(configuration: .init(framesPerSecond: settings.framesPerSecond,
                                                 refinementFrames: configuration.refinementFrames,
                                                 keepAliveInterval: configuration.keepAliveInterval.inSeconds))
@@ -534,56 +502,50 @@ public actor ProjectionSession {
     }
 
     /// A new bitrate or frame rate for the same size, applied without a restart.
-    func applyEncoderLimits(of stream: StreamResolution) async throws(ProjectionSessionError) {
-        guard let encoder, var settings = encoderSettings else { return }
+    func applyEncoderLimits(of stream: StreamResolution, to live: LiveStream) async throws(ProjectionSessionError) {
+        let settings = live.settings
         let wanted = makeEncoderSettings(for: stream)
         do {
-            if wanted.bitrate != settings.bitrate || encoderIsIdle { try await encoder.setBitrate(wanted.bitrate) }
-            if wanted.framesPerSecond != settings.framesPerSecond || encoderIsIdle {
-                try await encoder.setFrameRate(wanted.framesPerSecond)
+            if wanted.bitrate != settings.bitrate || live.encoderIsIdle { try await live.encoder.setBitrate(wanted.bitrate) }
+            if wanted.framesPerSecond != settings.framesPerSecond || live.encoderIsIdle {
+                try await live.encoder.setFrameRate(wanted.framesPerSecond)
             }
         } catch {
             throw fail(.encoder(error))
         }
-        settings.bitrate = wanted.bitrate
-        settings.framesPerSecond = wanted.framesPerSecond
-        encoderSettings = settings
+        live.settings.bitrate = wanted.bitrate
+        live.settings.framesPerSecond = wanted.framesPerSecond
         // The moving-map rates are in force now; keep-alives switch back to theirs.
-        encoderIsIdle = false
+        live.encoderIsIdle = false
         pacer.configuration.framesPerSecond = FramePacer.Configuration(framesPerSecond: wanted.framesPerSecond).framesPerSecond
     }
 
-    /// Starts the frame loop task; it counts as running from here until its last step.
-    func startFrameLoop() {
+    /// Starts `live`'s frame loop and encode loop; the frame loop counts as running from here
+    /// until its last step.
+    func startLoops(of live: LiveStream) {
         runningFrameLoops += 1
         // Busy from here until it first waits, so a test's manual clock waits for its first frame.
         wake.attach()
-        encodeLoopEnds = false
-        encodeIdleWaiters.reserveCapacity(2)
-        encodeLoop = Task { await self.runEncodeLoop() }
-        loop = Task {
-            await self.runFrameLoop()
+        live.encodeLoop = Task { await self.runEncodeLoop(live) }
+        live.frameLoop = Task {
+            await self.runFrameLoop(live)
             self.wake.detach()
             self.runningFrameLoops -= 1
         }
     }
 
-    /// Ends the frame loop and waits for the picture in the encoder: after this, nothing of the
-    /// stream runs.
-    func stopFrameLoop() async {
-        guard let loop else { return }
-        self.loop = nil
+    /// Ends `live`'s frame loop and waits for the picture in the encoder, then ends the encode
+    /// loop: after this, nothing of the stream runs.
+    func stopLoops(of live: LiveStream) async {
+        guard let loop = live.frameLoop else { return }
+        live.frameLoop = nil
         loop.cancel()
         wake.signal()
         await loop.value
-        await finishEncoding()
-        encodeLoopEnds = true
-        if let waiting = encodeLoopWaiter {
-            encodeLoopWaiter = nil
-            waiting.resume()
-        }
-        await encodeLoop?.value
-        encodeLoop = nil
+        await live.encoding.waitUntilIdle()
+        live.encoding.end()
+        await live.encodeLoop?.value
+        live.encodeLoop = nil
         endScript()
     }
 
@@ -598,13 +560,6 @@ public actor ProjectionSession {
         }
     }
 
-    /// The encoder's input surface when the renderer can draw into it (GL on GBM, a VA-API
-    /// encoder that exports it); nil means frames are read back and copied.
-    private func zeroCopyPlanes(of stage: EncoderStage) async -> DMABufPlanes? {
-        guard context.info.platform == .gbm else { return nil }
-        return await stage.exportedSurface()
-    }
-
     /// Ends `stage`'s stream and lets its thread go.
     private func finishEncoderStage(_ stage: EncoderStage) async {
         _ = try? await stage.finish()
@@ -616,26 +571,23 @@ public actor ProjectionSession {
     private func releaseRenderer() async {
         guard renderer != nil else { return }
         renderer = nil
-        lastFrame = nil
-        spareFrame = nil
+        hasPicture = false
         await context.waitForQueuedWork()
     }
 
-    /// stopping -> disconnected: ends the frame loop, the encoder and the sink.
-    private func tearDown(sinkIsStreaming: Bool) async {
-        transition(to: .stopping)
+    /// -> stopping -> disconnected: ends the stream's loops, its encoder (unless
+    /// `encoderFinished`) and its outputs.
+    private func tearDown(sinkIsStreaming: Bool, encoderFinished: Bool) async {
+        let live = life.stream
+        move(to: .stopping(live))
         noteStreamingTime()
-        await stopFrameLoop()
-        if sinkIsStreaming { sink?.streamDidStop() }
-        if let encoder { await finishEncoderStage(encoder) }
-        encoder = nil
-        exportedPlanes = nil
-        sink?.close()
-        sink = nil
-        display = nil
-        stream = nil
-        encoderSettings = nil
-        transition(to: .disconnected)
+        if let live {
+            await stopLoops(of: live)
+            if sinkIsStreaming { live.sink.streamDidStop() }
+            if !encoderFinished { await finishEncoderStage(live.encoder) }
+            live.sink.close()
+        }
+        move(to: .disconnected)
     }
 
     /// The head unit's limits merged with the app's own values, for `stream`.
@@ -648,12 +600,15 @@ public actor ProjectionSession {
                         customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
     }
 
-    func transition(to newState: ProjectionSessionState) {
-        guard newState != state else { return }
-        let old = state
-        state = newState
-        logger.info("\(old.rawValue) -> \(newState.rawValue)")
-        emit(.stateChanged(from: old, to: newState))
+    /// The one way the session's life changes: to `next`, when the table of
+    /// ``SessionLife/allows(_:)`` has the move. A state change is logged and reported.
+    func move(to next: SessionLife) {
+        precondition(life.allows(next), "the session cannot go from \(life.state) to \(next.state)")
+        let old = life.state
+        life = next
+        guard old != next.state else { return }
+        logger.info("\(old.rawValue) -> \(next.state.rawValue)")
+        emit(.stateChanged(from: old, to: next.state))
     }
 
     func emit(_ event: ProjectionSessionEvent) {

@@ -145,8 +145,8 @@ import Testing
         await session.updateVehicle(VehicleFix(coordinate: Self.east(100), heading: 90, speed: 10))
         await session.setRouteProgress(100)
         await time.advance(by: 0.5)
-        let vehicle = try #require(await session.overlays.vehicle)
-        let split = await session.overlays.routeProgress
+        let vehicle = try #require(await session.view.overlays.vehicle)
+        let split = await session.view.overlays.routeProgress
         #expect(Self.metresEast(of: vehicle.coordinate) > 102, "the car is predicted ahead of its fix")
         #expect(abs(split - Self.metresEast(of: vehicle.coordinate)) < 0.5, "split \(split), car \(Self.metresEast(of: vehicle.coordinate))")
         await session.stop()
@@ -173,7 +173,7 @@ import Testing
         await time.advance(by: 0.2)
         #expect(sink.received.count > before)
         #expect(await session.camera.center == moved.center)
-        let overlays = await session.overlays
+        let overlays = await session.view.overlays
         #expect(overlays.routeProgress == 50 && overlays.route.count == 2)
         await session.stop()
         await session.close()

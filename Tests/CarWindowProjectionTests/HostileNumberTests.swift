@@ -176,8 +176,8 @@ import Testing
         // next slot: the refinement starts then, and the next picture is drawn for that slot.
         let slot = time.now
         await time.advance(by: ProjectionSessionTests.frameInterval - 4e-6)
-        await session.resendLastPicture(as: .refinement)
-        await session.renderAndSend(at: slot + ProjectionSessionTests.frameInterval)
+        await session.resendLastPictureOfTheStream(as: .refinement)
+        await session.renderAndSendOnTheStream(at: slot + ProjectionSessionTests.frameInterval)
         await session.finishEncoding()
         await time.advance(by: 1)
         let stamps = sink.received.map(\.unit.presentationTime.inSeconds)
@@ -188,3 +188,16 @@ import Testing
     }
 }
 
+
+extension ProjectionSession {
+    /// The frame loop's steps, taken by a test on the stream there is.
+    func resendLastPictureOfTheStream(as kind: PictureKind) async {
+        guard let live = life.stream else { return }
+        await resendLastPicture(live, as: kind)
+    }
+
+    func renderAndSendOnTheStream(at now: Double) async {
+        guard let live = life.stream else { return }
+        await renderAndSend(live, at: now)
+    }
+}
