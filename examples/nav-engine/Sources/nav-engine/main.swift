@@ -7,6 +7,8 @@
 // flow; the engine only sets the route, the car and the prompts.
 //
 //   usage: nav-engine HOST:PORT [--seconds N] [--speed KMH] [--assets FOLDER]
+//   (by default until the car arrives, at 40 km/h, with the data in ../../assets: the
+//   repository's, seen from examples/nav-engine)
 //
 // Into the in-repo head unit, from the repository root, in two terminals:
 //   swift run carwindow headunit --port 12345 --out out/received.h264
