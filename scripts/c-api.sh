@@ -98,11 +98,18 @@ check() {
 
     echo "c-api.sh: examples/c/drive.c into a SmartDeviceLink head unit (carwindow headunit)"
     swift build -c release --product carwindow
-    local port=$((20000 + RANDOM % 20000))
-    "$(swift build -c release --show-bin-path)/carwindow" headunit --port "$port" --size 640x384 --tap-after 0 \
+    # Port 0: the head unit takes a free port and says which in its first line; the drive starts
+    # once it listens (a fixed sleep and a random port could both lose on a loaded machine).
+    "$(swift build -c release --show-bin-path)/carwindow" headunit --port 0 --size 640x384 --tap-after 0 \
         --out "$out/received.h264" > "$out/headunit.log" 2>&1 &
-    local headunit=$!
-    sleep 1
+    local headunit=$! port=
+    for _ in $(seq 600); do                 # hang guard: 60 s for the head unit to listen
+        port=$(sed -n 's/^head unit listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$out/headunit.log")
+        [[ -n "$port" ]] && break
+        kill -0 "$headunit" 2>/dev/null || { cat "$out/headunit.log" >&2; echo "c-api.sh: the head unit exited" >&2; exit 1; }
+        sleep 0.1
+    done
+    [[ -n "$port" ]] || { cat "$out/headunit.log" >&2; echo "c-api.sh: the head unit did not listen within 60 s" >&2; exit 1; }
     mkdir -p "$out/sdl"
     "$out/drive" assets "$out/sdl" 4 "127.0.0.1:$port" | tee "$out/drive-sdl.log"
     wait "$headunit" || { cat "$out/headunit.log" >&2; echo "c-api.sh: the head unit failed" >&2; exit 1; }
