@@ -462,7 +462,8 @@ import Testing
         let sink = RecordingSink()
         let (session, _) = try await Self.streaming(sink, context: context)
         await SessionFixtures.drive(session, seconds: 0.5)
-        try await Task.sleep(for: .milliseconds(500))
+        // The first picture, however long a loaded machine takes to draw it.
+        #expect(await eventually { await session.snapshot() != nil })
         let day = try #require(await session.snapshot())
         await session.setAppearance(.night)
         let switched = SessionClock.monotonicNow
