@@ -100,6 +100,7 @@ check() {
     swift build -c release --product carwindow
     # Port 0: the head unit takes a free port and says which in its first line; the drive starts
     # once it listens (a fixed sleep and a random port could both lose on a loaded machine).
+    : > "$out/headunit.log"                 # there before the head unit's shell opens it: the wait reads it
     "$(swift build -c release --show-bin-path)/carwindow" headunit --port 0 --size 640x384 --tap-after 0 \
         --out "$out/received.h264" > "$out/headunit.log" 2>&1 &
     local headunit=$! port=

@@ -63,7 +63,9 @@ echo "example.sh: examples/nav-engine into carwindow headunit"
 if ldd "$bin/nav-engine" | grep -E -i 'libssl|libcurl'; then
     fail "nav-engine links TLS or libcurl (above); the CarWindowSDL product must not need them"
 fi
-# Port 0: the head unit takes a free port and says which in its first line.
+# Port 0: the head unit takes a free port and says which in its first line. The log exists before
+# the background job's shell opens it, so the wait below can read it at once.
+: > "$out/headunit.log"
 "$carwindow" headunit --port 0 --size 640x384 --tap-after 0 --out "$out/received.h264" \
     --audio-out "$out/prompts.pcm" > "$out/headunit.log" 2>&1 &
 headunit_pid=$!
