@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages CarWindow builds, runs and tests with, when they are missing.
-# Usage: scripts/install-deps.sh [--tests]   (--tests adds the shader validator and ffmpeg)
+# Usage: scripts/install-deps.sh [--tests] [--static]
+#   --tests adds the shader validator and ffmpeg; --static adds what linking the Swift runtime in
+#   needs (scripts/package-static.sh): the static FoundationNetworking links libcurl's -dev library.
 set -euo pipefail
 
 packages=(
@@ -12,12 +14,18 @@ packages=(
     libcurl4                               # FoundationNetworking: tiles on servers
     libssl-dev                             # OpenSSL 3: protected SDL services (TLS, DTLS)
 )
-if [[ "${1:-}" == "--tests" ]]; then
-    packages+=(glslang-tools ffmpeg)       # shader validator; the independent decoder of our streams
-    packages+=(python3)                    # the local tile server of the remote-tiles tests
-    packages+=(gcc g++ valgrind)           # the VA-API test driver, the C API's examples and memcheck
-    packages+=(openssl)                    # certificates for the protected-service tests
-fi
+for option in "$@"; do
+    case $option in
+        --tests)
+            packages+=(glslang-tools ffmpeg)       # shader validator; the independent decoder of our streams
+            packages+=(python3)                    # the local tile server of the remote-tiles tests
+            packages+=(gcc g++ valgrind)           # the VA-API test driver, the C API's examples and memcheck
+            packages+=(openssl)                    # certificates for the protected-service tests
+            ;;
+        --static) packages+=(libcurl4-openssl-dev) ;;
+        *) echo "install-deps.sh: unknown option '$option' (--tests, --static)" >&2; exit 64 ;;
+    esac
+done
 
 missing=()
 for package in "${packages[@]}"; do

@@ -28,7 +28,7 @@ products=(carwindow-bench carwindow)
 if [[ ${1:-} == --bench-only ]]; then products=(carwindow-bench); shift; fi
 out=${1:-.build-gpu/bundle}
 scratch=.build-gpu/build    # its own build folder: the static flags would rebuild .build/release
-scripts/install-deps.sh
+scripts/install-deps.sh --static
 build=(swift build -c release --static-swift-stdlib --scratch-path "$scratch")
 for product in "${products[@]}"; do "${build[@]}" --product "$product"; done
 bin=$("${build[@]}" --show-bin-path)

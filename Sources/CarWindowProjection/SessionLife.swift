@@ -17,7 +17,12 @@ import CarWindowH264
 ///
 /// The renderer is not part of it: it outlives a stop (connecting again is quick) and goes only
 /// with `close()`.
-enum SessionLife {
+///
+/// Indirect: each case's payload is one boxed reference, so the value is one word that every
+/// move writes whole. Inline, with payloads of different sizes, valgrind's memcheck reported each
+/// `state` check as a use of uninitialised memory (the C API's check runs under it); a box per
+/// move costs nothing per frame.
+indirect enum SessionLife {
     case disconnected
     case ready(SessionScreen)
     case streaming(SessionScreen, LiveStream)
