@@ -113,7 +113,9 @@ struct SDLLinkTests {
             let started = try #require(await recorder.wait { Self.videoStarted($0) != nil }.flatMap(Self.videoStarted))
             #expect(started == SDLVideoServiceParameters(resolution: Self.size, format: format, mtu: nil,
                                                          requestedResolution: Self.size))
-            let registered = await simulator.snapshot()
+            // OnAppCapabilityUpdated goes out when the HMI level allows it, not before the video
+            // service starts: wait for it rather than race it.
+            let registered = try #require(await simulator.wait(timeout: hangGuard) { !$0.appCapabilityUpdates.isEmpty })
             #expect(registered.registeredAppName == "CarWindow Test")
             #expect(registered.appHMITypes == ["NAVIGATION"])
             #expect(registered.requestedProtocolVersion == "5.4.1")
