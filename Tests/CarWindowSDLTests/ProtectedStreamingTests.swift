@@ -11,7 +11,7 @@ import Testing
 
 /// Protected video (TLS inside SDL) from a projection session into the in-repo head unit running
 /// SDL's security layer as SDL Core does: the head unit as TLS client, video forced protected.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct ProtectedStreamingTests {
     static let capability = SDLProjectionLinkTests.capability
 

@@ -14,7 +14,7 @@ import Testing
 @testable import CarWindowTestSupport
 
 /// Guidance prompts on the head unit's audio service.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct SDLAudioTests {
     @Test func aPromptPlaysInTheHeadUnitsFormatAndDecodes() async throws {
         let rig = try await SDLProjectionLinkTests.rig(capability: SDLHeadUnitStateTests.small)

@@ -101,7 +101,7 @@ func residentBytes() -> Int {
 
 /// The head unit is untrusted input: numbers off the wire are clamped before any arithmetic,
 /// frame sizes are ours, and a head unit that floods the app cannot grow its memory.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct SDLHostileHeadUnitTests {
     static let hugeMTU: BSONDocument = ["hashId": .int32(7), "mtu": .int64(1 << 62), "protocolVersion": .string("5.4.1")]
 

@@ -15,7 +15,7 @@ import Testing
 
 /// A projection session streaming into the in-repo head unit over loopback TCP: the whole chain
 /// from map to head unit and back (touches, haptic rectangles, HMI levels, resize).
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct SDLProjectionLinkTests {
     struct Rig {
         var simulator: HeadUnitSimulator
