@@ -45,11 +45,11 @@ final class IconRenderer {
         guard hasSheet, !placer.iconIndices.isEmpty else { return }
         let program = programs.icon
         glUseProgram(program.name)
-        glUniform2f(program.location("u_screen_size"), Float(width), Float(height))
-        glUniform2f(program.location("u_sheet_size"), Float(sheetTexture.width), Float(sheetTexture.height))
+        glUniform2f(program.uniforms.screenSize, Float(width), Float(height))
+        glUniform2f(program.uniforms.sheetSize, Float(sheetTexture.width), Float(sheetTexture.height))
         glActiveTexture(GLenum(GL_TEXTURE0))
         glBindTexture(GLenum(GL_TEXTURE_2D), sheetTexture.name)
-        glUniform1i(program.location("u_sheet"), 0)
+        glUniform1i(program.uniforms.sheet, 0)
         glBindVertexArray(vertexArray.name)
         vertexBuffer.upload(placer.iconVertices, usage: GLenum(GL_DYNAMIC_DRAW))
         indexBuffer.upload(placer.iconIndices, usage: GLenum(GL_DYNAMIC_DRAW))
@@ -151,8 +151,8 @@ final class CircleRenderer {
         guard !indices.isEmpty else { return }
         let program = programs.circle
         glUseProgram(program.name)
-        glUniform2f(program.location("u_screen_size"), width, height)
-        glUniform1f(program.location("u_blur"), max(0, min(blur, 1)))
+        glUniform2f(program.uniforms.screenSize, width, height)
+        glUniform1f(program.uniforms.blur, max(0, min(blur, 1)))
         // Circles are not cut at tile edges: a disc near one belongs to the tile of its centre.
         glDisable(GLenum(GL_STENCIL_TEST))
         glBindVertexArray(vertexArray.name)

@@ -745,10 +745,10 @@ public actor MapRenderer {
         glDisable(GLenum(GL_DEPTH_TEST))
         let program = programs.fill
         glUseProgram(program.name)
-        glUniform1f(program.location("u_opacity"), 1)
+        glUniform1f(program.uniforms.opacity, 1)
         for (index, tile) in drawn.enumerated() where index < 127 {
             glStencilFunc(GLenum(GL_ALWAYS), GLint(index + 1), 0x7F)
-            setMatrix(program.location("u_matrix"), matrices[index])
+            setMatrix(program.uniforms.matrix, matrices[index])
             _ = tile
             programs.tileQuad.draw()
             drawCalls += 1
@@ -763,8 +763,8 @@ public actor MapRenderer {
         glUseProgram(program.name)
         glDisable(GLenum(GL_STENCIL_TEST))
         guard let paint = layer.paint.background else { return }
-        setMatrix(program.location("u_matrix"), .identity)
-        glUniform1f(program.location("u_opacity"), Float(paint.backgroundOpacity.evaluate(zoom: zoom)))
+        setMatrix(program.uniforms.matrix, .identity)
+        glUniform1f(program.uniforms.opacity, Float(paint.backgroundOpacity.evaluate(zoom: zoom)))
         let color = paint.backgroundColor.evaluate(zoom: zoom).premultiplied
         glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
         programs.screenQuad.draw()
@@ -776,13 +776,13 @@ public actor MapRenderer {
                            _ cullers: [ChunkCuller], _ transform: MapTransform, color: Color, opacity: Float) {
         let program = programs.fill
         glUseProgram(program.name)
-        glUniform1f(program.location("u_opacity"), opacity)
+        glUniform1f(program.uniforms.opacity, opacity)
         let constant = color.premultiplied
         let shift = Self.translation(of: layer, camera: transform.camera)
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
             guard index < tile.layers.count, case .fill(let mesh)? = tile.layers[index] else { continue }
             useTileStencil(tileIndex)
-            setMatrix(program.location("u_matrix"), Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
+            setMatrix(program.uniforms.matrix, Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
             if !mesh.hasPerVertexColor {
                 glVertexAttrib4f(AttributeSlot.fillColor, constant.x, constant.y, constant.z, constant.w)
             }
@@ -814,12 +814,12 @@ public actor MapRenderer {
         glUseProgram(program.name)
         let sheet = resources.icons.sheetSize
         let size = image.displaySize
-        glUniform1i(program.location("u_sheet"), 0)
-        glUniform1f(program.location("u_opacity"), Float(min(max(opacity, 0), 1)))
-        glUniform2f(program.location("u_image_size"), size.x, size.y)
+        glUniform1i(program.uniforms.sheet, 0)
+        glUniform1f(program.uniforms.opacity, Float(min(max(opacity, 0), 1)))
+        glUniform2f(program.uniforms.imageSize, size.x, size.y)
         // Half a texel in from each edge, so linear filtering never reads the neighbour image.
-        glUniform2f(program.location("u_image_origin"), (Float(image.x) + 0.5) / sheet.x, (Float(image.y) + 0.5) / sheet.y)
-        glUniform2f(program.location("u_image_extent"), (Float(image.width) - 1) / sheet.x, (Float(image.height) - 1) / sheet.y)
+        glUniform2f(program.uniforms.imageOrigin, (Float(image.x) + 0.5) / sheet.x, (Float(image.y) + 0.5) / sheet.y)
+        glUniform2f(program.uniforms.imageExtent, (Float(image.width) - 1) / sheet.x, (Float(image.height) - 1) / sheet.y)
         let isBackground = layer.type == .background
         let shift = Self.translation(of: layer, camera: transform.camera)
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
@@ -831,12 +831,12 @@ public actor MapRenderer {
                 mesh = fill
             }
             useTileStencil(tileIndex)
-            setMatrix(program.location("u_matrix"), Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
+            setMatrix(program.uniforms.matrix, Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
             let id = tile.layout.tile
             let tileSize = transform.worldSize / Double(1 << id.z)
-            glUniform1f(program.location("u_pixels_per_unit"), Float(tileSize / Double(tile.layout.extent)))
+            glUniform1f(program.uniforms.pixelsPerUnit, Float(tileSize / Double(tile.layout.extent)))
             let origin = SIMD2(Double(id.x), Double(id.y)) * tileSize
-            glUniform2f(program.location("u_offset"), Float(origin.x.truncatingRemainder(dividingBy: Double(size.x))),
+            glUniform2f(program.uniforms.offset, Float(origin.x.truncatingRemainder(dividingBy: Double(size.x))),
                         Float(origin.y.truncatingRemainder(dividingBy: Double(size.y))))
             if isBackground {
                 mesh.draw()
@@ -855,15 +855,15 @@ public actor MapRenderer {
         guard opacity > 0 else { return }
         let program = programs.fillOutline
         glUseProgram(program.name)
-        glUniform1f(program.location("u_opacity"), opacity)
-        glUniform2f(program.location("u_viewport"), Float(width), Float(height))
+        glUniform1f(program.uniforms.opacity, opacity)
+        glUniform2f(program.uniforms.viewport, Float(width), Float(height))
         glLineWidth(2)
         let color = (paint.fillOutlineColor ?? paint.fillColor).evaluate(zoom: zoom).premultiplied
         let shift = Self.translation(of: layer, camera: transform.camera)
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
             guard index < tile.layers.count, case .fill(let mesh)? = tile.layers[index], mesh.hasLines else { continue }
             useTileStencil(tileIndex)
-            setMatrix(program.location("u_matrix"), Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
+            setMatrix(program.uniforms.matrix, Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
             if !mesh.hasPerVertexColor || paint.fillOutlineColor != nil {
                 glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
             }
@@ -892,16 +892,16 @@ public actor MapRenderer {
                                 shift: SIMD2<Double>? = nil, mesh select: (GPUTile.Layer) -> GPUMesh?) {
         guard opacity > 0, width > 0 else { return }
         let program = programs.useLineProgram(dashes: dashes, lineWidth: width)
-        glUniform1f(program.location("u_opacity"), opacity)
-        glUniform1f(program.location("u_blur"), blur)
-        glUniform1f(program.location("u_centre_w"), Float(transform.cameraToCenterDistance))
+        glUniform1f(program.uniforms.opacity, opacity)
+        glUniform1f(program.uniforms.blur, blur)
+        glUniform1f(program.uniforms.centreW, Float(transform.cameraToCenterDistance))
         let constant = color.premultiplied
         for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
             guard index < tile.layers.count, let layer = tile.layers[index], let mesh = select(layer) else { continue }
             useTileStencil(tileIndex)
-            setMatrix(program.location("u_matrix"), Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
+            setMatrix(program.uniforms.matrix, Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
             let unitsPerPixel = Float(transform.tileUnitsPerPixel(for: tile.layout.tile, extent: tile.layout.extent))
-            glUniform1f(program.location("u_units_per_pixel"), unitsPerPixel)
+            glUniform1f(program.uniforms.unitsPerPixel, unitsPerPixel)
             if !mesh.hasPerVertexColor {
                 glVertexAttrib4f(AttributeSlot.lineColor, constant.x, constant.y, constant.z, constant.w)
             }
@@ -923,15 +923,15 @@ public actor MapRenderer {
         let heightFactor = rise * rise * (3 - 2 * rise)
         let program = programs.extrusion
         glUseProgram(program.name)
-        glUniform1f(program.location("u_opacity"), opacity)
-        glUniform1f(program.location("u_height_factor"), heightFactor)
+        glUniform1f(program.uniforms.opacity, opacity)
+        glUniform1f(program.uniforms.heightFactor, heightFactor)
         // MapLibre's default light: radial 1.15, azimuth 210° (plus its 90° offset), polar 30°,
         // fixed to the viewport so it turns with the bearing. Our wall normals face the other
         // way round in this frame, hence the extra half turn (checked against MapLibre renders).
         let azimuth = (210 + 90 + 180 + transform.camera.bearing) * .pi / 180, polar = 30 * Double.pi / 180
         let light = SIMD3(cos(azimuth) * sin(polar), sin(azimuth) * sin(polar), cos(polar)) * 1.15
-        glUniform3f(program.location("u_light_position"), Float(light.x), Float(light.y), Float(light.z))
-        glUniform1f(program.location("u_light_intensity"), 0.5)
+        glUniform3f(program.uniforms.lightPosition, Float(light.x), Float(light.y), Float(light.z))
+        glUniform1f(program.uniforms.lightIntensity, 0.5)
         let color = paint.fillExtrusionColor.evaluate(zoom: zoom).premultiplied
         let meshes = drawn.enumerated().compactMap { (tileIndex, tile) -> (Int, GPUMesh)? in
             guard index < tile.layers.count, case .extrusion(let mesh)? = tile.layers[index] else { return nil }
@@ -950,7 +950,7 @@ public actor MapRenderer {
         func drawAll(colored: Bool) {
             for (tileIndex, mesh) in meshes {
                 let tile = drawn[tileIndex].layout
-                setMatrix(program.location("u_matrix"), matrices[tileIndex])
+                setMatrix(program.uniforms.matrix, matrices[tileIndex])
                 if colored && !mesh.hasPerVertexColor {
                     glVertexAttrib4f(AttributeSlot.extrusionColor, color.x, color.y, color.z, color.w)
                 }
@@ -1071,13 +1071,13 @@ public actor MapRenderer {
         uploadAtlasIfChanged()
         let program = programs.text
         glUseProgram(program.name)
-        glUniform2f(program.location("u_screen_size"), Float(width), Float(height))
-        glUniform2f(program.location("u_atlas_size"), Float(atlasTexture.width), Float(atlasTexture.height))
-        glUniform1f(program.location("u_sdf_edge"), Float(GlyphAtlas.sdfEdgeValue) / 255)
-        glUniform1f(program.location("u_sdf_per_pixel"), GlyphAtlas.sdfValuesPerPixel / 255)
+        glUniform2f(program.uniforms.screenSize, Float(width), Float(height))
+        glUniform2f(program.uniforms.atlasSize, Float(atlasTexture.width), Float(atlasTexture.height))
+        glUniform1f(program.uniforms.sdfEdge, Float(GlyphAtlas.sdfEdgeValue) / 255)
+        glUniform1f(program.uniforms.sdfPerPixel, GlyphAtlas.sdfValuesPerPixel / 255)
         glActiveTexture(GLenum(GL_TEXTURE0))
         glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture.name)
-        glUniform1i(program.location("u_atlas"), 0)
+        glUniform1i(program.uniforms.atlas, 0)
         glBindVertexArray(textVertexArray.name)
         textVertexBuffer.upload(labelPlacer.vertices, usage: GLenum(GL_DYNAMIC_DRAW))
         textIndexBuffer.upload(labelPlacer.indices, usage: GLenum(GL_DYNAMIC_DRAW))

@@ -2,19 +2,123 @@ internal import CGLES
 import CarWindowGeo
 import CarWindowStyle
 
+/// The uniforms one kind of program sets, located when the program links, so frames set them
+/// by location without asking GL (or a dictionary) for names.
+protocol UniformLocations {
+    init(of program: GLProgram)
+}
+
+/// A linked program with the locations of its uniforms.
+struct LinkedProgram<Uniforms: UniformLocations> {
+    let program: GLProgram
+    let uniforms: Uniforms
+    var name: GLuint { program.name }
+
+    init(vertex: String, fragment: String, attributes: [String], defines: [String] = []) throws(GLSetupError) {
+        program = try GLProgram(vertex: vertex, fragment: fragment, attributes: attributes, defines: defines)
+        uniforms = Uniforms(of: program)
+    }
+}
+
+struct FillUniforms: UniformLocations {
+    let matrix, opacity: GLint
+    init(of program: GLProgram) {
+        matrix = program.uniformLocation("u_matrix")
+        opacity = program.uniformLocation("u_opacity")
+    }
+}
+
+struct FillOutlineUniforms: UniformLocations {
+    let matrix, opacity, viewport: GLint
+    init(of program: GLProgram) {
+        matrix = program.uniformLocation("u_matrix")
+        opacity = program.uniformLocation("u_opacity")
+        viewport = program.uniformLocation("u_viewport")
+    }
+}
+
+struct FillPatternUniforms: UniformLocations {
+    let matrix, opacity, sheet, imageSize, imageOrigin, imageExtent, pixelsPerUnit, offset: GLint
+    init(of program: GLProgram) {
+        matrix = program.uniformLocation("u_matrix")
+        opacity = program.uniformLocation("u_opacity")
+        sheet = program.uniformLocation("u_sheet")
+        imageSize = program.uniformLocation("u_image_size")
+        imageOrigin = program.uniformLocation("u_image_origin")
+        imageExtent = program.uniformLocation("u_image_extent")
+        pixelsPerUnit = program.uniformLocation("u_pixels_per_unit")
+        offset = program.uniformLocation("u_offset")
+    }
+}
+
+/// Every variant of line.frag: a variant without dashes or trimming has -1 for those.
+struct LineUniforms: UniformLocations {
+    let matrix, opacity, blur, centreW, unitsPerPixel, dashCount, dashEnds, trimBefore, trimAfter: GLint
+    init(of program: GLProgram) {
+        matrix = program.uniformLocation("u_matrix")
+        opacity = program.uniformLocation("u_opacity")
+        blur = program.uniformLocation("u_blur")
+        centreW = program.uniformLocation("u_centre_w")
+        unitsPerPixel = program.uniformLocation("u_units_per_pixel")
+        dashCount = program.uniformLocation("u_dash_count")
+        dashEnds = program.uniformLocation("u_dash_ends")
+        trimBefore = program.uniformLocation("u_trim_before")
+        trimAfter = program.uniformLocation("u_trim_after")
+    }
+}
+
+struct ExtrusionUniforms: UniformLocations {
+    let matrix, opacity, heightFactor, lightPosition, lightIntensity: GLint
+    init(of program: GLProgram) {
+        matrix = program.uniformLocation("u_matrix")
+        opacity = program.uniformLocation("u_opacity")
+        heightFactor = program.uniformLocation("u_height_factor")
+        lightPosition = program.uniformLocation("u_light_position")
+        lightIntensity = program.uniformLocation("u_light_intensity")
+    }
+}
+
+struct TextUniforms: UniformLocations {
+    let screenSize, atlasSize, sdfEdge, sdfPerPixel, atlas: GLint
+    init(of program: GLProgram) {
+        screenSize = program.uniformLocation("u_screen_size")
+        atlasSize = program.uniformLocation("u_atlas_size")
+        sdfEdge = program.uniformLocation("u_sdf_edge")
+        sdfPerPixel = program.uniformLocation("u_sdf_per_pixel")
+        atlas = program.uniformLocation("u_atlas")
+    }
+}
+
+struct IconUniforms: UniformLocations {
+    let screenSize, sheetSize, sheet: GLint
+    init(of program: GLProgram) {
+        screenSize = program.uniformLocation("u_screen_size")
+        sheetSize = program.uniformLocation("u_sheet_size")
+        sheet = program.uniformLocation("u_sheet")
+    }
+}
+
+struct CircleUniforms: UniformLocations {
+    let screenSize, blur: GLint
+    init(of program: GLProgram) {
+        screenSize = program.uniformLocation("u_screen_size")
+        blur = program.uniformLocation("u_blur")
+    }
+}
+
 /// The programs every map draws with, and the two quads they share.
 final class Programs {
-    let fill: GLProgram
-    let fillOutline: GLProgram
-    let fillPattern: GLProgram
-    let line: GLProgram
-    let dashedLine: GLProgram
+    let fill: LinkedProgram<FillUniforms>
+    let fillOutline: LinkedProgram<FillOutlineUniforms>
+    let fillPattern: LinkedProgram<FillPatternUniforms>
+    let line: LinkedProgram<LineUniforms>
+    let dashedLine: LinkedProgram<LineUniforms>
     /// The route's line program: it leaves out what lies before `u_trim_before`.
-    let trimmedLine: GLProgram
-    let extrusion: GLProgram
-    let text: GLProgram
-    let icon: GLProgram
-    let circle: GLProgram
+    let trimmedLine: LinkedProgram<LineUniforms>
+    let extrusion: LinkedProgram<ExtrusionUniforms>
+    let text: LinkedProgram<TextUniforms>
+    let icon: LinkedProgram<IconUniforms>
+    let circle: LinkedProgram<CircleUniforms>
     /// A tile's square, 0...4096, for stencil masks.
     let tileQuad: GPUMesh
     /// The whole viewport in clip space, for background layers.
@@ -23,25 +127,25 @@ final class Programs {
     private var matrixScratch = [Float](repeating: 0, count: 16)
 
     init() throws(GLSetupError) {
-        fill = try GLProgram(vertex: "fill.vert", fragment: "fill.frag", attributes: ["a_pos", "a_color"])
-        fillOutline = try GLProgram(vertex: "fill_outline.vert", fragment: "fill_outline.frag",
-                                    attributes: ["a_pos", "a_color"])
-        fillPattern = try GLProgram(vertex: "fill_pattern.vert", fragment: "fill_pattern.frag", attributes: ["a_pos"])
+        fill = try LinkedProgram(vertex: "fill.vert", fragment: "fill.frag", attributes: ["a_pos", "a_color"])
+        fillOutline = try LinkedProgram(vertex: "fill_outline.vert", fragment: "fill_outline.frag",
+                                        attributes: ["a_pos", "a_color"])
+        fillPattern = try LinkedProgram(vertex: "fill_pattern.vert", fragment: "fill_pattern.frag", attributes: ["a_pos"])
         let lineAttributes = ["a_pos", "a_extrude", "a_edge", "a_distance", "a_color", "a_width"]
-        line = try GLProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes)
+        line = try LinkedProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes)
         // Dashes cost a loop per fragment: only dashed layers pay for it.
-        dashedLine = try GLProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
-                                   defines: ["DASHED"])
-        trimmedLine = try GLProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
-                                    defines: ["TRIMMED"])
-        extrusion = try GLProgram(vertex: "extrusion.vert", fragment: "extrusion.frag",
-                                  attributes: ["a_pos", "a_normal", "a_top", "a_heights", "a_color"])
-        text = try GLProgram(vertex: "text.vert", fragment: "text.frag",
-                             attributes: ["a_pos", "a_tex", "a_fill", "a_halo", "a_params"])
-        icon = try GLProgram(vertex: "icon.vert", fragment: "icon.frag",
-                             attributes: ["a_pos", "a_tex", "a_fill", "a_halo", "a_params"])
-        circle = try GLProgram(vertex: "circle.vert", fragment: "circle.frag",
-                               attributes: ["a_pos", "a_extrude", "a_color", "a_stroke_color", "a_size"])
+        dashedLine = try LinkedProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
+                                       defines: ["DASHED"])
+        trimmedLine = try LinkedProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
+                                        defines: ["TRIMMED"])
+        extrusion = try LinkedProgram(vertex: "extrusion.vert", fragment: "extrusion.frag",
+                                      attributes: ["a_pos", "a_normal", "a_top", "a_heights", "a_color"])
+        text = try LinkedProgram(vertex: "text.vert", fragment: "text.frag",
+                                 attributes: ["a_pos", "a_tex", "a_fill", "a_halo", "a_params"])
+        icon = try LinkedProgram(vertex: "icon.vert", fragment: "icon.frag",
+                                 attributes: ["a_pos", "a_tex", "a_fill", "a_halo", "a_params"])
+        circle = try LinkedProgram(vertex: "circle.vert", fragment: "circle.frag",
+                                   attributes: ["a_pos", "a_extrude", "a_color", "a_stroke_color", "a_size"])
         let square: [UInt32] = [0, 1, 2, 0, 2, 3]
         tileQuad = .fill(positions: [SIMD2(0, 0), SIMD2(4096, 0), SIMD2(4096, 4096), SIMD2(0, 4096)],
                          indices: square, colors: nil)
@@ -59,14 +163,14 @@ final class Programs {
     }
 
     /// The route's line program, made current; the caller sets every uniform.
-    func useTrimmedLineProgram() -> GLProgram {
+    func useTrimmedLineProgram() -> LinkedProgram<LineUniforms> {
         glUseProgram(trimmedLine.name)
         return trimmedLine
     }
 
     /// The line program for `dashes` (in line widths, as the style gives them), made current with
     /// its dash uniforms set.
-    func useLineProgram(dashes: [Double]?, lineWidth: Float) -> GLProgram {
+    func useLineProgram(dashes: [Double]?, lineWidth: Float) -> LinkedProgram<LineUniforms> {
         let pattern = (dashes ?? []).prefix(8)
         let count = pattern.count >= 2 && pattern.reduce(0, +) > 0 ? pattern.count & ~1 : 0
         guard count > 0 else {
@@ -79,9 +183,9 @@ final class Programs {
             dashScratch[i] = end
         }
         glUseProgram(dashedLine.name)
-        glUniform1i(dashedLine.location("u_dash_count"), GLint(count))
+        glUniform1i(dashedLine.uniforms.dashCount, GLint(count))
         dashScratch.withUnsafeBufferPointer {
-            glUniform1fv(dashedLine.location("u_dash_ends"), GLsizei(count), $0.baseAddress)
+            glUniform1fv(dashedLine.uniforms.dashEnds, GLsizei(count), $0.baseAddress)
         }
         return dashedLine
     }

@@ -226,8 +226,8 @@ final class ScreenOverlays {
     static func drawFill(_ mesh: GPUMesh, matrix: Matrix4, color: Color, programs: Programs) {
         let program = programs.fill
         glUseProgram(program.name)
-        programs.setMatrix(program.location("u_matrix"), matrix)
-        glUniform1f(program.location("u_opacity"), 1)
+        programs.setMatrix(program.uniforms.matrix, matrix)
+        glUniform1f(program.uniforms.opacity, 1)
         let c = color.premultiplied
         glVertexAttrib4f(AttributeSlot.fillColor, c.x, c.y, c.z, c.w)
         mesh.draw()
@@ -235,11 +235,11 @@ final class ScreenOverlays {
 
     static func drawOutline(_ mesh: GPUMesh, matrix: Matrix4, color: Color, width: Float, programs: Programs) {
         let program = programs.useLineProgram(dashes: nil, lineWidth: width)
-        programs.setMatrix(program.location("u_matrix"), matrix)
-        glUniform1f(program.location("u_opacity"), 1)
-        glUniform1f(program.location("u_blur"), 0)
-        glUniform1f(program.location("u_units_per_pixel"), 1)
-        glUniform1f(program.location("u_centre_w"), 1)
+        programs.setMatrix(program.uniforms.matrix, matrix)
+        glUniform1f(program.uniforms.opacity, 1)
+        glUniform1f(program.uniforms.blur, 0)
+        glUniform1f(program.uniforms.unitsPerPixel, 1)
+        glUniform1f(program.uniforms.centreW, 1)
         let c = color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, width)
@@ -372,15 +372,15 @@ final class RouteOverlay {
             * Matrix4.translation(drawing.origin.x * transform.worldSize, drawing.origin.y * transform.worldSize, 0)
             * Matrix4.scale(scale, scale, 1)
         let program = programs.useTrimmedLineProgram()
-        programs.setMatrix(program.location("u_matrix"), matrix)
-        glUniform1f(program.location("u_units_per_pixel"), Float(1 / scale))
-        glUniform1f(program.location("u_centre_w"), Float(transform.cameraToCenterDistance))
-        glUniform1f(program.location("u_opacity"), min(max(part.opacity, 0), 1))
-        glUniform1f(program.location("u_blur"), max(part.blur, 0))
+        programs.setMatrix(program.uniforms.matrix, matrix)
+        glUniform1f(program.uniforms.unitsPerPixel, Float(1 / scale))
+        glUniform1f(program.uniforms.centreW, Float(transform.cameraToCenterDistance))
+        glUniform1f(program.uniforms.opacity, min(max(part.opacity, 0), 1))
+        glUniform1f(program.uniforms.blur, max(part.blur, 0))
         // In the shader's distance unit, pixels at the centre of the view (v_distance).
         let trim = Float(min(trimUnits * scale, 1e30))
-        glUniform1f(program.location("u_trim_before"), part.isDriven || trimUnits <= 0 ? -1e9 : trim)
-        glUniform1f(program.location("u_trim_after"), part.isDriven ? trim : 1e30)
+        glUniform1f(program.uniforms.trimBefore, part.isDriven || trimUnits <= 0 ? -1e9 : trim)
+        glUniform1f(program.uniforms.trimAfter, part.isDriven ? trim : 1e30)
         let c = part.color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, min(part.width, 1024))

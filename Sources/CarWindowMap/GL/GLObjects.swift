@@ -9,7 +9,6 @@ internal import CGLES
 final class GLProgram {
     let name: GLuint
     private let context: GLContextID
-    private var uniformLocations: [String: GLint] = [:]
 
     /// Builds `vertex` and `fragment` (file names under shaders/) with the shared prelude.
     /// `defines` become `#define NAME` lines before the shader text, for variants of one file.
@@ -40,12 +39,11 @@ final class GLProgram {
         GLObjectLedger.release(.program, madeIn: context) { glDeleteProgram(name) }
     }
 
-    /// The location of `uniform`, looked up once.
-    func location(_ uniform: String) -> GLint {
-        if let location = uniformLocations[uniform] { return location }
-        let location = glGetUniformLocation(name, uniform)
-        uniformLocations[uniform] = location
-        return location
+    /// Asks GL where `uniform` lives; -1 when the program has no such uniform (setting -1 is
+    /// a no-op). A string lookup in the driver: made once per program, when it links (see
+    /// ``UniformLocations``), never per frame.
+    func uniformLocation(_ uniform: String) -> GLint {
+        glGetUniformLocation(name, uniform)
     }
 
     static func source(of file: String, defines: [String] = []) -> String? {

@@ -18,18 +18,18 @@ final class NV12Converter {
     private var framebuffers: [GLuint] = [0, 0]
     private var pixelBuffers: [GLuint] = [0, 0]
     private var pending: [Bool] = [false, false]
-    private let lumaProgram: GLProgram
-    private let chromaProgram: GLProgram
+    private let lumaProgram: LinkedProgram<NV12Uniforms>
+    private let chromaProgram: LinkedProgram<NV12Uniforms>
     /// Made on first zero-copy use.
-    private var planePrograms: (luma: GLProgram, chroma: GLProgram)?
+    private var planePrograms: (luma: LinkedProgram<NV12Uniforms>, chroma: LinkedProgram<NV12Uniforms>)?
     private var planeFramebuffers: (luma: GLuint, chroma: GLuint, textures: SIMD2<UInt32>)?
     private let emptyVertexArray = GLVertexArray()
     private var fullRange = false
     private let context: GLContextID
 
     init() throws(GLSetupError) {
-        lumaProgram = try GLProgram(vertex: "fullscreen.vert", fragment: "nv12_luma.frag", attributes: [])
-        chromaProgram = try GLProgram(vertex: "fullscreen.vert", fragment: "nv12_chroma.frag", attributes: [])
+        lumaProgram = try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_luma.frag", attributes: [])
+        chromaProgram = try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_chroma.frag", attributes: [])
         glGenFramebuffers(2, &framebuffers)
         glGenBuffers(2, &pixelBuffers)
         context = GLObjectLedger.made(.framebuffer, count: 2)
@@ -51,12 +51,12 @@ final class NV12Converter {
     /// to the shared buffers waits for it (implicit dma-buf fences).
     func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, intoLuma luma: GLuint,
                  chroma: GLuint) throws(GLSetupError) {
-        let programs: (luma: GLProgram, chroma: GLProgram)
+        let programs: (luma: LinkedProgram<NV12Uniforms>, chroma: LinkedProgram<NV12Uniforms>)
         if let existing = planePrograms {
             programs = existing
         } else {
-            programs = (try GLProgram(vertex: "fullscreen.vert", fragment: "nv12_luma_plane.frag", attributes: []),
-                        try GLProgram(vertex: "fullscreen.vert", fragment: "nv12_chroma_plane.frag", attributes: []))
+            programs = (try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_luma_plane.frag", attributes: []),
+                        try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_chroma_plane.frag", attributes: []))
             planePrograms = programs
         }
         if planeFramebuffers?.textures != SIMD2(luma, chroma) {
@@ -103,15 +103,15 @@ final class NV12Converter {
 
     /// BT.601: Y' = 0.299 R + 0.587 G + 0.114 B; limited range scales luma by 219/255 and
     /// chroma by 224/255 and lifts luma by 16/255. Sets whichever of the uniforms `program` has.
-    private func setUniforms(_ program: GLProgram, width: Int, height: Int, fullRange: Bool) {
+    private func setUniforms(_ program: LinkedProgram<NV12Uniforms>, width: Int, height: Int, fullRange: Bool) {
         let lumaScale: Float = fullRange ? 1 : 219 / 255, chromaScale: Float = fullRange ? 1 : 224 / 255
         glUseProgram(program.name)
-        glUniform1i(program.location("u_source"), 0)
-        glUniform2i(program.location("u_visible_size"), GLint(width), GLint(height))
-        glUniform3f(program.location("u_luma"), 0.299 * lumaScale, 0.587 * lumaScale, 0.114 * lumaScale)
-        glUniform1f(program.location("u_luma_offset"), fullRange ? 0 : 16 / 255)
-        glUniform3f(program.location("u_cb"), -0.168736 * chromaScale, -0.331264 * chromaScale, 0.5 * chromaScale)
-        glUniform3f(program.location("u_cr"), 0.5 * chromaScale, -0.418688 * chromaScale, -0.081312 * chromaScale)
+        glUniform1i(program.uniforms.source, 0)
+        glUniform2i(program.uniforms.visibleSize, GLint(width), GLint(height))
+        glUniform3f(program.uniforms.luma, 0.299 * lumaScale, 0.587 * lumaScale, 0.114 * lumaScale)
+        glUniform1f(program.uniforms.lumaOffset, fullRange ? 0 : 16 / 255)
+        glUniform3f(program.uniforms.cb, -0.168736 * chromaScale, -0.331264 * chromaScale, 0.5 * chromaScale)
+        glUniform3f(program.uniforms.cr, 0.5 * chromaScale, -0.418688 * chromaScale, -0.081312 * chromaScale)
     }
 
     /// Bytes of one NV12 frame at the coded size.
@@ -186,5 +186,18 @@ final class NV12Converter {
         frame.fullRange = fullRange
         glUnmapBuffer(GLenum(GL_PIXEL_PACK_BUFFER))
         return true
+    }
+}
+
+/// The uniforms of the NV12 programs; a plane program lacks some (-1).
+struct NV12Uniforms: UniformLocations {
+    let source, visibleSize, luma, lumaOffset, cb, cr: GLint
+    init(of program: GLProgram) {
+        source = program.uniformLocation("u_source")
+        visibleSize = program.uniformLocation("u_visible_size")
+        luma = program.uniformLocation("u_luma")
+        lumaOffset = program.uniformLocation("u_luma_offset")
+        cb = program.uniformLocation("u_cb")
+        cr = program.uniformLocation("u_cr")
     }
 }
