@@ -20,6 +20,9 @@ enum AttributeSlot {
 }
 
 /// Indexed triangles in GPU buffers, with the vertex arrays that describe them.
+///
+/// Making one binds its vertex array and then none: a frame that makes one tells its
+/// ``GLStateCache`` (``GLStateCache/forgetVertexArray()``).
 final class GPUMesh {
     let vertexArray = GLVertexArray()
     private var buffers: [GLBuffer] = []
@@ -63,9 +66,9 @@ final class GPUMesh {
     var hasLines: Bool { lineIndexBuffer != nil }
 
     /// Draws the visible line pairs; returns the calls made.
-    func drawLines(_ culler: ChunkCuller) -> Int {
+    func drawLines(_ culler: ChunkCuller, state: GLStateCache) -> Int {
         guard let lineIndexBuffer, let triangleIndexBuffer else { return 0 }
-        glBindVertexArray(vertexArray.name)
+        state.bindVertexArray(vertexArray.name)
         glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), lineIndexBuffer.name)
         let calls = Self.drawRuns(lineChunks, culler: culler, margin: 1, mode: GLenum(GL_LINES))
         glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), triangleIndexBuffer.name)
@@ -79,15 +82,15 @@ final class GPUMesh {
         buffers.append(buffer)
     }
 
-    func draw(mode: GLenum = GLenum(GL_TRIANGLES)) {
-        glBindVertexArray(vertexArray.name)
+    func draw(mode: GLenum = GLenum(GL_TRIANGLES), state: GLStateCache) {
+        state.bindVertexArray(vertexArray.name)
         glDrawElements(mode, GLsizei(indexCount), GLenum(GL_UNSIGNED_INT), nil)
     }
 
     /// Draws the chunks `culler` can see, merging neighbours into one call; returns the calls made.
     @discardableResult
-    func draw(_ culler: ChunkCuller, margin: Float) -> Int {
-        glBindVertexArray(vertexArray.name)
+    func draw(_ culler: ChunkCuller, margin: Float, state: GLStateCache) -> Int {
+        state.bindVertexArray(vertexArray.name)
         return Self.drawRuns(chunks, culler: culler, margin: margin, mode: GLenum(GL_TRIANGLES))
     }
 

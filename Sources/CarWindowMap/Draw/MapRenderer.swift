@@ -94,16 +94,11 @@ public actor MapRenderer {
     private let resources: MapResources
     private var target: GLRenderTarget { resources.target }
     private var programs: Programs { resources.programs }
-    private var textVertexBuffer: GLBuffer { resources.textVertexBuffer }
-    private var textIndexBuffer: GLBuffer { resources.textIndexBuffer }
-    private var textVertexArray: GLVertexArray { resources.textVertexArray }
-    private var atlasTexture: GLTexture { resources.atlasTexture }
+    private var drawers: LayerDrawers { resources.drawers }
     private var screen: ScreenOverlays { resources.screen }
     private var route: RouteOverlay { resources.route }
     private var gpuTiles: [TileID: GPUTile] = [:]
     private var frameCounter: UInt64 = 0
-    private var labelPlacer = LabelPlacer()
-    private var atlasGeneration = -1
     /// An encoder surface imported for zero copy.
     private var importedPlanes: (planes: DMABufPlanes, luma: DMABufTexture, chroma: DMABufTexture, context: GLContextID)?
     private let logger = Logger(label: "carwindow.render")
@@ -179,11 +174,6 @@ public actor MapRenderer {
         case .success(let resources): self.resources = resources
         case .failure(let error): throw error
         }
-        glBindVertexArray(textVertexArray.name)
-        glBindBuffer(GLenum(GL_ARRAY_BUFFER), textVertexBuffer.name)
-        textVertexArray.describeScreenQuads()
-        glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), textIndexBuffer.name)
-        glBindVertexArray(0)
         screen.prepare(glyphs: glyphs, fonts: fonts,
                        attribution: MapAttribution.text(style: style, tiles: source, sources: sources))
         resources.icons.upload(sprites)
@@ -536,12 +526,29 @@ public actor MapRenderer {
 
     // MARK: Drawing
 
+    /// Counts of the last frame's GL state changes, issued and skipped by its state cache.
+    package private(set) var lastFrameStateChanges = GLStateCounts()
+
+    /// Makes every later frame check each GL state change its cache skips against GL itself
+    /// (slow: a GL query per skip); ``staleStateSkips`` lists any disagreement. For tests.
+    package func verifyStateCacheSkips() {
+        resources.glState.verifiesSkips = true
+    }
+
+    /// The skipped state changes that GL disagreed with, while verifying; empty when the state
+    /// cache never went stale.
+    package var staleStateSkips: [String] { resources.glState.staleSkips }
+
     private func draw(_ transform: MapTransform, tiles drawn: [GPUTile]) -> Int {
         let zoom = transform.camera.zoom
-        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
-        glViewport(0, 0, GLsizei(width), GLsizei(height))
-        glEnable(GLenum(GL_BLEND))
-        glBlendFunc(GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
+        let state = resources.glState
+        // Between frames the NV12 converter, readbacks and other maps on this context set GL
+        // state of their own: nothing the cache remembers holds any more.
+        state.invalidate()
+        state.resetCounts()
+        state.bindFramebuffer(target.framebuffer)
+        state.setViewport(x: 0, y: 0, width: width, height: height)
+        state.setBlendFunction(source: GL_ONE, destination: GL_ONE_MINUS_SRC_ALPHA)
 
         let layers = style.layers
         let layerCount = layers.count
@@ -560,8 +567,9 @@ public actor MapRenderer {
         glClearColor(clear.r, clear.g, clear.b, 1)
         glClearDepthf(1)
         glClearStencil(0)
-        glDepthMask(GLboolean(GL_TRUE))
-        glStencilMask(0xFF)
+        state.setDepthMask(true)
+        state.setStencilMask(0xFF)
+        state.setColorMask(true)
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT))
 
         let quad = transform.visibleGroundQuad
@@ -572,133 +580,87 @@ public actor MapRenderer {
             frameCullers.append(ChunkCuller(transform: transform, tile: tile.layout.tile, extent: tile.layout.extent,
                                             quad: quad))
         }
-        let matrices = frameMatrices, cullers = frameCullers
-        drawStencilMasks(drawn, matrices: matrices)
-        let depthStep = 1.0 / Float(layerCount + 2)
-        func depth(_ index: Int) -> Float { 1 - Float(index + 1) * depthStep }
+        var frame = LayerDrawContext(transform: transform, style: style, tiles: drawn, matrices: frameMatrices,
+                                     cullers: frameCullers, programs: programs, state: state, sprites: sprites,
+                                     overlays: overlays)
+        frame.drawTileMasks()
 
-        // Opaque fills and buildings front to back with depth writes, so llvmpipe's early depth
-        // test skips the hidden pixels of every layer below them (under buildings, most of a
-        // pitched view).
-        glEnable(GLenum(GL_DEPTH_TEST))
-        glDepthFunc(GLenum(GL_LESS))
-        glDisable(GLenum(GL_BLEND))
+        // Opaque layers top to bottom, each in front of those below it.
         var opaqueTop = -1
         drawnInOpaquePass.removeAll(keepingCapacity: true)
         drawnInOpaquePass.append(contentsOf: repeatElement(false, count: layerCount))
         for index in stride(from: layerCount - 1, through: firstLayer, by: -1) {
             let layer = layers[index]
             guard layer.isVisible(atZoom: zoom) else { continue }
-            if layer.type == .fill, let color = opaqueFillColor(layer, zoom) {
-                glDepthRangef(depth(index), depth(index))
-                drawFills(layer, index, drawn, matrices, cullers, transform, color: color, opacity: 1)
-            } else if layer.type == .fillExtrusion, isOpaqueExtrusion(layer, zoom) {
-                if hasFlatStandIn(for: index, transform: transform) { continue }
-                // Buildings span their own depth range in front of every layer below.
-                glDepthRangef(0, depth(index))
-                drawExtrusions(layer, index, drawn, matrices, cullers, transform)
-                glDepthMask(GLboolean(GL_TRUE))
-                glDepthFunc(GLenum(GL_LESS))
-            } else {
-                continue
-            }
+            let drawer = drawers.drawer(for: layer.type)
+            guard drawer.isOpaque(layer, at: index, in: frame) else { continue }
+            frame.beginLayer(index, pass: .opaque, depthTested: true, spanningDepthBelow: drawer.spansDepthBelowItsLayer)
+            drawer.draw(layer, at: index, pass: .opaque, in: &frame)
             opaqueTop = max(opaqueTop, index)
             drawnInOpaquePass[index] = true
         }
-        glEnable(GLenum(GL_BLEND))
-        glDepthMask(GLboolean(GL_FALSE))
-        glDepthFunc(GLenum(GL_LEQUAL))
 
         // Everything else bottom to top. Above the top opaque layer nothing can hide a
         // fragment, so the depth test is skipped there.
-        for index in firstLayer..<layerCount where !drawnInOpaquePass[index] || layers[index].type == .fill {
+        for index in firstLayer..<layerCount {
             let layer = layers[index]
             guard layer.isVisible(atZoom: zoom) else { continue }
-            glDepthRangef(depth(index), depth(index))
-            if index > opaqueTop { glDisable(GLenum(GL_DEPTH_TEST)) } else { glEnable(GLenum(GL_DEPTH_TEST)) }
-            switch layer.type {
-            case .background where layer.paint.background?.backgroundPattern != nil:
-                drawPattern(layer, index, drawn, matrices, cullers, transform)
-            case .background:
-                drawBackground(layer, zoom: zoom)
-            case .fill where layer.paint.fill?.fillPattern != nil:
-                drawPattern(layer, index, drawn, matrices, cullers, transform)
-            case .fill:
-                if opaqueFillColor(layer, zoom) == nil, let paint = layer.paint.fill {
-                    drawFills(layer, index, drawn, matrices, cullers, transform, color: paint.fillColor.evaluate(zoom: zoom),
-                              opacity: Float(paint.fillOpacity.evaluate(zoom: zoom)))
-                }
-                drawFillOutlines(layer, index, drawn, matrices, cullers, transform)
-            case .line where layer.source == RouteOverlay.sourceID:
-                // The engine's route, drawn where the style puts it, as the style paints it.
-                if let part = RouteOverlay.part(of: layer, zoom: zoom) {
-                    glDisable(GLenum(GL_STENCIL_TEST))
-                    glDisable(GLenum(GL_DEPTH_TEST))
-                    route.draw(overlays.route, progress: overlays.routeProgress, part: part, transform: transform,
-                               programs: programs, drawCalls: &drawCalls)
-                    glEnable(GLenum(GL_STENCIL_TEST))
-                }
-            case .line:
-                drawLines(layer, index, drawn, matrices, cullers, transform)
-            case .fillExtrusion:
-                if hasFlatStandIn(for: index, transform: transform) { continue }
-                glDepthRangef(0, depth(index))
-                drawExtrusions(layer, index, drawn, matrices, cullers, transform)
-            case .circle:
-                resources.circles.draw(layer, index: index, tiles: drawn, matrices: matrices, transform: transform,
-                                       programs: programs, drawCalls: &drawCalls)
-            case .symbol:
-                break
-            }
+            let drawer = drawers.drawer(for: layer.type)
+            guard !drawnInOpaquePass[index] || drawer.drawsAgainAfterOpaquePass else { continue }
+            frame.beginLayer(index, pass: .translucent, depthTested: index <= opaqueTop,
+                             spanningDepthBelow: drawer.spansDepthBelowItsLayer)
+            drawer.draw(layer, at: index, pass: .translucent, in: &frame)
         }
-        glDepthRangef(0, 1)
-        glDisable(GLenum(GL_DEPTH_TEST))
-        glDisable(GLenum(GL_STENCIL_TEST))
 
+        frame.beginScreenSpace()
         if !style.drawsRoute {
             route.draw(overlays.route, progress: overlays.routeProgress, transform: transform, programs: programs,
-                       drawCalls: &drawCalls)
+                       state: state, drawCalls: &frame.drawCalls)
         }
-        let labels = drawLabels(transform, drawn, matrices)
-        screen.drawVehicle(overlays.vehicle, transform: transform, programs: programs, drawCalls: &drawCalls)
+        let labels = placeLabels(in: frame)
+        screen.drawVehicle(overlays.vehicle, transform: transform, programs: programs, state: state,
+                           drawCalls: &frame.drawCalls)
+        let dark = style.isDark(atZoom: zoom)
         if overlays.showsControls {
-            screen.drawControls(width: width, height: height, dark: style.isDark(atZoom: transform.camera.zoom),
-                                programs: programs, drawCalls: &drawCalls)
+            screen.drawControls(width: width, height: height, dark: dark, programs: programs, state: state,
+                                drawCalls: &frame.drawCalls)
         }
         if let focus = overlays.focusRing {
-            screen.drawFocusRing(around: focus, width: width, height: height,
-                                 dark: style.isDark(atZoom: transform.camera.zoom), programs: programs, drawCalls: &drawCalls)
+            screen.drawFocusRing(around: focus, width: width, height: height, dark: dark, programs: programs,
+                                 state: state, drawCalls: &frame.drawCalls)
         }
-        drawScreenText()
+        // Icons go under all text, as a symbol's icon goes under its own text; the attribution's
+        // background goes under its text.
+        resources.icons.draw(drawers.symbol.placer, width: width, height: height, programs: programs, state: state,
+                             drawCalls: &frame.drawCalls)
+        screen.drawAttributionBackground(width: width, height: height, dark: dark, programs: programs, state: state,
+                                         drawCalls: &frame.drawCalls)
+        drawers.symbol.drawText(glyphs: glyphs, in: &frame)
+        // Nothing outside a frame expects a vertex array bound; an upload to an element buffer
+        // would otherwise rebind the last one's indices.
+        state.bindVertexArray(0)
+        drawCalls += frame.drawCalls
+        lastFrameStateChanges = state.counts
         return labels
     }
 
-    /// Looking straight down, buildings are flat. A style that pairs its extrusion layer with a
-    /// flat fill of the same source layer below it then shows that fill alone, outlines and all;
-    /// a style with only the extrusion gets flat roofs from it.
-    private func hasFlatStandIn(for index: Int, transform: MapTransform) -> Bool {
-        guard transform.camera.pitch == 0 else { return false }
-        let sourceLayer = style.layers[index].sourceLayer
-        for below in style.layers[..<index] where below.type == .fill && below.sourceLayer == sourceLayer
-            && below.isVisible(atZoom: transform.camera.zoom) {
-            return true
+    /// Places the frame's labels and the screen's own text (attribution, control labels)
+    /// around the controls and the attribution; returns the labels placed.
+    private func placeLabels(in frame: LayerDrawContext) -> Int {
+        let symbols = drawers.symbol
+        symbols.placer.begin(width: width, height: height)
+        if overlays.showsControls {
+            for control in screen.layout(width: width, height: height) { symbols.placer.block(control.rect) }
         }
-        return false
-    }
-
-    /// Whether an extrusion layer hides what lies behind its buildings completely.
-    private func isOpaqueExtrusion(_ layer: StyleLayer, _ zoom: Double) -> Bool {
-        guard let paint = layer.paint.fillExtrusion else { return false }
-        return paint.fillExtrusionOpacity.evaluate(zoom: zoom) >= 1 && !paint.fillExtrusionColor.dependsOnFeature
-            && paint.fillExtrusionColor.evaluate(zoom: zoom).a >= 1
-    }
-
-    /// The colour of a fill layer that covers what lies below completely, or nil if it blends.
-    private func opaqueFillColor(_ layer: StyleLayer, _ zoom: Double) -> Color? {
-        guard let paint = layer.paint.fill, paint.fillPattern == nil, !paint.fillColor.dependsOnFeature,
-              !paint.fillOpacity.dependsOnFeature else { return nil }
-        let color = paint.fillColor.evaluate(zoom: zoom)
-        return color.a >= 1 && paint.fillOpacity.evaluate(zoom: zoom) >= 1 ? color : nil
+        let attribution = screen.attributionBox(width: width, height: height)
+        symbols.placer.block(attribution)
+        symbols.placeLabels(in: frame)
+        let dark = style.isDark(atZoom: frame.zoom)
+        screen.appendAttribution(to: &symbols.placer, box: attribution, dark: dark)
+        if overlays.showsControls {
+            screen.appendControlLabels(to: &symbols.placer, width: width, height: height, dark: dark)
+        }
+        return symbols.placer.placedCount
     }
 
     /// A fill or line layer's `*-translate`, in pixels along the map's axes; nil when it has
@@ -728,393 +690,25 @@ public actor MapRenderer {
         let units = transform.tileUnitsPerPixel(for: tile.layout.tile, extent: tile.layout.extent)
         return base * .translation(shift.x * units, shift.y * units, 0)
     }
-
-    private func setMatrix(_ location: GLint, _ matrix: Matrix4) {
-        programs.setMatrix(location, matrix)
-    }
-
-    private func useTileStencil(_ index: Int) {
-        glStencilFunc(GLenum(GL_EQUAL), GLint(index + 1), 0x7F)
-    }
-
-    private func drawStencilMasks(_ drawn: [GPUTile], matrices: [Matrix4]) {
-        glEnable(GLenum(GL_STENCIL_TEST))
-        glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_REPLACE))
-        glStencilMask(0x7F)
-        glColorMask(GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE))
-        glDisable(GLenum(GL_DEPTH_TEST))
-        let program = programs.fill
-        glUseProgram(program.name)
-        glUniform1f(program.uniforms.opacity, 1)
-        for (index, tile) in drawn.enumerated() where index < 127 {
-            glStencilFunc(GLenum(GL_ALWAYS), GLint(index + 1), 0x7F)
-            setMatrix(program.uniforms.matrix, matrices[index])
-            _ = tile
-            programs.tileQuad.draw()
-            drawCalls += 1
-        }
-        glColorMask(GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE))
-        glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_KEEP))
-        glStencilMask(0)
-    }
-
-    private func drawBackground(_ layer: StyleLayer, zoom: Double) {
-        let program = programs.fill
-        glUseProgram(program.name)
-        glDisable(GLenum(GL_STENCIL_TEST))
-        guard let paint = layer.paint.background else { return }
-        setMatrix(program.uniforms.matrix, .identity)
-        glUniform1f(program.uniforms.opacity, Float(paint.backgroundOpacity.evaluate(zoom: zoom)))
-        let color = paint.backgroundColor.evaluate(zoom: zoom).premultiplied
-        glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
-        programs.screenQuad.draw()
-        drawCalls += 1
-        glEnable(GLenum(GL_STENCIL_TEST))
-    }
-
-    private func drawFills(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
-                           _ cullers: [ChunkCuller], _ transform: MapTransform, color: Color, opacity: Float) {
-        let program = programs.fill
-        glUseProgram(program.name)
-        glUniform1f(program.uniforms.opacity, opacity)
-        let constant = color.premultiplied
-        let shift = Self.translation(of: layer, camera: transform.camera)
-        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
-            guard index < tile.layers.count, case .fill(let mesh)? = tile.layers[index] else { continue }
-            useTileStencil(tileIndex)
-            setMatrix(program.uniforms.matrix, Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
-            if !mesh.hasPerVertexColor {
-                glVertexAttrib4f(AttributeSlot.fillColor, constant.x, constant.y, constant.z, constant.w)
-            }
-            drawCalls += mesh.draw(cullers[tileIndex], margin: 0)
-        }
-    }
-
-    /// A fill or background layer painted with a sprite image: every tile's polygons (or whole
-    /// square, for a background) with the image repeated at its own size in screen pixels. An
-    /// image the sprite lacks leaves the layer out, as MapLibre does.
-    private func drawPattern(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
-                             _ cullers: [ChunkCuller], _ transform: MapTransform) {
-        let zoom = transform.camera.zoom
-        let pattern: StyleProperty<String>?, opacity: Double
-        switch layer.paint {
-        case .fill(let paint): (pattern, opacity) = (paint.fillPattern, paint.fillOpacity.evaluate(zoom: zoom))
-        case .background(let paint): (pattern, opacity) = (paint.backgroundPattern, paint.backgroundOpacity.evaluate(zoom: zoom))
-        default: return
-        }
-        guard let pattern, opacity > 0 else { return }
-        let name = pattern.evaluate(zoom: zoom, feature: nil, availableImages: sprites.names)
-        guard !name.isEmpty else { return }
-        guard let image = sprites.images[name] else {
-            SpriteWarnings.missingImage(name)
-            return
-        }
-        guard resources.icons.bindSheet() else { return }
-        let program = programs.fillPattern
-        glUseProgram(program.name)
-        let sheet = resources.icons.sheetSize
-        let size = image.displaySize
-        glUniform1i(program.uniforms.sheet, 0)
-        glUniform1f(program.uniforms.opacity, Float(min(max(opacity, 0), 1)))
-        glUniform2f(program.uniforms.imageSize, size.x, size.y)
-        // Half a texel in from each edge, so linear filtering never reads the neighbour image.
-        glUniform2f(program.uniforms.imageOrigin, (Float(image.x) + 0.5) / sheet.x, (Float(image.y) + 0.5) / sheet.y)
-        glUniform2f(program.uniforms.imageExtent, (Float(image.width) - 1) / sheet.x, (Float(image.height) - 1) / sheet.y)
-        let isBackground = layer.type == .background
-        let shift = Self.translation(of: layer, camera: transform.camera)
-        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
-            let mesh: GPUMesh
-            if isBackground {
-                mesh = programs.tileQuad
-            } else {
-                guard index < tile.layers.count, case .fill(let fill)? = tile.layers[index] else { continue }
-                mesh = fill
-            }
-            useTileStencil(tileIndex)
-            setMatrix(program.uniforms.matrix, Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
-            let id = tile.layout.tile
-            let tileSize = transform.worldSize / Double(1 << id.z)
-            glUniform1f(program.uniforms.pixelsPerUnit, Float(tileSize / Double(tile.layout.extent)))
-            let origin = SIMD2(Double(id.x), Double(id.y)) * tileSize
-            glUniform2f(program.uniforms.offset, Float(origin.x.truncatingRemainder(dividingBy: Double(size.x))),
-                        Float(origin.y.truncatingRemainder(dividingBy: Double(size.y))))
-            if isBackground {
-                mesh.draw()
-                drawCalls += 1
-            } else {
-                drawCalls += mesh.draw(cullers[tileIndex], margin: 0)
-            }
-        }
-    }
-
-    private func drawFillOutlines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
-                                  _ cullers: [ChunkCuller], _ transform: MapTransform) {
-        let zoom = transform.camera.zoom
-        guard let paint = layer.paint.fill, paint.fillPattern == nil else { return }
-        let opacity = Float(paint.fillOpacity.evaluate(zoom: zoom))
-        guard opacity > 0 else { return }
-        let program = programs.fillOutline
-        glUseProgram(program.name)
-        glUniform1f(program.uniforms.opacity, opacity)
-        glUniform2f(program.uniforms.viewport, Float(width), Float(height))
-        glLineWidth(2)
-        let color = (paint.fillOutlineColor ?? paint.fillColor).evaluate(zoom: zoom).premultiplied
-        let shift = Self.translation(of: layer, camera: transform.camera)
-        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
-            guard index < tile.layers.count, case .fill(let mesh)? = tile.layers[index], mesh.hasLines else { continue }
-            useTileStencil(tileIndex)
-            setMatrix(program.uniforms.matrix, Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
-            if !mesh.hasPerVertexColor || paint.fillOutlineColor != nil {
-                glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
-            }
-            drawCalls += mesh.drawLines(cullers[tileIndex])
-        }
-    }
-
-    private func drawLines(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
-                           _ cullers: [ChunkCuller], _ transform: MapTransform) {
-        let zoom = transform.camera.zoom
-        guard let paint = layer.paint.line else { return }
-        let width = Float(paint.lineWidth.evaluate(zoom: zoom))
-        let dashes = paint.lineDasharray?.evaluate(zoom: zoom)
-        drawLineMeshes(index, drawn, matrices, cullers, transform, color: paint.lineColor.evaluate(zoom: zoom),
-                       opacity: Float(paint.lineOpacity.evaluate(zoom: zoom)), width: width,
-                       blur: Float(paint.lineBlur.evaluate(zoom: zoom)), dashes: dashes,
-                       shift: Self.translation(of: layer, camera: transform.camera)) { layer in
-            if case .line(let mesh) = layer { return mesh }
-            return nil
-        }
-    }
-
-    private func drawLineMeshes(_ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4], _ cullers: [ChunkCuller],
-                                _ transform: MapTransform,
-                                color: Color, opacity: Float, width: Float, blur: Float, dashes: [Double]?,
-                                shift: SIMD2<Double>? = nil, mesh select: (GPUTile.Layer) -> GPUMesh?) {
-        guard opacity > 0, width > 0 else { return }
-        let program = programs.useLineProgram(dashes: dashes, lineWidth: width)
-        glUniform1f(program.uniforms.opacity, opacity)
-        glUniform1f(program.uniforms.blur, blur)
-        glUniform1f(program.uniforms.centreW, Float(transform.cameraToCenterDistance))
-        let constant = color.premultiplied
-        for (tileIndex, tile) in drawn.enumerated() where tileIndex < 127 {
-            guard index < tile.layers.count, let layer = tile.layers[index], let mesh = select(layer) else { continue }
-            useTileStencil(tileIndex)
-            setMatrix(program.uniforms.matrix, Self.matrix(matrices[tileIndex], for: tile, shiftedBy: shift, transform))
-            let unitsPerPixel = Float(transform.tileUnitsPerPixel(for: tile.layout.tile, extent: tile.layout.extent))
-            glUniform1f(program.uniforms.unitsPerPixel, unitsPerPixel)
-            if !mesh.hasPerVertexColor {
-                glVertexAttrib4f(AttributeSlot.lineColor, constant.x, constant.y, constant.z, constant.w)
-            }
-            if !mesh.hasPerVertexWidth { glVertexAttrib1f(AttributeSlot.lineWidth, width) }
-            // Far parts of a pitched view shrink; a width's worth of margin at the centre is enough.
-            drawCalls += mesh.draw(cullers[tileIndex], margin: (width + 2) * unitsPerPixel)
-        }
-    }
-
-    private func drawExtrusions(_ layer: StyleLayer, _ index: Int, _ drawn: [GPUTile], _ matrices: [Matrix4],
-                                _ cullers: [ChunkCuller], _ transform: MapTransform) {
-        let zoom = transform.camera.zoom
-        guard let paint = layer.paint.fillExtrusion else { return }
-        let opacity = Float(paint.fillExtrusionOpacity.evaluate(zoom: zoom))
-        guard opacity > 0 else { return }
-        // Buildings rise as the camera tilts: flat when looking straight down, full height from 20°.
-        let pitch = transform.camera.pitch
-        let rise = Float(min(max(pitch / 20, 0), 1))
-        let heightFactor = rise * rise * (3 - 2 * rise)
-        let program = programs.extrusion
-        glUseProgram(program.name)
-        glUniform1f(program.uniforms.opacity, opacity)
-        glUniform1f(program.uniforms.heightFactor, heightFactor)
-        // MapLibre's default light: radial 1.15, azimuth 210° (plus its 90° offset), polar 30°,
-        // fixed to the viewport so it turns with the bearing. Our wall normals face the other
-        // way round in this frame, hence the extra half turn (checked against MapLibre renders).
-        let azimuth = (210 + 90 + 180 + transform.camera.bearing) * .pi / 180, polar = 30 * Double.pi / 180
-        let light = SIMD3(cos(azimuth) * sin(polar), sin(azimuth) * sin(polar), cos(polar)) * 1.15
-        glUniform3f(program.uniforms.lightPosition, Float(light.x), Float(light.y), Float(light.z))
-        glUniform1f(program.uniforms.lightIntensity, 0.5)
-        let color = paint.fillExtrusionColor.evaluate(zoom: zoom).premultiplied
-        let meshes = drawn.enumerated().compactMap { (tileIndex, tile) -> (Int, GPUMesh)? in
-            guard index < tile.layers.count, case .extrusion(let mesh)? = tile.layers[index] else { return nil }
-            return (tileIndex, mesh)
-        }
-        guard !meshes.isEmpty else { return }
-        // Tall buildings just beyond the far edge of a pitched view still rise into it.
-        let reach = Float(150 * transform.pixelsPerMeter * Double(heightFactor) * max(tan(pitch * .pi / 180), 1))
-        // Prisms are closed: back faces never show, and culling them halves the work.
-        glEnable(GLenum(GL_CULL_FACE))
-        glCullFace(GLenum(GL_BACK))
-        glEnable(GLenum(GL_DEPTH_TEST))
-        glDisable(GLenum(GL_STENCIL_TEST))
-        glDepthMask(GLboolean(GL_TRUE))
-        glDepthFunc(GLenum(GL_LESS))
-        func drawAll(colored: Bool) {
-            for (tileIndex, mesh) in meshes {
-                let tile = drawn[tileIndex].layout
-                setMatrix(program.uniforms.matrix, matrices[tileIndex])
-                if colored && !mesh.hasPerVertexColor {
-                    glVertexAttrib4f(AttributeSlot.extrusionColor, color.x, color.y, color.z, color.w)
-                }
-                let margin = reach * Float(transform.tileUnitsPerPixel(for: tile.tile, extent: tile.extent))
-                drawCalls += mesh.draw(cullers[tileIndex], margin: margin)
-            }
-        }
-        if opacity >= 1 {
-            // Opaque (drawn in the opaque pass, blending off): the depth test alone keeps the
-            // nearest surface.
-            drawAll(colored: true)
-        } else {
-            // Translucent: depth first, then colour where the depth matches, so each pixel shows
-            // the nearest wall or roof once, as MapLibre's offscreen pass does.
-            glColorMask(GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE), GLboolean(GL_FALSE))
-            drawAll(colored: false)
-            glColorMask(GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE))
-            glDepthFunc(GLenum(GL_EQUAL))
-            // Tiles repeat buildings that cross their edges; the stencil's top bit lets a pixel
-            // take colour once.
-            glEnable(GLenum(GL_STENCIL_TEST))
-            glStencilFunc(GLenum(GL_NOTEQUAL), 0x80, 0x80)
-            glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_REPLACE))
-            glStencilMask(0x80)
-            drawAll(colored: true)
-            glStencilMask(0)
-            glStencilOp(GLenum(GL_KEEP), GLenum(GL_KEEP), GLenum(GL_KEEP))
-        }
-        glDisable(GLenum(GL_CULL_FACE))
-        glEnable(GLenum(GL_STENCIL_TEST))
-        glDepthMask(GLboolean(GL_FALSE))
-        glDepthFunc(GLenum(GL_LEQUAL))
-    }
-
-    // MARK: Labels and screen text
-
-    private func drawLabels(_ transform: MapTransform, _ drawn: [GPUTile], _ matrices: [Matrix4]) -> Int {
-        let zoom = transform.camera.zoom
-        labelPlacer.begin(width: width, height: height)
-        if overlays.showsControls {
-            for control in screen.layout(width: width, height: height) { labelPlacer.block(control.rect) }
-        }
-        let attribution = screen.attributionBox(width: width, height: height)
-        labelPlacer.block(attribution)
-        // Top layers place first, as MapLibre does: place names win over street names.
-        for index in style.layers.indices.reversed() {
-            let layer = style.layers[index]
-            guard layer.isVisible(atZoom: zoom), let paint = symbolPaint(layer, zoom: zoom) else { continue }
-            guard (paint.opacity > 0 && paint.size > 0) || (paint.icon.opacity > 0 && paint.icon.size > 0) else { continue }
-            for (tileIndex, tile) in drawn.enumerated() {
-                guard index < tile.layers.count, case .symbol(let bucket)? = tile.layers[index] else { continue }
-                let matrix = matrices[tileIndex]
-                let width = Double(self.width), height = Double(self.height)
-                let centreDepth = transform.cameraToCenterDistance
-                let zoomAboveTile = zoom - Double(tile.layout.tile.z)
-                labelPlacer.place(bucket, paint: paint, zoomAboveTile: zoomAboveTile, width: self.width,
-                                  height: self.height) { point in
-                    let clip = matrix.transform(SIMD4(Double(point.x), Double(point.y), 0, 1))
-                    guard clip.w > 1e-9 else { return nil }
-                    return SIMD3(Float((clip.x / clip.w + 1) / 2 * width), Float((clip.y / clip.w + 1) / 2 * height),
-                                 Float(centreDepth / clip.w))
-                }
-            }
-        }
-        let dark = style.isDark(atZoom: zoom)
-        screen.appendAttribution(to: &labelPlacer, box: attribution, dark: dark)
-        if overlays.showsControls {
-            screen.appendControlLabels(to: &labelPlacer, width: width, height: height, dark: dark)
-        }
-        return labelPlacer.placedCount
-    }
-
-    private func symbolPaint(_ layer: StyleLayer, zoom: Double) -> SymbolLayerPaint? {
-        guard let layout = layer.layout.symbol, let paint = layer.paint.symbol else { return nil }
-        let isLine = layout.symbolPlacement.evaluate(zoom: zoom) != .point
-        let fitPadding = layout.iconTextFitPadding.evaluate(zoom: zoom)
-        func padding(_ i: Int) -> Float { i < fitPadding.count && fitPadding[i].isFinite ? Float(fitPadding[i]) : 0 }
-        let iconAlignment = layout.iconRotationAlignment.evaluate(zoom: zoom)
-        let icon = IconLayerPaint(
-            size: Float(layout.iconSize.evaluate(zoom: zoom)),
-            opacity: Float(paint.iconOpacity.evaluate(zoom: zoom)),
-            color: paint.iconColor.evaluate(zoom: zoom),
-            halo: paint.iconHaloColor.evaluate(zoom: zoom),
-            haloWidth: Float(paint.iconHaloWidth.evaluate(zoom: zoom)),
-            padding: Float(layout.iconPadding.evaluate(zoom: zoom)),
-            allowOverlap: layout.iconAllowOverlap.evaluate(zoom: zoom),
-            ignorePlacement: layout.iconIgnorePlacement.evaluate(zoom: zoom),
-            optional: layout.iconOptional.evaluate(zoom: zoom),
-            followsLine: iconAlignment == .map || (iconAlignment == .auto && isLine),
-            mapBearing: Float(camera.bearing * .pi / 180),
-            textFit: layout.iconTextFit.evaluate(zoom: zoom),
-            textFitPadding: SIMD4(padding(0), padding(1), padding(2), padding(3)))
-        return SymbolLayerPaint(
-            size: Float(layout.textSize.evaluate(zoom: zoom)),
-            fill: paint.textColor.evaluate(zoom: zoom),
-            halo: paint.textHaloColor.evaluate(zoom: zoom),
-            haloWidth: Float(paint.textHaloWidth.evaluate(zoom: zoom)),
-            opacity: Float(paint.textOpacity.evaluate(zoom: zoom)),
-            maxAngle: Float(layout.textMaxAngle.evaluate(zoom: zoom)),
-            padding: Float(layout.textPadding.evaluate(zoom: zoom)),
-            allowOverlap: layout.textAllowOverlap.evaluate(zoom: zoom),
-            isLine: isLine,
-            repeatDistance: Float(layout.symbolSpacing.evaluate(zoom: zoom)) * 0.6,
-            textOptional: layout.textOptional.evaluate(zoom: zoom),
-            textIgnorePlacement: layout.textIgnorePlacement.evaluate(zoom: zoom),
-            textFollowsLine: layout.textRotationAlignment.evaluate(zoom: zoom) != .viewport,
-            icon: icon)
-    }
-
-    /// Draws every glyph quad gathered this frame (labels, attribution, control icons) at once.
-    private func drawScreenText() {
-        // Icons go under all text, as a symbol's icon goes under its own text.
-        resources.icons.draw(labelPlacer, width: width, height: height, programs: programs, drawCalls: &drawCalls)
-        // Glyph boxes of the attribution background and controls are drawn before the text.
-        screen.drawAttributionBackground(width: width, height: height, dark: style.isDark(atZoom: camera.zoom),
-                                         programs: programs, drawCalls: &drawCalls)
-        guard !labelPlacer.indices.isEmpty else { return }
-        uploadAtlasIfChanged()
-        let program = programs.text
-        glUseProgram(program.name)
-        glUniform2f(program.uniforms.screenSize, Float(width), Float(height))
-        glUniform2f(program.uniforms.atlasSize, Float(atlasTexture.width), Float(atlasTexture.height))
-        glUniform1f(program.uniforms.sdfEdge, Float(GlyphAtlas.sdfEdgeValue) / 255)
-        glUniform1f(program.uniforms.sdfPerPixel, GlyphAtlas.sdfValuesPerPixel / 255)
-        glActiveTexture(GLenum(GL_TEXTURE0))
-        glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture.name)
-        glUniform1i(program.uniforms.atlas, 0)
-        glBindVertexArray(textVertexArray.name)
-        textVertexBuffer.upload(labelPlacer.vertices, usage: GLenum(GL_DYNAMIC_DRAW))
-        textIndexBuffer.upload(labelPlacer.indices, usage: GLenum(GL_DYNAMIC_DRAW))
-        glDrawElements(GLenum(GL_TRIANGLES), GLsizei(labelPlacer.indices.count), GLenum(GL_UNSIGNED_INT), nil)
-        drawCalls += 1
-        glBindVertexArray(0)
-    }
-
-    private func uploadAtlasIfChanged() {
-        let generation = glyphs.generation
-        guard generation != atlasGeneration else { return }
-        atlasGeneration = generation
-        glyphs.withBitmap { width, height, bytes in
-            atlasTexture.allocate(width: width, height: height, internalFormat: GLenum(GL_R8), format: GLenum(GL_RED),
-                                  type: GLenum(GL_UNSIGNED_BYTE), pixels: bytes.baseAddress)
-        }
-    }
 }
 
 /// The GL objects one map owns. Made on the render thread, then owned by its renderer.
 final class MapResources {
     let target: GLRenderTarget
     let programs: Programs
-    let textVertexBuffer = GLBuffer(target: GLenum(GL_ARRAY_BUFFER))
-    let textIndexBuffer = GLBuffer(target: GLenum(GL_ELEMENT_ARRAY_BUFFER))
-    let textVertexArray = GLVertexArray()
-    let atlasTexture = GLTexture()
     let screen = ScreenOverlays()
     let route = RouteOverlay()
     let icons = IconRenderer()
-    let circles = CircleRenderer()
+    let drawers: LayerDrawers
+    /// What the draw path last set of GL's state.
+    let glState = GLStateCache()
     /// Made on first use: only streaming maps need it.
     var nv12: NV12Converter?
 
     init(target: GLRenderTarget, programs: Programs) {
         self.target = target
         self.programs = programs
+        drawers = LayerDrawers(icons: icons, route: route)
     }
 }
 

@@ -163,18 +163,18 @@ final class Programs {
     }
 
     /// The route's line program, made current; the caller sets every uniform.
-    func useTrimmedLineProgram() -> LinkedProgram<LineUniforms> {
-        glUseProgram(trimmedLine.name)
+    func useTrimmedLineProgram(state: GLStateCache) -> LinkedProgram<LineUniforms> {
+        state.useProgram(trimmedLine.name)
         return trimmedLine
     }
 
     /// The line program for `dashes` (in line widths, as the style gives them), made current with
     /// its dash uniforms set.
-    func useLineProgram(dashes: [Double]?, lineWidth: Float) -> LinkedProgram<LineUniforms> {
+    func useLineProgram(dashes: [Double]?, lineWidth: Float, state: GLStateCache) -> LinkedProgram<LineUniforms> {
         let pattern = (dashes ?? []).prefix(8)
         let count = pattern.count >= 2 && pattern.reduce(0, +) > 0 ? pattern.count & ~1 : 0
         guard count > 0 else {
-            glUseProgram(line.name)
+            state.useProgram(line.name)
             return line
         }
         var end: Float = 0
@@ -182,7 +182,7 @@ final class Programs {
             end += max(Float(length), 0) * max(lineWidth, 1)
             dashScratch[i] = end
         }
-        glUseProgram(dashedLine.name)
+        state.useProgram(dashedLine.name)
         glUniform1i(dashedLine.uniforms.dashCount, GLint(count))
         dashScratch.withUnsafeBufferPointer {
             glUniform1fv(dashedLine.uniforms.dashEnds, GLsizei(count), $0.baseAddress)

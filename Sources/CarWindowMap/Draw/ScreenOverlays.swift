@@ -65,7 +65,7 @@ final class ScreenOverlays {
         return controls
     }
 
-    func drawControls(width: Int, height: Int, dark: Bool, programs: Programs, drawCalls: inout Int) {
+    func drawControls(width: Int, height: Int, dark: Bool, programs: Programs, state: GLStateCache, drawCalls: inout Int) {
         let size = SIMD2(width, height)
         if controlMeshes?.size != size {
             var positions: [SIMD2<Float>] = [], indices: [UInt32] = []
@@ -83,14 +83,15 @@ final class ScreenOverlays {
             controlMeshes = (size, .fill(positions: positions, indices: indices, colors: nil),
                              .line(outline, colors: nil, widths: nil),
                              .fill(positions: iconPositions, indices: iconIndices, colors: nil))
+            state.forgetVertexArray()
         }
         guard let meshes = controlMeshes else { return }
         let ortho = Self.orthographic(width: width, height: height)
         let background = dark ? Color(r: 0.16, g: 0.18, b: 0.21, a: 0.94) : Color(r: 1, g: 1, b: 1, a: 0.94)
         let border = dark ? Color(r: 0.35, g: 0.38, b: 0.42, a: 1) : Color(r: 0.62, g: 0.64, b: 0.67, a: 1)
-        Self.drawFill(meshes.fill, matrix: ortho, color: background, programs: programs)
-        Self.drawOutline(meshes.outline, matrix: ortho, color: border, width: 1.2, programs: programs)
-        Self.drawFill(meshes.icons, matrix: ortho, color: Self.ink(dark: dark), programs: programs)
+        Self.drawFill(meshes.fill, matrix: ortho, color: background, programs: programs, state: state)
+        Self.drawOutline(meshes.outline, matrix: ortho, color: border, width: 1.2, programs: programs, state: state)
+        Self.drawFill(meshes.icons, matrix: ortho, color: Self.ink(dark: dark), programs: programs, state: state)
         drawCalls += 3
     }
 
@@ -103,7 +104,7 @@ final class ScreenOverlays {
 
     /// Draws the ring around `rect`; its mesh is remade only when the rectangle moves.
     func drawFocusRing(around rect: ScreenRect, width: Int, height: Int, dark: Bool, programs: Programs,
-                       drawCalls: inout Int) {
+                       state: GLStateCache, drawCalls: inout Int) {
         guard rect.width.isFinite, rect.height.isFinite, rect.x.isFinite, rect.y.isFinite,
               rect.width > 0, rect.height > 0 else { return }
         if focusRingMesh?.rect != rect {
@@ -112,12 +113,15 @@ final class ScreenOverlays {
             var ring = LineTessellation()
             ring.addLine(Self.roundedRect(outer, radius: min(outer.width, outer.height) / 4), join: .round, cap: .butt, closed: true)
             focusRingMesh = (rect, .line(ring, colors: nil, widths: nil))
+            state.forgetVertexArray()
         }
         guard let mesh = focusRingMesh?.mesh else { return }
         let ortho = Self.orthographic(width: width, height: height)
         // A light halo under the ring keeps it visible over any map colour.
-        Self.drawOutline(mesh, matrix: ortho, color: Self.focusHalo(dark: dark), width: Self.focusRingWidth + 3, programs: programs)
-        Self.drawOutline(mesh, matrix: ortho, color: Self.focusColor(dark: dark), width: Self.focusRingWidth, programs: programs)
+        Self.drawOutline(mesh, matrix: ortho, color: Self.focusHalo(dark: dark), width: Self.focusRingWidth + 3,
+                         programs: programs, state: state)
+        Self.drawOutline(mesh, matrix: ortho, color: Self.focusColor(dark: dark), width: Self.focusRingWidth,
+                         programs: programs, state: state)
         drawCalls += 2
     }
 
@@ -151,7 +155,8 @@ final class ScreenOverlays {
 
     // MARK: Vehicle
 
-    func drawVehicle(_ vehicle: VehicleMarker?, transform: MapTransform, programs: Programs, drawCalls: inout Int) {
+    func drawVehicle(_ vehicle: VehicleMarker?, transform: MapTransform, programs: Programs, state: GLStateCache,
+                     drawCalls: inout Int) {
         guard let vehicle, let point = transform.screenPoint(for: vehicle.coordinate),
               point.x > -50, point.y > -50, point.x < Double(transform.width) + 50,
               point.y < Double(transform.height) + 50 else { return }
@@ -171,13 +176,14 @@ final class ScreenOverlays {
                 (.fill(positions: body, indices: bodyIndices, colors: nil), Color(r: 0.1, g: 0.45, b: 0.95)),
                 (.fill(positions: arrow, indices: arrowIndices, colors: nil), .white),
             ]
+            state.forgetVertexArray()
         }
         // The marker stays screen-aligned and round; its arrow turns with heading minus bearing.
         let base = Self.orthographic(width: transform.width, height: transform.height)
             * Matrix4.translation(point.x, point.y, 0)
         let turned = base * Matrix4.rotationZ((vehicle.heading - transform.camera.bearing) * .pi / 180)
         for (index, (mesh, color)) in vehicleMeshes.enumerated() {
-            Self.drawFill(mesh, matrix: index == 3 ? turned : base, color: color, programs: programs)
+            Self.drawFill(mesh, matrix: index == 3 ? turned : base, color: color, programs: programs, state: state)
             drawCalls += 1
         }
     }
@@ -201,7 +207,8 @@ final class ScreenOverlays {
                              size: Self.attributionSize, fill: ink, halo: .transparent, haloWidth: 0)
     }
 
-    func drawAttributionBackground(width: Int, height: Int, dark: Bool, programs: Programs, drawCalls: inout Int) {
+    func drawAttributionBackground(width: Int, height: Int, dark: Bool, programs: Programs, state: GLStateCache,
+                                   drawCalls: inout Int) {
         let box = attributionBox(width: width, height: height)
         if attributionMesh?.box != box {
             let corners: [SIMD2<Float>] = [
@@ -209,10 +216,12 @@ final class ScreenOverlays {
                 SIMD2(Float(box.x + box.width), Float(box.y + box.height)), SIMD2(Float(box.x), Float(box.y + box.height)),
             ]
             attributionMesh = (box, .fill(positions: corners, indices: [0, 1, 2, 0, 2, 3], colors: nil))
+            state.forgetVertexArray()
         }
         guard let mesh = attributionMesh?.mesh else { return }
         let color = dark ? Color(r: 0.05, g: 0.06, b: 0.08, a: 0.6) : Color(r: 1, g: 1, b: 1, a: 0.7)
-        Self.drawFill(mesh, matrix: Self.orthographic(width: width, height: height), color: color, programs: programs)
+        Self.drawFill(mesh, matrix: Self.orthographic(width: width, height: height), color: color, programs: programs,
+                      state: state)
         drawCalls += 1
     }
 
@@ -223,18 +232,19 @@ final class ScreenOverlays {
         Matrix4.translation(-1, -1, 0) * Matrix4.scale(2 / Double(width), 2 / Double(height), 1)
     }
 
-    static func drawFill(_ mesh: GPUMesh, matrix: Matrix4, color: Color, programs: Programs) {
+    static func drawFill(_ mesh: GPUMesh, matrix: Matrix4, color: Color, programs: Programs, state: GLStateCache) {
         let program = programs.fill
-        glUseProgram(program.name)
+        state.useProgram(program.name)
         programs.setMatrix(program.uniforms.matrix, matrix)
         glUniform1f(program.uniforms.opacity, 1)
         let c = color.premultiplied
         glVertexAttrib4f(AttributeSlot.fillColor, c.x, c.y, c.z, c.w)
-        mesh.draw()
+        mesh.draw(state: state)
     }
 
-    static func drawOutline(_ mesh: GPUMesh, matrix: Matrix4, color: Color, width: Float, programs: Programs) {
-        let program = programs.useLineProgram(dashes: nil, lineWidth: width)
+    static func drawOutline(_ mesh: GPUMesh, matrix: Matrix4, color: Color, width: Float, programs: Programs,
+                            state: GLStateCache) {
+        let program = programs.useLineProgram(dashes: nil, lineWidth: width, state: state)
         programs.setMatrix(program.uniforms.matrix, matrix)
         glUniform1f(program.uniforms.opacity, 1)
         glUniform1f(program.uniforms.blur, 0)
@@ -243,7 +253,7 @@ final class ScreenOverlays {
         let c = color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, width)
-        mesh.draw()
+        mesh.draw(state: state)
     }
 
     static func roundedRect(_ rect: ScreenRect, radius: Double) -> [SIMD2<Float>] {
@@ -349,17 +359,18 @@ final class RouteOverlay {
     }
 
     func draw(_ route: [GeoCoordinate], progress: Double, transform: MapTransform, programs: Programs,
-              drawCalls: inout Int) {
+              state: GLStateCache, drawCalls: inout Int) {
         for part in Self.defaultParts(zoom: transform.camera.zoom) {
-            draw(route, progress: progress, part: part, transform: transform, programs: programs, drawCalls: &drawCalls)
+            draw(route, progress: progress, part: part, transform: transform, programs: programs, state: state,
+                 drawCalls: &drawCalls)
         }
     }
 
     /// Draws one part of the route (the mesh is made when the route changes, or the view
     /// outgrows it).
     func draw(_ route: [GeoCoordinate], progress: Double, part: Part, transform: MapTransform, programs: Programs,
-              drawCalls: inout Int) {
-        prepare(route, transform: transform)
+              state: GLStateCache, drawCalls: inout Int) {
+        prepare(route, transform: transform, state: state)
         guard let geometry, let drawing, let mesh, part.width > 0, part.opacity > 0 else { return }
         let trimUnits = drawing.trimUnits(atMetres: progress, of: geometry)
         if part.isDriven {
@@ -371,7 +382,7 @@ final class RouteOverlay {
         let matrix = transform.worldMatrix
             * Matrix4.translation(drawing.origin.x * transform.worldSize, drawing.origin.y * transform.worldSize, 0)
             * Matrix4.scale(scale, scale, 1)
-        let program = programs.useTrimmedLineProgram()
+        let program = programs.useTrimmedLineProgram(state: state)
         programs.setMatrix(program.uniforms.matrix, matrix)
         glUniform1f(program.uniforms.unitsPerPixel, Float(1 / scale))
         glUniform1f(program.uniforms.centreW, Float(transform.cameraToCenterDistance))
@@ -384,12 +395,12 @@ final class RouteOverlay {
         let c = part.color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, min(part.width, 1024))
-        mesh.draw()
+        mesh.draw(state: state)
         drawCalls += 1
     }
 
     /// Takes a new route, and makes the mesh for the view when the current one does not serve it.
-    private func prepare(_ route: [GeoCoordinate], transform: MapTransform) {
+    private func prepare(_ route: [GeoCoordinate], transform: MapTransform, state: GLStateCache) {
         if route != self.route {
             self.route = route
             geometry = route.count >= 2 ? RouteGeometry(route) : nil
@@ -401,6 +412,7 @@ final class RouteOverlay {
         if let drawing, drawing.serves(view: view, zoom: zoom) { return }
         var next = RouteWindowMesh(geometry, window: RouteWindowMesh.window(around: view), zoom: zoom)
         mesh = next.tessellation.indices.isEmpty ? nil : .line(next.tessellation, colors: nil, widths: nil)
+        state.forgetVertexArray()
         next.tessellation = LineTessellation()
         drawing = next
     }

@@ -2,63 +2,6 @@ internal import CGLES
 import CarWindowGeo
 import CarWindowStyle
 
-/// Draws the icons the label placer placed, from the style's sprite sheet in one texture.
-/// Made, used and released on the render thread, as part of a map's resources.
-final class IconRenderer {
-    private let vertexBuffer = GLBuffer(target: GLenum(GL_ARRAY_BUFFER))
-    private let indexBuffer = GLBuffer(target: GLenum(GL_ELEMENT_ARRAY_BUFFER))
-    private let vertexArray = GLVertexArray()
-    private let sheetTexture = GLTexture()
-    private var hasSheet = false
-
-    init() {
-        glBindVertexArray(vertexArray.name)
-        glBindBuffer(GLenum(GL_ARRAY_BUFFER), vertexBuffer.name)
-        vertexArray.describeScreenQuads()
-        glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), indexBuffer.name)
-        glBindVertexArray(0)
-    }
-
-    /// Uploads the sheet; an empty sheet draws no icons.
-    func upload(_ sheet: SpriteSheet) {
-        hasSheet = sheet.width > 0 && sheet.height > 0
-        guard hasSheet else { return }
-        sheet.pixels.withUnsafeBytes { bytes in
-            sheetTexture.allocate(width: sheet.width, height: sheet.height, internalFormat: GLenum(GL_RGBA8),
-                                  format: GLenum(GL_RGBA), type: GLenum(GL_UNSIGNED_BYTE), pixels: bytes.baseAddress)
-        }
-    }
-
-    /// Binds the sheet to texture unit 0 for a pattern; false when there is no sheet.
-    func bindSheet() -> Bool {
-        guard hasSheet else { return false }
-        glActiveTexture(GLenum(GL_TEXTURE0))
-        glBindTexture(GLenum(GL_TEXTURE_2D), sheetTexture.name)
-        return true
-    }
-
-    /// The sheet's size in pixels.
-    var sheetSize: SIMD2<Float> { SIMD2(Float(sheetTexture.width), Float(sheetTexture.height)) }
-
-    /// Draws every icon quad gathered this frame in one call.
-    func draw(_ placer: LabelPlacer, width: Int, height: Int, programs: Programs, drawCalls: inout Int) {
-        guard hasSheet, !placer.iconIndices.isEmpty else { return }
-        let program = programs.icon
-        glUseProgram(program.name)
-        glUniform2f(program.uniforms.screenSize, Float(width), Float(height))
-        glUniform2f(program.uniforms.sheetSize, Float(sheetTexture.width), Float(sheetTexture.height))
-        glActiveTexture(GLenum(GL_TEXTURE0))
-        glBindTexture(GLenum(GL_TEXTURE_2D), sheetTexture.name)
-        glUniform1i(program.uniforms.sheet, 0)
-        glBindVertexArray(vertexArray.name)
-        vertexBuffer.upload(placer.iconVertices, usage: GLenum(GL_DYNAMIC_DRAW))
-        indexBuffer.upload(placer.iconIndices, usage: GLenum(GL_DYNAMIC_DRAW))
-        glDrawElements(GLenum(GL_TRIANGLES), GLsizei(placer.iconIndices.count), GLenum(GL_UNSIGNED_INT), nil)
-        drawCalls += 1
-        glBindVertexArray(0)
-    }
-}
-
 /// One corner of a circle's quad; 40 bytes.
 struct CircleVertex {
     /// The centre in screen pixels.
@@ -74,7 +17,7 @@ struct CircleVertex {
 /// Draws circle layers: each frame it projects the centres of every drawn tile's circles and
 /// draws them as screen quads in one call per layer, so zoom-dependent radii follow the camera.
 /// Its arrays keep their storage between frames.
-final class CircleRenderer {
+final class CircleDrawer: LayerDrawer {
     private let vertexBuffer = GLBuffer(target: GLenum(GL_ARRAY_BUFFER))
     private let indexBuffer = GLBuffer(target: GLenum(GL_ELEMENT_ARRAY_BUFFER))
     private let vertexArray = GLVertexArray()
@@ -104,9 +47,9 @@ final class CircleRenderer {
     }
 
     /// Draws the circles of style layer `index` from every drawn tile.
-    func draw(_ layer: StyleLayer, index: Int, tiles drawn: [GPUTile], matrices: [Matrix4], transform: MapTransform,
-              programs: Programs, drawCalls: inout Int) {
+    func draw(_ layer: StyleLayer, at index: Int, pass: RenderPass, in frame: inout LayerDrawContext) {
         guard let paint = layer.paint.circle else { return }
+        let transform = frame.transform, drawn = frame.tiles, matrices = frame.matrices
         let zoom = transform.camera.zoom
         let color = paint.circleColor.evaluate(zoom: zoom).packed(opacity: Float(paint.circleOpacity.evaluate(zoom: zoom)))
         let strokeColor = paint.circleStrokeColor.evaluate(zoom: zoom)
@@ -149,19 +92,19 @@ final class CircleRenderer {
             }
         }
         guard !indices.isEmpty else { return }
-        let program = programs.circle
-        glUseProgram(program.name)
+        let state = frame.state
+        let program = frame.programs.circle
+        state.useProgram(program.name)
         glUniform2f(program.uniforms.screenSize, width, height)
         glUniform1f(program.uniforms.blur, max(0, min(blur, 1)))
         // Circles are not cut at tile edges: a disc near one belongs to the tile of its centre.
-        glDisable(GLenum(GL_STENCIL_TEST))
-        glBindVertexArray(vertexArray.name)
+        state.setStencilTest(false)
+        // Bound before the uploads: the index buffer's binding belongs to the vertex array.
+        state.bindVertexArray(vertexArray.name)
         vertexBuffer.upload(vertices, usage: GLenum(GL_DYNAMIC_DRAW))
         indexBuffer.upload(indices, usage: GLenum(GL_DYNAMIC_DRAW))
         glDrawElements(GLenum(GL_TRIANGLES), GLsizei(indices.count), GLenum(GL_UNSIGNED_INT), nil)
-        drawCalls += 1
-        glBindVertexArray(0)
-        glEnable(GLenum(GL_STENCIL_TEST))
+        frame.drawCalls += 1
     }
 
     private static func clamped(_ value: Float) -> Float {
