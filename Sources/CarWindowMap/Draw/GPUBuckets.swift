@@ -21,8 +21,8 @@ enum AttributeSlot {
 
 /// Indexed triangles in GPU buffers, with the vertex arrays that describe them.
 ///
-/// Making one binds its vertex array and then none: a frame that makes one tells its
-/// ``GLStateCache`` (``GLStateCache/forgetVertexArray()``).
+/// Each draw binds its vertex array itself; making one binds its vertex array and then none,
+/// since the element buffer binding of an index upload belongs to the bound vertex array.
 final class GPUMesh {
     let vertexArray = GLVertexArray()
     private var buffers: [GLBuffer] = []
@@ -66,13 +66,14 @@ final class GPUMesh {
     var hasLines: Bool { lineIndexBuffer != nil }
 
     /// Draws the visible line pairs; returns the calls made.
-    func drawLines(_ culler: ChunkCuller, state: GLStateCache) -> Int {
+    func drawLines(_ culler: ChunkCuller) -> Int {
         guard let lineIndexBuffer, let triangleIndexBuffer else { return 0 }
-        state.bindVertexArray(vertexArray.name)
-        glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), lineIndexBuffer.name)
-        let calls = Self.drawRuns(lineChunks, culler: culler, margin: 1, mode: GLenum(GL_LINES))
-        glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), triangleIndexBuffer.name)
-        return calls
+        return withVertexArray {
+            glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), lineIndexBuffer.name)
+            let calls = Self.drawRuns(lineChunks, culler: culler, margin: 1, mode: GLenum(GL_LINES))
+            glBindBuffer(GLenum(GL_ELEMENT_ARRAY_BUFFER), triangleIndexBuffer.name)
+            return calls
+        }
     }
 
     /// Uploads `elements` and binds it as the array buffer, for `attribute` calls that follow.
@@ -82,16 +83,21 @@ final class GPUMesh {
         buffers.append(buffer)
     }
 
-    func draw(mode: GLenum = GLenum(GL_TRIANGLES), state: GLStateCache) {
-        state.bindVertexArray(vertexArray.name)
-        glDrawElements(mode, GLsizei(indexCount), GLenum(GL_UNSIGNED_INT), nil)
+    func draw(mode: GLenum = GLenum(GL_TRIANGLES)) {
+        withVertexArray { glDrawElements(mode, GLsizei(indexCount), GLenum(GL_UNSIGNED_INT), nil) }
     }
 
     /// Draws the chunks `culler` can see, merging neighbours into one call; returns the calls made.
     @discardableResult
-    func draw(_ culler: ChunkCuller, margin: Float, state: GLStateCache) -> Int {
-        state.bindVertexArray(vertexArray.name)
-        return Self.drawRuns(chunks, culler: culler, margin: margin, mode: GLenum(GL_TRIANGLES))
+    func draw(_ culler: ChunkCuller, margin: Float) -> Int {
+        withVertexArray { Self.drawRuns(chunks, culler: culler, margin: margin, mode: GLenum(GL_TRIANGLES)) }
+    }
+
+    /// Binds this mesh's vertex array, always: a skipped bind would draw with whatever array
+    /// is bound. It stays bound after: every index upload binds its own array first.
+    private func withVertexArray<Result>(_ body: () -> Result) -> Result {
+        glBindVertexArray(vertexArray.name)
+        return body()
     }
 
     private static func drawRuns(_ chunks: [MeshChunk], culler: ChunkCuller, margin: Float, mode: GLenum) -> Int {

@@ -50,7 +50,8 @@ final class IconRenderer {
         state.bindTexture2D(sheetTexture.name, unit: 0)
         glUniform1i(program.uniforms.sheet, 0)
         // Bound before the uploads: the index buffer's binding belongs to the vertex array.
-        state.bindVertexArray(vertexArray.name)
+        glBindVertexArray(vertexArray.name)
+        defer { glBindVertexArray(0) }
         vertexBuffer.upload(placer.iconVertices, usage: GLenum(GL_DYNAMIC_DRAW))
         indexBuffer.upload(placer.iconIndices, usage: GLenum(GL_DYNAMIC_DRAW))
         glDrawElements(GLenum(GL_TRIANGLES), GLsizei(placer.iconIndices.count), GLenum(GL_UNSIGNED_INT), nil)

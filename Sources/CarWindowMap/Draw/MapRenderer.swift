@@ -636,9 +636,9 @@ public actor MapRenderer {
         screen.drawAttributionBackground(width: width, height: height, dark: dark, programs: programs, state: state,
                                          drawCalls: &frame.drawCalls)
         drawers.symbol.drawText(glyphs: glyphs, in: &frame)
-        // Nothing outside a frame expects a vertex array bound; an upload to an element buffer
-        // would otherwise rebind the last one's indices.
-        state.bindVertexArray(0)
+        // Nothing after a frame expects a vertex array bound, and an index upload would
+        // otherwise replace the last one's indices.
+        glBindVertexArray(0)
         drawCalls += frame.drawCalls
         lastFrameStateChanges = state.counts
         return labels

@@ -83,7 +83,6 @@ final class ScreenOverlays {
             controlMeshes = (size, .fill(positions: positions, indices: indices, colors: nil),
                              .line(outline, colors: nil, widths: nil),
                              .fill(positions: iconPositions, indices: iconIndices, colors: nil))
-            state.forgetVertexArray()
         }
         guard let meshes = controlMeshes else { return }
         let ortho = Self.orthographic(width: width, height: height)
@@ -113,7 +112,6 @@ final class ScreenOverlays {
             var ring = LineTessellation()
             ring.addLine(Self.roundedRect(outer, radius: min(outer.width, outer.height) / 4), join: .round, cap: .butt, closed: true)
             focusRingMesh = (rect, .line(ring, colors: nil, widths: nil))
-            state.forgetVertexArray()
         }
         guard let mesh = focusRingMesh?.mesh else { return }
         let ortho = Self.orthographic(width: width, height: height)
@@ -176,7 +174,6 @@ final class ScreenOverlays {
                 (.fill(positions: body, indices: bodyIndices, colors: nil), Color(r: 0.1, g: 0.45, b: 0.95)),
                 (.fill(positions: arrow, indices: arrowIndices, colors: nil), .white),
             ]
-            state.forgetVertexArray()
         }
         // The marker stays screen-aligned and round; its arrow turns with heading minus bearing.
         let base = Self.orthographic(width: transform.width, height: transform.height)
@@ -216,7 +213,6 @@ final class ScreenOverlays {
                 SIMD2(Float(box.x + box.width), Float(box.y + box.height)), SIMD2(Float(box.x), Float(box.y + box.height)),
             ]
             attributionMesh = (box, .fill(positions: corners, indices: [0, 1, 2, 0, 2, 3], colors: nil))
-            state.forgetVertexArray()
         }
         guard let mesh = attributionMesh?.mesh else { return }
         let color = dark ? Color(r: 0.05, g: 0.06, b: 0.08, a: 0.6) : Color(r: 1, g: 1, b: 1, a: 0.7)
@@ -239,7 +235,7 @@ final class ScreenOverlays {
         glUniform1f(program.uniforms.opacity, 1)
         let c = color.premultiplied
         glVertexAttrib4f(AttributeSlot.fillColor, c.x, c.y, c.z, c.w)
-        mesh.draw(state: state)
+        mesh.draw()
     }
 
     static func drawOutline(_ mesh: GPUMesh, matrix: Matrix4, color: Color, width: Float, programs: Programs,
@@ -253,7 +249,7 @@ final class ScreenOverlays {
         let c = color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, width)
-        mesh.draw(state: state)
+        mesh.draw()
     }
 
     static func roundedRect(_ rect: ScreenRect, radius: Double) -> [SIMD2<Float>] {
@@ -395,7 +391,7 @@ final class RouteOverlay {
         let c = part.color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, min(part.width, 1024))
-        mesh.draw(state: state)
+        mesh.draw()
         drawCalls += 1
     }
 
@@ -412,7 +408,6 @@ final class RouteOverlay {
         if let drawing, drawing.serves(view: view, zoom: zoom) { return }
         var next = RouteWindowMesh(geometry, window: RouteWindowMesh.window(around: view), zoom: zoom)
         mesh = next.tessellation.indices.isEmpty ? nil : .line(next.tessellation, colors: nil, widths: nil)
-        state.forgetVertexArray()
         next.tessellation = LineTessellation()
         drawing = next
     }

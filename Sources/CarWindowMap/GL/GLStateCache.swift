@@ -22,8 +22,13 @@ package struct GLStateCounts: Sendable, Equatable, CustomStringConvertible {
 ///
 /// Each value starts unknown, and ``invalidate()`` makes them unknown again: at the start of
 /// each frame, since the NV12 converter, other maps sharing the context and anything else may
-/// have changed GL in between, and after code in a frame that changes GL without it (making a
-/// mesh binds its vertex array; uploading a texture binds it). An unknown value is always set.
+/// have changed GL in between, and after code in a frame that changes GL without it (uploading a
+/// texture binds it). An unknown value is always set.
+///
+/// Vertex arrays are not cached: each draw binds its own. A stale vertex array binding does not
+/// draw a wrong picture but reads vertices that are not there (or takes another array's index
+/// buffer at the next index upload), and crashes inside the driver; binding each time costs
+/// a few calls a frame.
 ///
 /// Not Sendable: it describes the context current on the render thread, and lives in the
 /// renderer that draws there.
@@ -68,7 +73,6 @@ final class GLStateCache {
     private var cullFaceMode: GLenum?
     private var lineWidth: Float?
     private var program: GLuint?
-    private var vertexArray: GLuint?
     private var activeTextureUnit: GLenum?
     /// The 2D texture bound on each unit the draw path uses (the sheets and the glyph atlas
     /// all go on unit 0).
@@ -93,16 +97,10 @@ final class GLStateCache {
         cullFaceMode = nil
         lineWidth = nil
         program = nil
-        vertexArray = nil
         activeTextureUnit = nil
         for unit in boundTextures.indices { boundTextures[unit] = nil }
         framebuffer = nil
         viewport = nil
-    }
-
-    /// Forgets the bound vertex array: making a mesh binds its own, then none.
-    func forgetVertexArray() {
-        vertexArray = nil
     }
 
     /// Forgets the bound textures: allocating a texture binds it on the active unit.
@@ -258,14 +256,6 @@ final class GLStateCache {
             glUseProgram(name)
         } actual: {
             GLuint(Self.integer(GL_CURRENT_PROGRAM))
-        }
-    }
-
-    func bindVertexArray(_ name: GLuint) {
-        change(&vertexArray, to: name, "vertex array") {
-            glBindVertexArray(name)
-        } actual: {
-            GLuint(Self.integer(GL_VERTEX_ARRAY_BINDING))
         }
     }
 

@@ -26,7 +26,7 @@ final class BackgroundDrawer: LayerDrawer {
         glUniform1f(program.uniforms.opacity, Float(paint.backgroundOpacity.evaluate(zoom: frame.zoom)))
         let color = paint.backgroundColor.evaluate(zoom: frame.zoom).premultiplied
         glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
-        frame.programs.screenQuad.draw(state: frame.state)
+        frame.programs.screenQuad.draw()
         frame.drawCalls += 1
     }
 }

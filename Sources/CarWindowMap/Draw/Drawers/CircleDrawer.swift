@@ -100,7 +100,8 @@ final class CircleDrawer: LayerDrawer {
         // Circles are not cut at tile edges: a disc near one belongs to the tile of its centre.
         state.setStencilTest(false)
         // Bound before the uploads: the index buffer's binding belongs to the vertex array.
-        state.bindVertexArray(vertexArray.name)
+        glBindVertexArray(vertexArray.name)
+        defer { glBindVertexArray(0) }
         vertexBuffer.upload(vertices, usage: GLenum(GL_DYNAMIC_DRAW))
         indexBuffer.upload(indices, usage: GLenum(GL_DYNAMIC_DRAW))
         glDrawElements(GLenum(GL_TRIANGLES), GLsizei(indices.count), GLenum(GL_UNSIGNED_INT), nil)

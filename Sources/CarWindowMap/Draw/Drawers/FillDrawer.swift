@@ -61,7 +61,7 @@ final class FillDrawer: LayerDrawer {
             if !mesh.hasPerVertexColor {
                 glVertexAttrib4f(AttributeSlot.fillColor, constant.x, constant.y, constant.z, constant.w)
             }
-            frame.drawCalls += mesh.draw(frame.cullers[tileIndex], margin: 0, state: frame.state)
+            frame.drawCalls += mesh.draw(frame.cullers[tileIndex], margin: 0)
         }
     }
 
@@ -83,7 +83,7 @@ final class FillDrawer: LayerDrawer {
             if !mesh.hasPerVertexColor || paint.fillOutlineColor != nil {
                 glVertexAttrib4f(AttributeSlot.fillColor, color.x, color.y, color.z, color.w)
             }
-            frame.drawCalls += mesh.drawLines(frame.cullers[tileIndex], state: frame.state)
+            frame.drawCalls += mesh.drawLines(frame.cullers[tileIndex])
         }
     }
 }

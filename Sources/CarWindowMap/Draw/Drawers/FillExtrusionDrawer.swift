@@ -85,7 +85,7 @@ final class FillExtrusionDrawer: LayerDrawer {
                 glVertexAttrib4f(AttributeSlot.extrusionColor, color.x, color.y, color.z, color.w)
             }
             let margin = reach * Float(frame.transform.tileUnitsPerPixel(for: tile.tile, extent: tile.extent))
-            frame.drawCalls += mesh.draw(frame.cullers[tileIndex], margin: margin, state: frame.state)
+            frame.drawCalls += mesh.draw(frame.cullers[tileIndex], margin: margin)
         }
     }
 

@@ -119,7 +119,7 @@ struct LayerDrawContext {
         for index in tiles.indices where index < Self.maximumClippedTiles {
             state.setStencilFunction(GL_ALWAYS, reference: GLint(index + 1), mask: 0x7F)
             programs.setMatrix(program.uniforms.matrix, matrices[index])
-            programs.tileQuad.draw(state: state)
+            programs.tileQuad.draw()
             drawCalls += 1
         }
     }

@@ -44,7 +44,7 @@ final class LineDrawer: LayerDrawer {
             }
             if !mesh.hasPerVertexWidth { glVertexAttrib1f(AttributeSlot.lineWidth, width) }
             // Far parts of a pitched view shrink; a width's worth of margin at the centre is enough.
-            frame.drawCalls += mesh.draw(frame.cullers[tileIndex], margin: (width + 2) * unitsPerPixel, state: frame.state)
+            frame.drawCalls += mesh.draw(frame.cullers[tileIndex], margin: (width + 2) * unitsPerPixel)
         }
     }
 }

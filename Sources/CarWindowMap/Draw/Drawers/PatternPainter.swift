@@ -54,10 +54,10 @@ final class PatternPainter {
             glUniform2f(program.uniforms.offset, Float(origin.x.truncatingRemainder(dividingBy: Double(size.x))),
                         Float(origin.y.truncatingRemainder(dividingBy: Double(size.y))))
             if isBackground {
-                mesh.draw(state: state)
+                mesh.draw()
                 frame.drawCalls += 1
             } else {
-                frame.drawCalls += mesh.draw(frame.cullers[tileIndex], margin: 0, state: state)
+                frame.drawCalls += mesh.draw(frame.cullers[tileIndex], margin: 0)
             }
         }
     }

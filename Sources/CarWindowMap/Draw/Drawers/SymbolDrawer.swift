@@ -67,7 +67,8 @@ final class SymbolDrawer: LayerDrawer {
         state.bindTexture2D(atlasTexture.name, unit: 0)
         glUniform1i(program.uniforms.atlas, 0)
         // Bound before the uploads: the index buffer's binding belongs to the vertex array.
-        state.bindVertexArray(textVertexArray.name)
+        glBindVertexArray(textVertexArray.name)
+        defer { glBindVertexArray(0) }
         textVertexBuffer.upload(placer.vertices, usage: GLenum(GL_DYNAMIC_DRAW))
         textIndexBuffer.upload(placer.indices, usage: GLenum(GL_DYNAMIC_DRAW))
         glDrawElements(GLenum(GL_TRIANGLES), GLsizei(placer.indices.count), GLenum(GL_UNSIGNED_INT), nil)
