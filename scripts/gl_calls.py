@@ -57,6 +57,7 @@ def count(frame):
             active_unit = args
         if known.get(key) == value:
             kinds["redundant state changes"] += 1
+            kinds["redundant " + name] += 1
         known[key] = value
         kinds["  " + name] += 1
     return kinds
@@ -79,9 +80,9 @@ def main():
     for key in ["gl calls", "draw calls", "uniform sets", "uniform lookups by name", "state changes",
                 "redundant state changes"]:
         print(f"{key:>26}: {first.get(key, 0)}")
-    print("state changes by call:")
+    print("state changes by call (redundant ones):")
     for key, value in sorted(((k, v) for k, v in first.items() if k.startswith("  ")), key=lambda kv: -kv[1]):
-        print(f"{key:>26}: {value}")
+        print(f"{key:>26}: {value} ({first.get('redundant ' + key.strip(), 0)})")
 
 
 main()

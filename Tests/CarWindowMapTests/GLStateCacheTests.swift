@@ -28,8 +28,9 @@ import Testing
         #expect(counts.skipped > 0 && counts.issued > 0, "\(view.name): \(counts)")
     }
 
-    /// The scene scripts/gl-calls.sh traces: before the cache its steady frame made 342 state
-    /// calls, 74 of them setting what the frame had already set.
+    /// The scene scripts/gl-calls.sh traces. Before the cache its steady frame made 342 state
+    /// calls; 94 bound vertex arrays, which draws still bind themselves and the cache does not
+    /// count, and 71 of the other 248 set what the frame had already set.
     @Test func aSteadyFrameIssuesFewerStateChangesThanBeforeTheCache() async throws {
         let (context, renderer) = try await makeRenderer(
             width: 800, height: 480, camera: Camera(center: helsinki, zoom: 16, bearing: 30, pitch: 50))
@@ -41,6 +42,6 @@ import Testing
         let second = await renderer.lastFrameStateChanges
         await context.shutdown()
         #expect(first == second, "an unchanged view sets the same state each frame")
-        #expect(second.issued <= 342 - 74, "\(second)")
+        #expect(second.issued <= 248 - 71, "\(second)")
     }
 }
