@@ -21,8 +21,10 @@ let helsinki = GeoCoordinate(latitude: 60.1699, longitude: 24.9415)
 
 /// A renderer over the bundled data on a fresh context; the caller shuts the context down.
 func makeRenderer(style: String = "day", width: Int = 400, height: Int = 240,
-                  camera: Camera = Camera(center: helsinki, zoom: 16)) async throws -> (RenderContext, MapRenderer) {
-    let context = try await RenderContext()
+                  camera: Camera = Camera(center: helsinki, zoom: 16),
+                  on givenContext: RenderContext? = nil) async throws -> (RenderContext, MapRenderer) {
+    let context: RenderContext
+    if let givenContext { context = givenContext } else { context = try await RenderContext() }
     let renderer = try await MapRenderer(
         context: context, width: width, height: height, style: try Style(contentsOf: TestPaths.style(style)),
         tiles: try openTileSource(at: TestPaths.tiles), fonts: try FontLibrary(directory: TestPaths.fonts),

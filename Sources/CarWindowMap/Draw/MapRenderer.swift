@@ -439,7 +439,7 @@ public actor MapRenderer {
     private func nv12Converter() throws(MapRenderError) -> NV12Converter {
         if let existing = resources.nv12 { return existing }
         do {
-            let converter = try NV12Converter()
+            let converter = try NV12Converter(binaries: context.programBinaries)
             resources.nv12 = converter
             return converter
         } catch {
@@ -717,7 +717,7 @@ extension RenderContext {
     func makeMapResources(width: Int, height: Int) -> sending Result<MapResources, MapRenderError> {
         let programs: Programs
         do {
-            programs = try Programs()
+            programs = try Programs(binaries: programBinaries)
         } catch {
             return .failure(.gl(error))
         }

@@ -14,8 +14,10 @@ struct LinkedProgram<Uniforms: UniformLocations> {
     let uniforms: Uniforms
     var name: GLuint { program.name }
 
-    init(vertex: String, fragment: String, attributes: [String], defines: [String] = []) throws(GLSetupError) {
-        program = try GLProgram(vertex: vertex, fragment: fragment, attributes: attributes, defines: defines)
+    init(vertex: String, fragment: String, attributes: [String], defines: [String] = [],
+         binaries: ProgramBinaries?) throws(GLSetupError) {
+        program = try GLProgram(vertex: vertex, fragment: fragment, attributes: attributes, defines: defines,
+                                binaries: binaries)
         uniforms = Uniforms(of: program)
     }
 }
@@ -126,26 +128,32 @@ final class Programs {
     private var dashScratch = [Float](repeating: 0, count: 8)
     private var matrixScratch = [Float](repeating: 0, count: 16)
 
-    init() throws(GLSetupError) {
-        fill = try LinkedProgram(vertex: "fill.vert", fragment: "fill.frag", attributes: ["a_pos", "a_color"])
+    /// Links every program, from `binaries` where an earlier start stored them.
+    init(binaries: ProgramBinaries?) throws(GLSetupError) {
+        fill = try LinkedProgram(vertex: "fill.vert", fragment: "fill.frag", attributes: ["a_pos", "a_color"],
+                                 binaries: binaries)
         fillOutline = try LinkedProgram(vertex: "fill_outline.vert", fragment: "fill_outline.frag",
-                                        attributes: ["a_pos", "a_color"])
-        fillPattern = try LinkedProgram(vertex: "fill_pattern.vert", fragment: "fill_pattern.frag", attributes: ["a_pos"])
+                                        attributes: ["a_pos", "a_color"], binaries: binaries)
+        fillPattern = try LinkedProgram(vertex: "fill_pattern.vert", fragment: "fill_pattern.frag", attributes: ["a_pos"],
+                                        binaries: binaries)
         let lineAttributes = ["a_pos", "a_extrude", "a_edge", "a_distance", "a_color", "a_width"]
-        line = try LinkedProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes)
+        line = try LinkedProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
+                                 binaries: binaries)
         // Dashes cost a loop per fragment: only dashed layers pay for it.
         dashedLine = try LinkedProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
-                                       defines: ["DASHED"])
+                                       defines: ["DASHED"], binaries: binaries)
         trimmedLine = try LinkedProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
-                                        defines: ["TRIMMED"])
+                                        defines: ["TRIMMED"], binaries: binaries)
         extrusion = try LinkedProgram(vertex: "extrusion.vert", fragment: "extrusion.frag",
-                                      attributes: ["a_pos", "a_normal", "a_top", "a_heights", "a_color"])
+                                      attributes: ["a_pos", "a_normal", "a_top", "a_heights", "a_color"],
+                                      binaries: binaries)
         text = try LinkedProgram(vertex: "text.vert", fragment: "text.frag",
-                                 attributes: ["a_pos", "a_tex", "a_fill", "a_halo", "a_params"])
+                                 attributes: ["a_pos", "a_tex", "a_fill", "a_halo", "a_params"], binaries: binaries)
         icon = try LinkedProgram(vertex: "icon.vert", fragment: "icon.frag",
-                                 attributes: ["a_pos", "a_tex", "a_fill", "a_halo", "a_params"])
+                                 attributes: ["a_pos", "a_tex", "a_fill", "a_halo", "a_params"], binaries: binaries)
         circle = try LinkedProgram(vertex: "circle.vert", fragment: "circle.frag",
-                                   attributes: ["a_pos", "a_extrude", "a_color", "a_stroke_color", "a_size"])
+                                   attributes: ["a_pos", "a_extrude", "a_color", "a_stroke_color", "a_size"],
+                                   binaries: binaries)
         let square: [UInt32] = [0, 1, 2, 0, 2, 3]
         tileQuad = .fill(positions: [SIMD2(0, 0), SIMD2(4096, 0), SIMD2(4096, 4096), SIMD2(0, 4096)],
                          indices: square, colors: nil)

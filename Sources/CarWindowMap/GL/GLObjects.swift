@@ -12,12 +12,30 @@ final class GLProgram {
 
     /// Builds `vertex` and `fragment` (file names under shaders/) with the shared prelude.
     /// `defines` become `#define NAME` lines before the shader text, for variants of one file.
-    init(vertex: String, fragment: String, attributes: [String], defines: [String] = []) throws(GLSetupError) {
-        let vertexShader = try Self.compile(GLenum(GL_VERTEX_SHADER), file: vertex, defines: defines)
+    /// With `binaries`, a program stored there by an earlier start is linked from its binary,
+    /// and one compiled here is stored.
+    init(vertex: String, fragment: String, attributes: [String], defines: [String] = [],
+         binaries: ProgramBinaries?) throws(GLSetupError) {
+        guard let vertexSource = Self.source(of: vertex, defines: defines) else { throw .shaderMissing(name: vertex) }
+        guard let fragmentSource = Self.source(of: fragment, defines: defines) else { throw .shaderMissing(name: fragment) }
+        let key = binaries?.key(vertex: vertexSource, fragment: fragmentSource, attributes: attributes)
+        if let binaries, let key {
+            let program = glCreateProgram()
+            if Self.link(program, from: binaries, key: key) {
+                name = program
+                context = GLObjectLedger.made(.program)
+                return
+            }
+            glDeleteProgram(program)
+        }
+        let vertexShader = try Self.compile(GLenum(GL_VERTEX_SHADER), file: vertex, source: vertexSource)
         defer { glDeleteShader(vertexShader) }
-        let fragmentShader = try Self.compile(GLenum(GL_FRAGMENT_SHADER), file: fragment, defines: defines)
+        let fragmentShader = try Self.compile(GLenum(GL_FRAGMENT_SHADER), file: fragment, source: fragmentSource)
         defer { glDeleteShader(fragmentShader) }
         let program = glCreateProgram()
+        if binaries != nil {
+            glProgramParameteri(program, GLenum(GL_PROGRAM_BINARY_RETRIEVABLE_HINT), GL_TRUE)
+        }
         glAttachShader(program, vertexShader)
         glAttachShader(program, fragmentShader)
         for (index, attribute) in attributes.enumerated() {
@@ -31,6 +49,7 @@ final class GLProgram {
             glDeleteProgram(program)
             throw .programLinkFailed(vertex: vertex, fragment: fragment, log: log)
         }
+        if let binaries, let key { Self.store(program, in: binaries, key: key) }
         name = program
         context = GLObjectLedger.made(.program)
     }
@@ -54,8 +73,7 @@ final class GLProgram {
         return "#version 300 es\n" + definitions + prelude + "\n#line 1\n" + body
     }
 
-    private static func compile(_ type: GLenum, file: String, defines: [String]) throws(GLSetupError) -> GLuint {
-        guard let source = source(of: file, defines: defines) else { throw .shaderMissing(name: file) }
+    private static func compile(_ type: GLenum, file: String, source: String) throws(GLSetupError) -> GLuint {
         let shader = glCreateShader(type)
         source.withCString { pointer in
             var pointer: UnsafePointer<GLchar>? = pointer

@@ -20,6 +20,9 @@ public actor RenderContext {
     nonisolated let display: EGLDisplayHandle
     /// The context every GL object of this render thread is made in.
     nonisolated let glContext: GLContextID
+    /// Where programs linked on this context are kept for the next start; nil compiles them
+    /// every time.
+    nonisolated let programBinaries: ProgramBinaries?
 
     let egl: HeadlessEGL
     /// The same EGL objects, for the deinit alone, which hands them to the render thread: a
@@ -35,30 +38,39 @@ public actor RenderContext {
 
     /// Opens the first EGL platform that works (or the one `platform` or
     /// `CARWINDOW_EGL_PLATFORM` forces) and makes its context current on a new render thread.
-    public init(platform: EGLPlatform? = nil) async throws(GLSetupError) {
-        try await self.init(opening: platform)
+    ///
+    /// - Parameter programCache: Where linked GL programs are kept between starts, so the next
+    ///   start links them from the driver's binaries instead of compiling its shaders;
+    ///   ``ProgramBinaryCache/standard`` unless given (`CARWINDOW_PROGRAM_CACHE=off` turns it
+    ///   off); nil compiles them at every start. A driver without program binaries ignores it.
+    public init(platform: EGLPlatform? = nil, programCache: ProgramBinaryCache? = ProgramBinaryCache.standard)
+        async throws(GLSetupError) {
+        try await self.init(opening: platform, programCache: programCache)
     }
 
     // Why the public initializer only delegates: Swift 6.3.1 -O builds of any module that
     // inlines an allocation of this actor (an engine, the session, the benchmarks) crash with
     // "circular reference" while stack promotion asks for the isolation of its isolated deinit.
     // A private designated initializer keeps the allocation out of what other modules inline.
-    private init(opening platform: EGLPlatform?) async throws(GLSetupError) {
+    private init(opening platform: EGLPlatform?, programCache: ProgramBinaryCache?) async throws(GLSetupError) {
         let forced = try HeadlessEGL.requestedPlatform(configured: platform)
         let egl = try HeadlessEGL(forced: forced)
         let thread = RenderThread()
         // Reading the GL strings needs the context current, which only the render thread may do.
         // The EGL objects are handed to that thread here and used nowhere else afterwards.
         nonisolated(unsafe) let handedOver = egl
-        let info: GLInfo? = await withCheckedContinuation { continuation in
+        let opened: (info: GLInfo, binaryFormats: Int)? = await withCheckedContinuation { continuation in
             thread.enqueueTask {
                 guard handedOver.makeCurrent() else { return continuation.resume(returning: nil) }
-                continuation.resume(returning: GLInfo(
+                var formats: GLint = 0
+                glGetIntegerv(GLenum(GL_NUM_PROGRAM_BINARY_FORMATS), &formats)
+                continuation.resume(returning: (GLInfo(
                     platform: handedOver.platform, device: handedOver.deviceName,
-                    vendor: glString(GL_VENDOR), renderer: glString(GL_RENDERER), version: glString(GL_VERSION)))
+                    vendor: glString(GL_VENDOR), renderer: glString(GL_RENDERER), version: glString(GL_VERSION)),
+                    Int(formats)))
             }
         }
-        guard let info else {
+        guard let (info, binaryFormats) = opened else {
             thread.stop()
             throw .noUsablePlatform(attempts: [PlatformAttempt(platform: egl.platform,
                                                                failure: "eglMakeCurrent without a surface failed")])
@@ -67,6 +79,9 @@ public actor RenderContext {
         eglForDeinit = RenderThreadHandOff(egl)
         self.thread = thread
         self.info = info
+        programBinaries = binaryFormats > 0
+            ? programCache.map { ProgramBinaries(cache: $0, driver: "\(info.vendor)\n\(info.renderer)\n\(info.version)") }
+            : nil
         display = EGLDisplayHandle(raw: egl.display)
         glContext = GLContextID(raw: UInt(bitPattern: egl.context))
         GLObjectLedger.contextBegan(glContext)

@@ -26,10 +26,15 @@ final class NV12Converter {
     private let emptyVertexArray = GLVertexArray()
     private var fullRange = false
     private let context: GLContextID
+    private let binaries: ProgramBinaries?
 
-    init() throws(GLSetupError) {
-        lumaProgram = try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_luma.frag", attributes: [])
-        chromaProgram = try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_chroma.frag", attributes: [])
+    /// Links the readback programs, from `binaries` where an earlier start stored them.
+    init(binaries: ProgramBinaries?) throws(GLSetupError) {
+        self.binaries = binaries
+        lumaProgram = try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_luma.frag", attributes: [],
+                                        binaries: binaries)
+        chromaProgram = try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_chroma.frag", attributes: [],
+                                          binaries: binaries)
         glGenFramebuffers(2, &framebuffers)
         glGenBuffers(2, &pixelBuffers)
         context = GLObjectLedger.made(.framebuffer, count: 2)
@@ -55,8 +60,10 @@ final class NV12Converter {
         if let existing = planePrograms {
             programs = existing
         } else {
-            programs = (try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_luma_plane.frag", attributes: []),
-                        try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_chroma_plane.frag", attributes: []))
+            programs = (try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_luma_plane.frag", attributes: [],
+                                          binaries: binaries),
+                        try LinkedProgram(vertex: "fullscreen.vert", fragment: "nv12_chroma_plane.frag", attributes: [],
+                                          binaries: binaries))
             planePrograms = programs
         }
         if planeFramebuffers?.textures != SIMD2(luma, chroma) {
