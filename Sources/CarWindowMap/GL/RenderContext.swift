@@ -39,10 +39,13 @@ public actor RenderContext {
     /// Opens the first EGL platform that works (or the one `platform` or
     /// `CARWINDOW_EGL_PLATFORM` forces) and makes its context current on a new render thread.
     ///
-    /// - Parameter programCache: Where linked GL programs are kept between starts, so the next
-    ///   start links them from the driver's binaries instead of compiling its shaders;
-    ///   ``ProgramBinaryCache/standard`` unless given (`CARWINDOW_PROGRAM_CACHE=off` turns it
-    ///   off); nil compiles them at every start. A driver without program binaries ignores it.
+    /// - Parameters:
+    ///   - platform: The EGL platform to use instead of trying them in turn; nil tries GBM, an
+    ///     EGL device, then surfaceless.
+    ///   - programCache: Where linked GL programs are kept between starts, so the next start
+    ///     links them from the driver's binaries instead of compiling its shaders;
+    ///     ``ProgramBinaryCache/standard`` unless given (`CARWINDOW_PROGRAM_CACHE=off` turns it
+    ///     off); nil compiles them at every start. A driver without program binaries ignores it.
     public init(platform: EGLPlatform? = nil, programCache: ProgramBinaryCache? = ProgramBinaryCache.standard)
         async throws(GLSetupError) {
         try await self.init(opening: platform, programCache: programCache)
