@@ -55,12 +55,7 @@ public final class HTTPDiskCache: Sendable {
     /// A file name for `key`: two 64-bit FNV-1a hashes with different seeds. The key is kept in
     /// the file too, so a collision reads as a miss, never as another URL's answer.
     static func fileName(for key: String) -> String {
-        var first: UInt64 = 0xcbf2_9ce4_8422_2325, second: UInt64 = 0x8422_2325_cbf2_9ce4
-        for byte in key.utf8 {
-            first = (first ^ UInt64(byte)) &* 0x100_0000_01b3
-            second = (second ^ UInt64(byte)) &* 0x100_0000_01b3 &+ 1
-        }
-        return String(first, radix: 16) + String(second, radix: 16) + ".entry"
+        CacheEntryName.of(key, fileExtension: "entry")
     }
 
     private func file(for key: String) -> URL { directory.appendingPathComponent(Self.fileName(for: key)) }

@@ -131,14 +131,9 @@ public final class ProgramBinaryCache: Sendable {
         directory.appendingPathComponent(Self.fileName(for: key))
     }
 
-    /// Two 64-bit FNV-1a hashes of `key` with different seeds.
+    /// The entry file of `key` (see `CacheEntryName`).
     static func fileName(for key: String) -> String {
-        var first: UInt64 = 0xcbf2_9ce4_8422_2325, second: UInt64 = 0x8422_2325_cbf2_9ce4
-        for byte in key.utf8 {
-            first = (first ^ UInt64(byte)) &* 0x100_0000_01b3
-            second = (second ^ UInt64(byte)) &* 0x100_0000_01b3 &+ 1
-        }
-        return String(first, radix: 16) + String(second, radix: 16) + ".program"
+        CacheEntryName.of(key, fileExtension: "program")
     }
 
     /// FNV-1a over the payload: finds a damaged file before the driver sees it.
