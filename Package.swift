@@ -94,7 +94,7 @@ let package = Package(
         // cache, and opening the sources a style names; FoundationNetworking (libcurl).
         .target(name: "CarWindowRemoteTiles", dependencies: ["CarWindowGeo", "CarWindowStyle", "CarWindowSystemSupport", logging],
                 swiftSettings: library),
-        .target(name: "CarWindowH264", dependencies: ["CarWindowVideoCore", "COpenH264", "CVA", logging],
+        .target(name: "CarWindowH264", dependencies: ["CarWindowVideoCore", "CarWindowSystemSupport", "COpenH264", "CVA", logging],
                 swiftSettings: library),
         .target(name: "CarWindowSinks",
                 dependencies: ["CarWindowVideoCore", "CarWindowH264", "CarWindowSystemSupport", systemPackage, logging],

@@ -1,3 +1,4 @@
+import CarWindowSystemSupport
 import CarWindowVideoCore
 /// How the encoder spends its bits.
 public enum RateControl: String, Sendable, CaseIterable {
@@ -40,13 +41,15 @@ public struct EncoderSettings: Sendable, Equatable {
     public var idrInterval: Int?
     /// Full-range (0...255) samples instead of BT.601 limited range; the SPS VUI says which.
     public var fullRange = false
-    /// Encoder threads where the backend has them.
-    public var threads = 1
+    /// Threads of a software encoder (OpenH264), each with a slice of the picture; hardware
+    /// encoders ignore it. Automatic by default: from the cores and the picture's size.
+    public var threads = EncoderThreads.automatic
 
     /// Makes settings for a `width` x `height` picture; the rest defaults to 15 fps, 600 kbit/s
     /// CBR. ``validate()`` checks them.
     public init(width: Int, height: Int, framesPerSecond: Double = 15, bitrate: Int = 600_000,
-                rateControl: RateControl = .cbr, idrInterval: Int? = nil, fullRange: Bool = false, threads: Int = 1) {
+                rateControl: RateControl = .cbr, idrInterval: Int? = nil, fullRange: Bool = false,
+                threads: EncoderThreads = .automatic) {
         self.width = width
         self.height = height
         self.framesPerSecond = framesPerSecond
@@ -88,7 +91,53 @@ public struct EncoderSettings: Sendable, Equatable {
         if let idrInterval, idrInterval <= 0 {
             throw .invalidSettings("IDR interval \(idrInterval) must be positive, or nil for none")
         }
-        guard (1...16).contains(threads) else { throw .invalidSettings("threads \(threads) must be in 1...16") }
+        if case .fixed(let count) = threads, !EncoderThreads.allowed.contains(count) {
+            throw .invalidSettings("encoder threads \(count) must be in \(EncoderThreads.allowed.lowerBound)...\(EncoderThreads.allowed.upperBound)")
+        }
+    }
+}
+
+/// How many threads a software encoder runs, each encoding one slice of every picture.
+///
+/// More threads finish a picture sooner (a camera change reaches the head unit sooner, and large
+/// pictures keep up with the frame rate) at a small cost in bits: each slice starts its
+/// prediction afresh at its top edge.
+public enum EncoderThreads: Sendable, Hashable, CustomStringConvertible {
+    /// Chosen from the cores the process may run on and the picture's size: one thread per core,
+    /// at most ``automaticLimit``, and each slice at least ``rowsPerThread`` macroblock rows.
+    case automatic
+    /// Exactly this many, in ``allowed``.
+    case fixed(Int)
+
+    /// The counts ``fixed(_:)`` accepts.
+    public static let allowed = 1...16
+    /// The most threads ``automatic`` chooses: beyond it the slices' overhead and the frame's
+    /// serial parts (colour planes, bitstream assembly) outweigh what another thread saves.
+    public static let automaticLimit = 8
+    /// The fewest macroblock rows (16 pixels each) ``automatic`` gives one thread.
+    public static let rowsPerThread = 8
+
+    /// The thread count for a `width` x `height` picture on this machine.
+    public func count(width: Int, height: Int) -> Int {
+        count(width: width, height: height, cores: ProcessorCores.available)
+    }
+
+    /// The thread count for a `width` x `height` picture on `cores` cores.
+    package func count(width: Int, height: Int, cores: Int) -> Int {
+        switch self {
+        case .fixed(let count):
+            return min(max(count, Self.allowed.lowerBound), Self.allowed.upperBound)
+        case .automatic:
+            let rows = (max(height, 1) + 15) / 16
+            return max(1, min(cores, Self.automaticLimit, rows / Self.rowsPerThread))
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .automatic: "automatic"
+        case .fixed(let count): "\(count)"
+        }
     }
 }
 

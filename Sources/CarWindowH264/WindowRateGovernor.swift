@@ -16,6 +16,12 @@ package struct WindowRateGovernor: Sendable {
     package var target: Int
     /// Pictures per second the stream runs at.
     package var framesPerSecond: Double
+    /// The share of a window's unspent bits one picture's budget takes above an average picture,
+    /// in (0, 1]: 1 gives the next picture all of it, which suits an encoder that meets each
+    /// picture's budget; an encoder that follows a new budget only over a few pictures needs
+    /// less, or it overshoots when it catches up. Cuts below an average picture are always whole:
+    /// a window over the target is what a head unit cannot absorb.
+    package let correction: Double
     /// A budget is at least this share of an average picture.
     package static let minimumShare = 0.3
     /// A budget is at most this share of an average picture.
@@ -27,10 +33,12 @@ package struct WindowRateGovernor: Sendable {
     private var start = 0
     private var count = 0
 
-    /// A governor for `target` bits per second at `framesPerSecond`.
-    package init(target: Int, framesPerSecond: Double) {
+    /// A governor for `target` bits per second at `framesPerSecond` that hands out `correction`
+    /// of a window's unspent bits per picture.
+    package init(target: Int, framesPerSecond: Double, correction: Double = 1) {
         self.target = target
         self.framesPerSecond = framesPerSecond
+        self.correction = min(max(correction, 0.05), 1)
         // The frame rate is at most 240 (EncoderSettings.validate): a second holds at most 241 pictures.
         bits = [Int](repeating: 0, count: 256)
         times = [Double](repeating: 0, count: 256)
@@ -49,7 +57,8 @@ package struct WindowRateGovernor: Sendable {
         let empty = max(slots - Double(count), 0)
         let average = averagePicture
         let left = Double(target) - spent - empty * average
-        return Int(min(max(left, Self.minimumShare * average), Self.maximumShare * average))
+        let bounded = min(max(left, Self.minimumShare * average), Self.maximumShare * average)
+        return Int(bounded < average ? bounded : average + correction * (bounded - average))
     }
 
     /// Records the size of the picture at `time`.

@@ -73,6 +73,28 @@ import Testing
         #expect(abs(Double(governor.budget(at: 1.0)) - Self.average) <= 1)
     }
 
+    /// A partial correction (for sliced encoders) hands out only that share of the room above
+    /// an average picture, but cuts as deep as the whole correction does.
+    @Test func aPartialCorrectionRaisesSlowlyAndCutsWhole() {
+        var whole = WindowRateGovernor(target: Self.target, framesPerSecond: Self.fps)
+        var partial = WindowRateGovernor(target: Self.target, framesPerSecond: Self.fps, correction: 0.35)
+        for index in 0..<14 {
+            whole.record(bits: Int(Self.average / 2), at: Double(index) / Self.fps)
+            partial.record(bits: Int(Self.average / 2), at: Double(index) / Self.fps)
+        }
+        let room = Double(whole.budget(at: 14 / Self.fps)) - Self.average
+        let raised = Double(partial.budget(at: 14 / Self.fps)) - Self.average
+        #expect(room > Self.average / 2, "the whole correction gives the unspent bits: \(room)")
+        #expect(abs(raised - 0.35 * room) <= 1, "\(raised) of \(room) above average")
+
+        whole.reset()
+        partial.reset()
+        whole.record(bits: Self.target, at: 0)
+        partial.record(bits: Self.target, at: 0)
+        #expect(partial.budget(at: 1 / Self.fps) == whole.budget(at: 1 / Self.fps))
+        #expect(partial.budget(at: 1 / Self.fps) == Int(WindowRateGovernor.minimumShare * Self.average))
+    }
+
     /// A time that goes back (a new stream on the same encoder) starts the window over.
     @Test func timeGoingBackStartsOver() {
         var governor = WindowRateGovernor(target: Self.target, framesPerSecond: Self.fps)
