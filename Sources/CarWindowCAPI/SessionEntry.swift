@@ -48,6 +48,7 @@ final class SessionEntry: Sendable {
         try SessionSetup.checkRange(config.encoder, 0...2, "encoder")
         try SessionSetup.checkRange(config.appearance, 0...1, "appearance")
         try SessionSetup.checkRange(config.show_controls, 0...1, "show_controls")
+        let encoderThreads = try SessionSetup.encoderThreads(config)
         let supportedSizes = try SessionSetup.supportedSizes(config)
         let rtp = try SessionSetup.endpoint(config.rtp_host, config.rtp_port, "rtp")
         let sdl = try SessionSetup.endpoint(config.sdl_host, config.sdl_port, "sdl")
@@ -120,6 +121,7 @@ final class SessionEntry: Sendable {
         case CARWINDOW_ENCODER_VAAPI: .forced(.vaapi)
         default: .automatic
         }
+        configuration.encoderThreads = encoderThreads
         configuration.showsControls = config.show_controls == 1
         let eventCallback = config.on_event.map { EventCallback(function: $0, userData: config.event_user_data) }
 

@@ -4,18 +4,34 @@ import CarWindow
 
 /// Reading a `carwindow_session_config` and the inputs it names, each value checked before use.
 enum SessionSetup {
-    /// The fields a caller's config holds: its own struct_size, or ours when it is newer.
+    /// The fields a caller's config holds: all of ours from a caller of this version or newer
+    /// (a newer caller's extra fields at the end are not ours to read); from a caller of minor
+    /// version 1, its fields over our defaults for the ones added since.
     static func copy(_ pointer: UnsafePointer<carwindow_session_config>?) throws(APIFailure) -> carwindow_session_config {
         guard let pointer else { throw .invalidArgument("carwindow_session_create: config is NULL; fill one with carwindow_session_config_init") }
         // struct_size is the first field, so it can be read whatever the caller's version.
         let declared = UnsafeRawPointer(pointer).load(as: Int.self)
         let ours = MemoryLayout<carwindow_session_config>.size
-        guard declared >= ours else {
+        if declared >= ours { return pointer.pointee }
+        guard let firstVersionSize = MemoryLayout<carwindow_session_config>.offset(of: \.encoder_threads),
+              declared == firstVersionSize else {
             throw .invalidArgument("carwindow_session_create: config.struct_size is \(declared), expected \(ours) or more; "
                 + "fill the config with carwindow_session_config_init before setting fields")
         }
-        // A newer caller's extra fields at the end are not ours to read.
-        return pointer.pointee
+        var config = carwindow_session_config()
+        capiSessionConfigInit(&config)
+        withUnsafeMutableBytes(of: &config) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: declared))
+        }
+        config.struct_size = ours
+        return config
+    }
+
+    /// `encoder_threads`: 0 for automatic, else a count OpenH264 accepts.
+    static func encoderThreads(_ config: carwindow_session_config) throws(APIFailure) -> EncoderThreads {
+        let allowed = UInt32(EncoderThreads.allowed.lowerBound)...UInt32(EncoderThreads.allowed.upperBound)
+        try checkRange(config.encoder_threads, allowed, "encoder_threads", zeroAllowed: true)
+        return config.encoder_threads == 0 ? .automatic : .fixed(Int(config.encoder_threads))
     }
 
     /// The security layer of `sdl_certificate_path` and `sdl_private_key_path`: OpenSSL with

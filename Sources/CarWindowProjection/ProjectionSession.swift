@@ -596,8 +596,10 @@ public actor ProjectionSession {
            fixed.height == stream.encodedSize.height {
             return fixed
         }
-        return EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
-                        customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
+        var settings = EncoderSettings(stream: stream, customFramesPerSecond: configuration.customFramesPerSecond,
+                                       customBitrate: configuration.customBitrate, rateControl: configuration.rateControl)
+        settings.threads = configuration.encoderThreads
+        return settings
     }
 
     /// The one way the session's life changes: to `next`, when the table of

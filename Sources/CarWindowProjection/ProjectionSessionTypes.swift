@@ -75,6 +75,9 @@ public struct ProjectionSessionConfiguration: Sendable {
     public var rateControl = RateControl.cbr
     /// Which H.264 encoder to use; the default is VA-API where a GPU offers it, else OpenH264.
     public var encoder = EncoderChoice.automatic
+    /// OpenH264's threads, one slice of each picture apiece; the default chooses from the cores
+    /// and the stream's size. Hardware encoders ignore it.
+    public var encoderThreads = EncoderThreads.automatic
     /// Re-encodes of the last picture after motion stops, to sharpen it; the default is 3.
     public var refinementFrames = 3
     /// How keep-alives are made on a still map; the default is a hand-made skip picture.

@@ -61,6 +61,8 @@ struct DriveCommand: AsyncParsableCommand {
     @Flag(help: "Hand the session one position fix a second and let its follow camera move the car and the map between fixes (as an engine with GNSS would).")
     var follow = false
     @Option(help: "Encoder: auto, vaapi or openh264 (default: $CARWINDOW_ENCODER or auto).") var encoder = "auto"
+    @Option(help: "OpenH264's threads, one slice of each picture apiece: auto (from the cores and the size) or 1-16.")
+    var encoderThreads = "auto"
     @Option(help: "Force an EGL platform: gbm, device or surfaceless.") var platform: String?
 
     func validate() throws {
@@ -76,6 +78,7 @@ struct DriveCommand: AsyncParsableCommand {
         try OptionCheck.number(speed, "--speed", in: 0.1...1000, unit: " simulated seconds per second")
         try OptionCheck.number(maxSeconds, "--max-seconds", in: 0.1...604_800, unit: " seconds")
         _ = try encoderChoice(encoder)
+        _ = try OptionCheck.encoderThreads(encoderThreads, "--encoder-threads")
         _ = try eglPlatform(platform)
         _ = try rtpTarget()
         try OptionCheck.integer(web, "--web", in: 0...65535)
@@ -137,6 +140,7 @@ struct DriveCommand: AsyncParsableCommand {
     private func drive(signals: StopSignals) async throws -> Int32 {
         let (screenWidth, screenHeight) = try parseSize(size)
         let choice = try encoderChoice(encoder)
+        let threads = try OptionCheck.encoderThreads(encoderThreads, "--encoder-threads")
         let outURL = URL(fileURLWithPath: out ?? Self.defaultOut)
         try outputFolder(for: outURL, option: "--out", createIfMissing: out == nil)
         let tilesURL = try tiles.map {
@@ -185,6 +189,7 @@ struct DriveCommand: AsyncParsableCommand {
             configuration.nightStyle = try Style(contentsOf: Assets.style("night"))
             configuration.appearance = night ? .night : .day
             configuration.encoder = choice
+            configuration.encoderThreads = threads
             let session = ProjectionSession(configuration: configuration, context: made)
             // Without a head unit the screen is the options' (--max-bitrate is in kbit/s).
             let display = HeadUnitDisplay(size: VideoSize(width: screenWidth, height: screenHeight), scale: scale,

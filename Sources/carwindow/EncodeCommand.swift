@@ -31,7 +31,7 @@ struct EncodeCommand: AsyncParsableCommand {
     @Option(help: "Encoder: auto, vaapi or openh264 (default: $CARWINDOW_ENCODER or auto).") var encoder = "auto"
     @Option(help: "An IDR every N frames, 1-100000 (default: only the first).") var idrEvery: Int?
     @Flag(help: "Full-range samples instead of BT.601 limited range.") var fullRange = false
-    @Option(help: "Encoder threads (1-16).") var threads = 1
+    @Option(help: "Software encoder threads, one slice each: auto (from the cores and the size) or 1-16.") var threads = "auto"
     @Option(help: "Output .h264 path (its folder must exist).") var out = "map.h264"
     @Option(help: "Force an EGL platform: gbm, device or surfaceless.") var platform: String?
 
@@ -41,7 +41,7 @@ struct EncodeCommand: AsyncParsableCommand {
         try OptionCheck.number(fps, "--fps", in: 0.1...240, unit: " frames per second")
         try OptionCheck.integer(bitrate, "--bitrate", in: 1_000...200_000_000, unit: " bit/s")
         try OptionCheck.integer(idrEvery, "--idr-every", in: 1...100_000, unit: " frames")
-        try OptionCheck.integer(threads, "--threads", in: 1...16)
+        _ = try OptionCheck.encoderThreads(threads, "--threads")
         guard RateControl(rawValue: rateControl) != nil else {
             throw ValidationError("--rate-control is cbr or vbr; got '\(rateControl)'")
         }
@@ -57,6 +57,7 @@ struct EncodeCommand: AsyncParsableCommand {
 
     func encoderSettings() throws -> EncoderSettings {
         let (width, height) = try parseSize(size)
+        let threads = try OptionCheck.encoderThreads(threads, "--threads")
         return EncoderSettings(width: width, height: height, framesPerSecond: fps, bitrate: bitrate,
                                rateControl: RateControl(rawValue: rateControl) ?? .cbr, idrInterval: idrEvery,
                                fullRange: fullRange, threads: threads)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CarWindow
 
 /// Checks of numeric options: every argument is untrusted, so NaN, infinities, negative and
 /// absurd values are refused with one line naming the option and what it accepts.
@@ -25,6 +26,16 @@ enum OptionCheck {
     /// `value`, when given, must be in `range`.
     static func integer(_ value: Int?, _ option: String, in range: ClosedRange<Int>, unit: String = "") throws {
         if let value { try integer(value, option, in: range, unit: unit) }
+    }
+
+    /// An encoder thread count as written: `auto`, or a count in ``EncoderThreads/allowed``.
+    static func encoderThreads(_ text: String, _ option: String) throws -> EncoderThreads {
+        if text == "auto" { return .automatic }
+        let allowed = EncoderThreads.allowed
+        guard let count = Int(text), allowed.contains(count) else {
+            throw ValidationError("\(option) must be auto or a count in \(allowed.lowerBound)...\(allowed.upperBound); got '\(text)'")
+        }
+        return .fixed(count)
     }
 
     /// `value` as a user wrote it: 2 rather than 2.0.

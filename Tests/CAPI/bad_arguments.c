@@ -9,6 +9,7 @@
 #include <carwindow.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -149,6 +150,16 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, NULL));
     config.struct_size = 8;
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    /* A caller built against minor version 1 (without encoder_threads) is read with the default. */
+    fill(&config, argv[1], paths);
+    config.encoder_threads = 99; /* beyond that caller's struct: never read */
+    config.struct_size = offsetof(carwindow_session_config, encoder_threads);
+    EXPECT(CARWINDOW_OK, carwindow_session_create(context, &config, &session));
+    REQUIRE(session != NULL);
+    EXPECT(CARWINDOW_OK, carwindow_session_close(session));
+    session = bogus_session;
+    config.struct_size = offsetof(carwindow_session_config, encoder_threads) - 8;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
     fill(&config, argv[1], paths);
     config.tiles_path = NULL;
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
@@ -191,6 +202,9 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
     fill(&config, argv[1], paths);
     config.encoder = 7;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    fill(&config, argv[1], paths);
+    config.encoder_threads = 17;
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
     fill(&config, argv[1], paths);
     config.appearance = -1;

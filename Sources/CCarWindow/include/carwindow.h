@@ -46,7 +46,7 @@ extern "C" {
 /** The major version of this header: a library of another major version is not compatible. */
 #define CARWINDOW_API_VERSION_MAJOR 0
 /** The minor version: a library of a higher minor version has everything this header names. */
-#define CARWINDOW_API_VERSION_MINOR 1
+#define CARWINDOW_API_VERSION_MINOR 2
 
 /** What a call did: CARWINDOW_OK or one of the CARWINDOW_ERROR_* values below. */
 typedef int32_t carwindow_status;
@@ -409,6 +409,9 @@ typedef struct carwindow_session_config {
     const char *sdl_certificate_path; /**< With SDL: the app's certificate (PEM; a chain may follow); NULL: streams unprotected. */
     const char *sdl_private_key_path; /**< With a certificate: its private key (PEM, no passphrase). */
     carwindow_protection sdl_protection; /**< With a certificate. Default CARWINDOW_PROTECTION_REQUIRED. */
+    /* Since minor version 2. */
+    uint32_t encoder_threads;  /**< OpenH264's threads, one slice of each picture apiece, 1...16; 0
+                                    (default): from the cores and the stream's size. VA-API ignores it. */
 } carwindow_session_config;
 
 /**
