@@ -25,6 +25,8 @@ struct CarWindowBench: AsyncParsableCommand {
     @Option(name: .customLong("agreement-style"),
             help: "Another MapLibre style to compare with MapLibre Native in the agreement section, over the bundled tiles (its sprite on both sides); repeatable.")
     var agreementStyles: [String] = []
+    @Option(help: "OpenH264's threads in the sessions: auto (from the cores and the size) or 1-16. The threads section compares counts whatever this is.")
+    var encoderThreads = "auto"
     @Option(help: "Where results.json, results.md, charts and images go.")
     var outDir = "benchmarks/results"
     @Flag(name: .customLong("require-ffmpeg"), help: "Fail (instead of skip) the decode and Y-PSNR checks when ffmpeg is missing.")
@@ -87,7 +89,8 @@ struct CarWindowBench: AsyncParsableCommand {
         let context = BenchContext(render: render, root: root, out: out, sizes: frameSizes, quick: quick,
                                    agreementStyles: extraStyles, peer: peer,
                                    peerSkipReason: peerSkipReason, ffmpeg: findExecutable("ffmpeg"),
-                                   requireFFmpeg: requireFFmpeg, verbose: verbose, firstContextMilliseconds: firstContextMilliseconds)
+                                   requireFFmpeg: requireFFmpeg, verbose: verbose, firstContextMilliseconds: firstContextMilliseconds,
+                                   encoderThreads: try threads())
         print("carwindow-bench \(quick ? "quick" : "full") run: sections \(sections.map(\.name).joined(separator: ", ")); sizes "
               + frameSizes.map(\.description).joined(separator: ", "))
         machine.lines.forEach { print("  " + $0) }
@@ -150,6 +153,14 @@ struct CarWindowBench: AsyncParsableCommand {
             print("carwindow-bench: \(failed.count) sanity check(s) failed: " + failed.map(\.name).joined(separator: "; "))
             throw ExitCode(1)
         }
+    }
+
+    private func threads() throws -> EncoderThreads {
+        if encoderThreads == "auto" { return .automatic }
+        guard let count = Int(encoderThreads), EncoderThreads.allowed.contains(count) else {
+            throw ValidationError("--encoder-threads must be auto or 1...16; got '\(encoderThreads)'")
+        }
+        return .fixed(count)
     }
 
     private func chosenSections() throws -> [any BenchmarkSection] {

@@ -37,7 +37,7 @@ struct EncodeSection: BenchmarkSection {
         let frames = context.count(quick: 75, full: 150)
         let fps = Self.framesPerSecond
         let path = CameraPath.helsinki(frames: frames)
-        var table = TextTable(title: "H.264 end to end through a projection session, \(frames) frames at \(Int(fps)) fps",
+        var table = TextTable(title: "H.264 end to end through a projection session, \(frames) frames at \(Int(fps)) fps, encoder threads \(context.encoderThreads)",
                               header: ["size", "backend", "session fps", "render ms", "encoder ms",
                                        "latency ms p50/p99 (moving every picture)", "latency ms p50/p99 (one change at a time)",
                                        "bitrate kbit/s mean / max window (target)",
@@ -47,7 +47,8 @@ struct EncodeSection: BenchmarkSection {
 
         for size in context.sizes {
             let bitrate = Self.bitrate(for: size)
-            let settings = EncoderSettings(width: size.width, height: size.height, framesPerSecond: fps, bitrate: bitrate)
+            let settings = EncoderSettings(width: size.width, height: size.height, framesPerSecond: fps, bitrate: bitrate,
+                                           threads: context.encoderThreads)
 
             // The session plays the path, one picture per camera, as fast as it goes.
             let sink = CountingSink(keepsStream: true)

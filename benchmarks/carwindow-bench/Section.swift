@@ -30,6 +30,7 @@ enum SectionRegistry {
         ColdStartSection(),
         RenderSection(),
         EncodeSection(),
+        EncoderThreadsSection(),
         AdherenceSection(),
         AgreementSection(),
         IdleSection(),
@@ -62,6 +63,8 @@ struct BenchContext: Sendable {
     let verbose: Bool
     /// How long the process's first RenderContext took (the cold start section makes later ones).
     let firstContextMilliseconds: Double
+    /// OpenH264's threads in the sessions (`--encoder-threads`).
+    let encoderThreads: EncoderThreads
 
     var assets: URL { root.appendingPathComponent("assets") }
     /// The bundled Helsinki tiles every section draws.

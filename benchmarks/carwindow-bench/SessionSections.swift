@@ -68,6 +68,7 @@ extension BenchContext {
             makeSink: sink.map { sink -> VideoSinkFactory in { _ in sink() } })
         configuration.name = "bench"
         configuration.encoder = .forced(.openh264)
+        configuration.encoderThreads = encoderThreads
         configuration.drawsEveryFrame = drawsEveryFrame
         return ProjectionSession(configuration: configuration, context: render)
     }
