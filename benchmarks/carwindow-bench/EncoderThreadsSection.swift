@@ -98,7 +98,7 @@ struct EncoderThreadsSection: BenchmarkSection {
             }
         }
         result.tables.append(table)
-        result.notes.append("Encoder time is the encode call alone (OpenH264 and the chroma split), with nothing else running; in a session the renderer shares the cores. Several threads give a different stream each run (OpenH264 balances the slices by time), so figures of x2 and up vary a little between runs.")
+        result.notes.append("Encoder time is the encode call alone (OpenH264 and the chroma split), with nothing else running; in a session the renderer shares the cores. Several threads give a different stream each run (the threads share one rate control), so figures of x2 and up vary a little between runs.")
         return result
     }
 
