@@ -2,6 +2,7 @@ import Foundation
 import CarWindowVideoCore
 import CarWindowMap
 import CarWindowH264
+import Logging
 
 /// The frame loop: one task per stream that asks the pacer what to do, does it, and sleeps on
 /// the wake signal in between. Engine calls run on the actor between its awaits.
@@ -30,6 +31,7 @@ extension ProjectionSession {
             let action = pacer.nextAction(at: now)
             switch action {
             case .render:
+                if await holdsFirstPicture(live, at: now) { continue }
                 tickGestures(at: now)
                 await setIdleRate(false, live)
                 await renderAndSend(live, at: now)
@@ -57,6 +59,20 @@ extension ProjectionSession {
             }
             if givesUpAfterFailures() { return }
         }
+    }
+
+    /// Whether the run's first picture waits for the view's tiles (requesting those still
+    /// missing): then the loop sleeps until a tile arrives or the hold ends, and asks again.
+    private func holdsFirstPicture(_ live: LiveStream, at now: Double) async -> Bool {
+        guard let deadline = firstPictureDeadline else { return false }
+        let loading = await live.frames.renderer.tilesStillLoading(for: view.camera, tileArrived: tileArrivedHandler)
+        guard loading > 0, now < deadline else {
+            firstPictureDeadline = nil
+            if loading > 0 { logger.info("the first picture's hold ended with \(loading) tiles still loading; it shows their parents") }
+            return false
+        }
+        await wake.wait(until: deadline)
+        return true
     }
 
     /// Whether too many failures came in a row: then the stream is stopped.

@@ -111,6 +111,9 @@ public actor ProjectionSession {
     /// The presentation time of the last picture handed to the encoder.
     var lastPresentation = -Double.infinity
     var needsIDR = true
+    /// Until when (session clock) the run's first picture may wait for the view's tiles; nil
+    /// once it is drawn.
+    var firstPictureDeadline: Double?
     /// Counts runs of pictures: each start, resume and resize begins one with an IDR. A picture
     /// encoded in one run (before a suspend, say) is never sent in the next.
     var pictureRun = 0
@@ -499,7 +502,13 @@ public actor ProjectionSession {
         pacer.restart()
         needsIDR = true
         pendingChangeSince = clock.now
+        let hold = max(configuration.firstPictureHold.inSeconds, 0)
+        firstPictureDeadline = hold > 0 ? clock.now + min(hold, Self.longestFirstPictureHold) : nil
     }
+
+    /// The longest ``ProjectionSessionConfiguration/firstPictureHold`` taken: a head unit gives
+    /// up on a stream that shows nothing for a few seconds.
+    static let longestFirstPictureHold = 2.0
 
     /// A new bitrate or frame rate for the same size, applied without a restart.
     func applyEncoderLimits(of stream: StreamResolution, to live: LiveStream) async throws(ProjectionSessionError) {

@@ -80,6 +80,10 @@ public struct ProjectionSessionConfiguration: Sendable {
     public var encoderThreads = EncoderThreads.automatic
     /// Re-encodes of the last picture after motion stops, to sharpen it; the default is 3.
     public var refinementFrames = 3
+    /// How long the first picture of a start, resume or resize may wait for the view's tiles to
+    /// be laid out, so that the head unit does not show an empty map first; after it the picture
+    /// shows what is there. The default is 0.5 s; zero sends the first picture at once.
+    public var firstPictureHold: Duration = .milliseconds(500)
     /// How keep-alives are made on a still map; the default is a hand-made skip picture.
     public var keepAlive = KeepAliveMethod.skipPicture
     /// Time between keep-alives on a still map, kept within 0.05...0.9 s, below a head unit's

@@ -235,6 +235,41 @@ import Testing
         await context.shutdown()
     }
 
+    /// The first picture of a stream waits for the view's tiles, so the head unit's first
+    /// picture is the map and not its empty background. Manual time never ends the hold here;
+    /// without one, the first picture is drawn before any tile has loaded.
+    @Test(arguments: [false, true])
+    func theFirstPictureWaitsForTheViewsTiles(holds: Bool) async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        var configuration = try SessionFixtures.configuration(sink: sink, clock: time.clock)
+        configuration.firstPictureHold = holds ? .milliseconds(500) : .zero
+        let session = ProjectionSession(configuration: configuration, context: context)
+        time.watch(session)
+        try await session.connect(display: SessionFixtures.display)
+        try await session.startStreaming()
+        await time.settle()
+        // Long enough for the tiles that came in to be drawn, short of the refinements.
+        await time.advance(by: 2 * Self.frameInterval + 0.005)
+        await session.stop()
+        let decoded = try FFmpegTool.decodeLuma(sink.bytes, width: 320, height: 192)
+        #expect(decoded.errors.isEmpty, "ffmpeg: \(decoded.errors)")
+        let size = 320 * 192
+        try #require(decoded.planes.count >= 2 * size, "\(decoded.planes.count / size) pictures")
+        let first = decoded.planes[0..<size], last = decoded.planes[(decoded.planes.count - size)...]
+        let differing = zip(first, last).filter { abs(Int($0) - Int($1)) > 24 }.count
+        let share = Double(differing) / Double(size)
+        if holds {
+            #expect(share < 0.01, "\(Int(share * 100))% of the first picture differs from the loaded map")
+            #expect(await session.statistics.framesRendered == 1, "one picture drawn, with every tile")
+        } else {
+            #expect(share > 0.05, "only \(share * 100)% of the unheld first picture differs from the loaded map")
+        }
+        await session.close()
+        await context.shutdown()
+    }
+
     @Test func resumeAndRequestsStartWithAnIDR() async throws {
         let context = try await RenderContext()
         let time = ManualTime()

@@ -355,6 +355,19 @@ public actor MapRenderer {
         for tile in covering { _ = await tiles.layout(tile) }
     }
 
+    /// Requests every tile `camera` needs that is not laid out yet, and says how many those are;
+    /// `tileArrived` runs as each is ready. A stream's first picture waits while any is missing.
+    package func tilesStillLoading(for camera: Camera, tileArrived: @escaping @Sendable () -> Void) -> Int {
+        let transform = MapTransform(camera: camera, width: width, height: height)
+        var missing = 0
+        for tile in transform.coveringTiles(zoom: tiles.dataZoom(for: camera.zoom))
+        where gpuTiles[tile] == nil && tiles.cachedLayout(tile) == nil {
+            missing += 1
+            tiles.request(tile, frame: frameCounter, loaded: tileArrived)
+        }
+        return missing
+    }
+
     /// Draws a frame with the tiles at hand; missing tiles are requested and their loaded
     /// ancestors drawn instead. `tileArrived` runs when a requested tile is ready.
     @discardableResult
