@@ -140,10 +140,10 @@ public final class OpenH264Encoder: VideoEncoder {
         parameters.sSpatialLayers.0.uiProfileIdc = PRO_BASELINE
         if threadCount > 1 {
             // One slice per thread, each a fixed band of rows. OpenH264's load balancing (slice
-            // edges moved by how long each took) overruns its slice buffers before 2.6's fix
-            // (cisco/openh264#3966); with it on, Debian 12's 2.3.1 corrupted the heap of two
-            // processes in one run of the test suite. Several threads share one rate control,
-            // so the stream is not the same byte for byte from run to run; `.fixed(1)` is.
+            // edges moved by how long each took) can overrun its slice buffers before the fix
+            // of cisco/openh264#3966 (2026), and Debian 12 ships 2.3.1. Several threads share
+            // one rate control, so the stream is not the same byte for byte from run to run;
+            // `.fixed(1)` is.
             parameters.sSpatialLayers.0.sSliceArgument.uiSliceMode = SM_FIXEDSLCNUM_SLICE
             parameters.sSpatialLayers.0.sSliceArgument.uiSliceNum = UInt32(threadCount)
             parameters.bUseLoadBalancing = false

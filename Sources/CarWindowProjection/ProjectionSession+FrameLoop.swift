@@ -28,10 +28,11 @@ extension ProjectionSession {
             }
             if configuration.drawsEveryFrame { pacer.markChanged() }
             let now = clock.now
+            // Asked before the pacer, which counts a render it hands out as done.
+            if await holdsFirstPicture(live, at: now) { continue }
             let action = pacer.nextAction(at: now)
             switch action {
             case .render:
-                if await holdsFirstPicture(live, at: now) { continue }
                 tickGestures(at: now)
                 await setIdleRate(false, live)
                 await renderAndSend(live, at: now)

@@ -13,6 +13,9 @@ package enum ProcessorCores {
         return max(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 1)
     }
 
+    /// More cores than any machine has: a longer range is not a real list.
+    static let mostCores = 1 << 16
+
     /// The cores in a status file's `Cpus_allowed_list` line (`0-3,8,10-11`), or nil without one.
     package static func allowedCount(inStatus status: String) -> Int? {
         let prefix = "Cpus_allowed_list:"
@@ -26,7 +29,7 @@ package enum ProcessorCores {
                 guard ends[0] != nil else { return nil }
                 count += 1
             case 2:
-                guard let low = ends[0], let high = ends[1], high >= low else { return nil }
+                guard let low = ends[0], let high = ends[1], high >= low, high - low < Self.mostCores else { return nil }
                 count += high - low + 1
             default:
                 return nil

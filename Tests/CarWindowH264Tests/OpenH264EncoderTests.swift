@@ -197,6 +197,7 @@ struct OpenH264EncoderTests {
         #expect(ProcessorCores.allowedCount(inStatus: "Cpus_allowed_list:\t3-1\n") == nil)
         #expect(ProcessorCores.allowedCount(inStatus: "Cpus_allowed_list:\t\n") == nil)
         #expect(ProcessorCores.allowedCount(inStatus: "Name:\tx\n") == nil)
+        #expect(ProcessorCores.allowedCount(inStatus: "Cpus_allowed_list:\t0-9223372036854775807\n") == nil)
     }
 
     // MARK: Settings and input
