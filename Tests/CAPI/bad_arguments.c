@@ -150,14 +150,19 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, NULL));
     config.struct_size = 8;
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
-    /* A caller built against minor version 1 (without encoder_threads) is read with the default. */
+    /* A caller built against minor version 1 (without encoder_threads) is read with the default:
+       the 99 beyond its struct is never read, so the create gets as far as the size limits
+       (checked after encoder_threads) and fails on them, not on the size or the thread count. */
     fill(&config, argv[1], paths);
-    config.encoder_threads = 99; /* beyond that caller's struct: never read */
+    config.encoder_threads = 99;
+    config.min_width = 2000;
+    config.max_width = 1000;
     config.struct_size = offsetof(carwindow_session_config, encoder_threads);
-    EXPECT(CARWINDOW_OK, carwindow_session_create(context, &config, &session));
-    REQUIRE(session != NULL);
-    EXPECT(CARWINDOW_OK, carwindow_session_close(session));
-    session = bogus_session;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    REQUIRE(strstr(carwindow_last_error_message(), "smallest size") != NULL);
+    config.struct_size = sizeof config;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    REQUIRE(strstr(carwindow_last_error_message(), "encoder_threads") != NULL);
     config.struct_size = offsetof(carwindow_session_config, encoder_threads) - 8;
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
     fill(&config, argv[1], paths);
