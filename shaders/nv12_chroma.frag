@@ -2,14 +2,23 @@
 // so the texel order is NV12's interleaved order.
 uniform sampler2D u_source;
 uniform ivec2 u_visible_size;
+// 1 when the source's first row is the picture's bottom (an engine's GL draw, in GL's own
+// orientation); 0 when it is the top (the map, pixels an engine handed over).
+uniform int u_flip_rows;
+
 // Rows: Cb and Cr weights for R, G, B, already scaled to the output range; offset 128/255.
 uniform vec3 u_cb;
 uniform vec3 u_cr;
 
 out vec4 fragColor;
 
+ivec2 sourcePixel(ivec2 pixel) {
+    ivec2 clamped = min(pixel, u_visible_size - 1);
+    return u_flip_rows == 1 ? ivec2(clamped.x, u_visible_size.y - 1 - clamped.y) : clamped;
+}
+
 vec3 rgb(ivec2 pixel) {
-    return texelFetch(u_source, min(pixel, u_visible_size - 1), 0).rgb;
+    return texelFetch(u_source, sourcePixel(pixel), 0).rgb;
 }
 
 vec2 chroma(ivec2 topLeft) {

@@ -99,8 +99,6 @@ public actor MapRenderer {
     private var route: RouteOverlay { resources.route }
     private var gpuTiles: [TileID: GPUTile] = [:]
     private var frameCounter: UInt64 = 0
-    /// An encoder surface imported for zero copy.
-    private var importedPlanes: (planes: DMABufPlanes, luma: DMABufTexture, chroma: DMABufTexture, context: GLContextID)?
     private let logger = Logger(label: "carwindow.render")
     /// How many GPU tiles stay resident; older ones are released.
     private let gpuTileCapacity = 96
@@ -117,7 +115,7 @@ public actor MapRenderer {
     /// here on the render thread where their context is current, whichever thread let the
     /// renderer go. After the context's shutdown they went with the context: nothing is deleted.
     isolated deinit {
-        releaseImportedPlanes()
+        resources.output.releaseImportedPlanes()
     }
 
     /// Makes a renderer drawing `style` over `tiles` at `width` x `height`.
@@ -411,63 +409,22 @@ public actor MapRenderer {
     /// 1) without waiting: collect it with ``collectNV12(slot:into:)`` after drawing the next
     /// frame, so the copy overlaps that work.
     public func convertToNV12(fullRange: Bool = false, slot: Int) throws(MapRenderError) {
-        guard width % 2 == 0, height % 2 == 0 else {
-            throw .invalidSize(width: width, height: height, reason: "NV12 needs even sides")
-        }
-        try nv12Converter().convert(source: target.color.name, width: width, height: height, fullRange: fullRange, slot: slot & 1)
+        try resources.output.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
+                                     flipsRows: false, slot: slot)
     }
 
     /// The NV12 frame whose readback was started in `slot`, copied into `frame`'s storage (which
     /// must have this renderer's size); nil if nothing was started there.
     public func collectNV12(slot: Int, into frame: consuming NV12Frame) -> NV12Frame? {
-        guard let converter = resources.nv12, converter.collect(slot: slot & 1, into: &frame) else { return nil }
-        return frame
+        resources.output.collect(slot: slot, into: frame)
     }
 
     /// Zero copy, for GL on GBM with a VA-API encoder: converts the last frame straight into the
     /// encoder's input surface, given as the dma-buf planes it exported. Nothing crosses to the
     /// CPU; the planes are imported once and reused while they stay the same.
     public func convertToNV12(into planes: DMABufPlanes, fullRange: Bool = false) throws(MapRenderError) {
-        if importedPlanes?.planes != planes {
-            releaseImportedPlanes()
-            do {
-                let luma = try DMABufImport.importPlane(planes.luma, display: context.display.raw)
-                let chroma = try DMABufImport.importPlane(planes.chroma, display: context.display.raw)
-                importedPlanes = (planes, luma, chroma, GLObjectLedger.made(.texture, count: 2))
-            } catch {
-                throw .encoderSurfaceImport(error)
-            }
-        }
-        guard let imported = importedPlanes else { return }
-        let converter = try nv12Converter()
-        do {
-            try converter.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
-                                  intoLuma: imported.luma.texture, chroma: imported.chroma.texture)
-        } catch {
-            throw .gl(error)
-        }
-    }
-
-    /// The converter, made on first use: only streaming maps need it.
-    private func nv12Converter() throws(MapRenderError) -> NV12Converter {
-        if let existing = resources.nv12 { return existing }
-        do {
-            let converter = try NV12Converter(binaries: context.programBinaries)
-            resources.nv12 = converter
-            return converter
-        } catch {
-            throw .gl(error)
-        }
-    }
-
-    private func releaseImportedPlanes() {
-        guard let imported = importedPlanes else { return }
-        let textures = [imported.luma.texture, imported.chroma.texture]
-        GLObjectLedger.release(.texture, count: 2, madeIn: imported.context) { glDeleteTextures(2, textures) }
-        for image in [imported.luma.image, imported.chroma.image] {
-            DMABufImport.destroy(image, display: context.display.raw)
-        }
-        importedPlanes = nil
+        try resources.output.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
+                                     flipsRows: false, into: planes)
     }
 
     /// Draws nothing new: converts the last frame and waits for its NV12 bytes.
@@ -715,12 +672,13 @@ final class MapResources {
     let drawers: LayerDrawers
     /// What the draw path last set of GL's state.
     let glState = GLStateCache()
-    /// Made on first use: only streaming maps need it.
-    var nv12: NV12Converter?
+    /// The way out to a stream.
+    let output: NV12Output
 
-    init(target: GLRenderTarget, programs: Programs) {
+    init(target: GLRenderTarget, programs: Programs, output: NV12Output) {
         self.target = target
         self.programs = programs
+        self.output = output
         drawers = LayerDrawers(icons: icons, route: route)
     }
 }
@@ -738,7 +696,8 @@ extension RenderContext {
             return .failure(.invalidSize(width: width, height: height, reason: "each side must be at least 1"))
         }
         do {
-            return .success(MapResources(target: try GLRenderTarget(width: width, height: height), programs: programs))
+            return .success(MapResources(target: try GLRenderTarget(width: width, height: height), programs: programs,
+                                         output: NV12Output(display: display, binaries: programBinaries)))
         } catch {
             return .failure(.invalidSize(width: width, height: height, reason: error.description))
         }

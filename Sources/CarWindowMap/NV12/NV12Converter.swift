@@ -54,7 +54,7 @@ final class NV12Converter {
     /// half the coded size), textures that alias an encoder's input surface through dma-buf
     /// import. Nothing is read back; glFlush hands the work to the GPU and the encoder's access
     /// to the shared buffers waits for it (implicit dma-buf fences).
-    func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, intoLuma luma: GLuint,
+    func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, flipsRows: Bool, intoLuma luma: GLuint,
                  chroma: GLuint) throws(GLSetupError) {
         let programs: (luma: LinkedProgram<NV12Uniforms>, chroma: LinkedProgram<NV12Uniforms>)
         if let existing = planePrograms {
@@ -86,11 +86,11 @@ final class NV12Converter {
         guard let framebuffers = planeFramebuffers else { return }
         let codedWidth = NV12Frame.align16(width), codedHeight = NV12Frame.align16(height)
         prepare(source: source)
-        setUniforms(programs.luma, width: width, height: height, fullRange: fullRange)
+        setUniforms(programs.luma, width: width, height: height, fullRange: fullRange, flipsRows: flipsRows)
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffers.luma)
         glViewport(0, 0, GLsizei(codedWidth), GLsizei(codedHeight))
         glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-        setUniforms(programs.chroma, width: width, height: height, fullRange: fullRange)
+        setUniforms(programs.chroma, width: width, height: height, fullRange: fullRange, flipsRows: flipsRows)
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffers.chroma)
         glViewport(0, 0, GLsizei(codedWidth / 2), GLsizei(codedHeight / 2))
         glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
@@ -110,11 +110,13 @@ final class NV12Converter {
 
     /// BT.601: Y' = 0.299 R + 0.587 G + 0.114 B; limited range scales luma by 219/255 and
     /// chroma by 224/255 and lifts luma by 16/255. Sets whichever of the uniforms `program` has.
-    private func setUniforms(_ program: LinkedProgram<NV12Uniforms>, width: Int, height: Int, fullRange: Bool) {
+    private func setUniforms(_ program: LinkedProgram<NV12Uniforms>, width: Int, height: Int, fullRange: Bool,
+                             flipsRows: Bool) {
         let lumaScale: Float = fullRange ? 1 : 219 / 255, chromaScale: Float = fullRange ? 1 : 224 / 255
         glUseProgram(program.name)
         glUniform1i(program.uniforms.source, 0)
         glUniform2i(program.uniforms.visibleSize, GLint(width), GLint(height))
+        glUniform1i(program.uniforms.flipRows, flipsRows ? 1 : 0)
         glUniform3f(program.uniforms.luma, 0.299 * lumaScale, 0.587 * lumaScale, 0.114 * lumaScale)
         glUniform1f(program.uniforms.lumaOffset, fullRange ? 0 : 16 / 255)
         glUniform3f(program.uniforms.cb, -0.168736 * chromaScale, -0.331264 * chromaScale, 0.5 * chromaScale)
@@ -148,16 +150,16 @@ final class NV12Converter {
         pending = [false, false]
     }
 
-    /// Converts `source` (an RGBA texture of `width` x `height`, top row first) and starts
-    /// reading the result into readback `slot` (0 or 1).
-    func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, slot: Int) {
+    /// Converts `source` (an RGBA texture of `width` x `height`, top row first unless
+    /// `flipsRows`) and starts reading the result into readback `slot` (0 or 1).
+    func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, flipsRows: Bool, slot: Int) {
         configure(width: width, height: height, fullRange: fullRange)
         prepare(source: source)
-        setUniforms(lumaProgram, width: width, height: height, fullRange: fullRange)
+        setUniforms(lumaProgram, width: width, height: height, fullRange: fullRange, flipsRows: flipsRows)
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffers[0])
         glViewport(0, 0, GLsizei(codedWidth / 4), GLsizei(codedHeight))
         glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-        setUniforms(chromaProgram, width: width, height: height, fullRange: fullRange)
+        setUniforms(chromaProgram, width: width, height: height, fullRange: fullRange, flipsRows: flipsRows)
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffers[1])
         glViewport(0, 0, GLsizei(codedWidth / 4), GLsizei(codedHeight / 2))
         glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
@@ -198,10 +200,11 @@ final class NV12Converter {
 
 /// The uniforms of the NV12 programs; a plane program lacks some (-1).
 struct NV12Uniforms: UniformLocations {
-    let source, visibleSize, luma, lumaOffset, cb, cr: GLint
+    let source, visibleSize, flipRows, luma, lumaOffset, cb, cr: GLint
     init(of program: GLProgram) {
         source = program.uniformLocation("u_source")
         visibleSize = program.uniformLocation("u_visible_size")
+        flipRows = program.uniformLocation("u_flip_rows")
         luma = program.uniformLocation("u_luma")
         lumaOffset = program.uniformLocation("u_luma_offset")
         cb = program.uniformLocation("u_cb")
