@@ -180,7 +180,7 @@ let package = Package(
         tests("CarWindowRemoteTiles", ["CarWindowMap"]),
         tests("CarWindowH264", ["CVA"]),
         tests("CarWindowSinks", [systemPackage]),
-        tests("CarWindowProjection", [logging]),
+        tests("CarWindowProjection", ["CGLES", logging]),
         tests("CarWindowSDLProtocol"),
         tests("CarWindowSDLSecurity", ["CarWindowSDLProtocol"]),
         tests("CarWindowSDL", ["CarWindowSDLProtocol", "CarWindowSDLTesting", systemPackage, logging]),

@@ -2,8 +2,30 @@ import CarWindowGeo
 import CarWindowVideoCore
 import CarWindowMap
 
-/// The first stage of a stream's frame path: draws the session's view with the map renderer, on
-/// the renderer's render thread, and hands the pictures on as NV12.
+/// Where a session's pictures are drawn: its map, or the engine's own canvas.
+enum StreamCanvas {
+    case map(MapRenderer)
+    case engine(EngineCanvas)
+
+    var map: MapRenderer? {
+        if case .map(let renderer) = self { renderer } else { nil }
+    }
+}
+
+/// What one draw of a ``FrameSource`` did, whichever canvas drew it.
+struct SourceDraw {
+    /// Why the picture was not drawn and converted; nil when its readback started.
+    var error: ProjectionSessionError?
+    /// The earlier picture's NV12 frame, when the draw was asked to collect one.
+    var collected: Result<NV12Frame, ProjectionSessionError>?
+    /// The map's controls drawn, for haptic regions; none on an engine's canvas.
+    var controls: [MapControl] = []
+    /// The map's camera transform, for haptic map features; nil on an engine's canvas.
+    var transform: MapTransform?
+}
+
+/// The first stage of a stream's frame path: draws the session's view on its canvas (the map,
+/// or the engine's GL or pixels), on the render thread, and hands the pictures on as NV12.
 ///
 /// Pictures are read back through a ring of two slots, so the GPU (or llvmpipe's rasterizer
 /// threads) finishes one picture while the next is drawn: a draw returns a ``Ticket`` for its
@@ -12,13 +34,13 @@ import CarWindowMap
 /// nothing is read back.
 ///
 /// One per stream, with the stream's size; owned by the session's actor and used only there.
-final class MapFrameSource {
-    let renderer: MapRenderer
+final class FrameSource {
+    let canvas: StreamCanvas
     let width: Int
     let height: Int
     /// Whether pictures use the full 0-255 range (else the video range).
     let fullRange: Bool
-    /// Zero copy: the encoder's input surface, which the renderer draws into (GL on GBM, a
+    /// Zero copy: the encoder's input surface, which the canvas draws into (GL on GBM, a
     /// VA-API encoder that exports its surface); nil when pictures are read back and copied.
     let encoderSurface: DMABufPlanes?
     /// The readback slot the next picture uses.
@@ -41,19 +63,25 @@ final class MapFrameSource {
         case thisPicture
     }
 
-    init(renderer: MapRenderer, width: Int, height: Int, fullRange: Bool, encoderSurface: DMABufPlanes?) {
-        self.renderer = renderer
+    /// What the next picture shows: the map's view, or what the engine draws or handed over.
+    enum Content {
+        case map(camera: Camera, overlays: MapOverlays, tileArrived: @Sendable () -> Void)
+        case engine(EngineDrawing)
+    }
+
+    init(canvas: StreamCanvas, width: Int, height: Int, fullRange: Bool, encoderSurface: DMABufPlanes?) {
+        self.canvas = canvas
         self.width = width
         self.height = height
         self.fullRange = fullRange
         self.encoderSurface = encoderSurface
     }
 
-    /// Draws `camera` and `overlays` and starts reading the picture back, and collects what
-    /// `collecting` says, all in one visit to the render thread. The draw's `collected` holds
-    /// the collected frame; the ticket is this picture's.
-    func draw(camera: Camera, overlays: MapOverlays, collecting: Collecting, tileArrived: @escaping @Sendable () -> Void,
-              isolation: isolated (any Actor)? = #isolation) async -> (ticket: Ticket, draw: StreamDraw) {
+    /// Draws `content` and starts reading the picture back, and collects what `collecting`
+    /// says, all in one visit to the render thread. The draw's `collected` holds the collected
+    /// frame; the ticket is this picture's.
+    func draw(_ content: Content, collecting: Collecting,
+              isolation: isolated (any Actor)? = #isolation) async -> (ticket: Ticket, draw: SourceDraw) {
         let slot = nextSlot
         nextSlot ^= 1
         let collect: (slot: Int, frame: NV12Frame)? = switch collecting {
@@ -61,24 +89,53 @@ final class MapFrameSource {
         case .earlier(let ticket): (ticket.slot, takeSpare())
         case .thisPicture: (slot, takeSpare())
         }
-        let drawn = await renderer.drawStreamFrame(camera: camera, overlays: overlays, fullRange: fullRange, readbackSlot: slot,
-                                                   collecting: collect, tileArrived: tileArrived)
-        return (Ticket(slot: slot), drawn)
+        switch (canvas, content) {
+        case (.map(let renderer), .map(let camera, let overlays, let tileArrived)):
+            let drawn = await renderer.drawStreamFrame(camera: camera, overlays: overlays, fullRange: fullRange,
+                                                       readbackSlot: slot, collecting: collect, tileArrived: tileArrived)
+            return (Ticket(slot: slot), SourceDraw(error: drawn.error.map { .renderer($0) },
+                                                   collected: drawn.collected?.mapError { .renderer($0) },
+                                                   controls: drawn.controls, transform: drawn.transform))
+        case (.engine(let engineCanvas), .engine(let drawing)):
+            let drawn = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, readbackSlot: slot,
+                                                           collecting: collect)
+            return (Ticket(slot: slot), SourceDraw(error: drawn.error.map { .engineContent($0) },
+                                                   collected: drawn.collected?.mapError { .renderer($0) }))
+        default:
+            return (Ticket(slot: slot), SourceDraw(error: Self.mismatch))
+        }
     }
 
     /// The frame of the picture `ticket` stands for (waiting for the GPU if it is still busy).
-    func collect(_ ticket: Ticket, isolation: isolated (any Actor)? = #isolation) async -> Result<NV12Frame, MapRenderError> {
-        await renderer.collectStreamFrame(slot: ticket.slot, into: takeSpare())
+    func collect(_ ticket: Ticket, isolation: isolated (any Actor)? = #isolation) async
+        -> Result<NV12Frame, ProjectionSessionError> {
+        switch canvas {
+        case .map(let renderer): await renderer.collectStreamFrame(slot: ticket.slot, into: takeSpare()).mapError { .renderer($0) }
+        case .engine(let engineCanvas):
+            await engineCanvas.collectStreamFrame(slot: ticket.slot, into: takeSpare()).mapError { .renderer($0) }
+        }
     }
 
-    /// Zero copy: draws `camera` and `overlays` into ``encoderSurface`` in one visit to the
-    /// render thread; the draw's error, if any, says why the picture is not in the surface.
-    func drawIntoEncoderSurface(_ surface: DMABufPlanes, camera: Camera, overlays: MapOverlays,
-                                tileArrived: @escaping @Sendable () -> Void,
-                                isolation: isolated (any Actor)? = #isolation) async -> StreamDraw {
-        await renderer.drawStreamFrame(camera: camera, overlays: overlays, fullRange: fullRange, into: surface,
-                                       tileArrived: tileArrived)
+    /// Zero copy: draws `content` into ``encoderSurface`` in one visit to the render thread;
+    /// the draw's error, if any, says why the picture is not in the surface.
+    func drawIntoEncoderSurface(_ surface: DMABufPlanes, _ content: Content,
+                                isolation: isolated (any Actor)? = #isolation) async -> SourceDraw {
+        switch (canvas, content) {
+        case (.map(let renderer), .map(let camera, let overlays, let tileArrived)):
+            let drawn = await renderer.drawStreamFrame(camera: camera, overlays: overlays, fullRange: fullRange,
+                                                       into: surface, tileArrived: tileArrived)
+            return SourceDraw(error: drawn.error.map { .renderer($0) }, controls: drawn.controls, transform: drawn.transform)
+        case (.engine(let engineCanvas), .engine(let drawing)):
+            let error = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, into: surface)
+            return SourceDraw(error: error.map { .engineContent($0) })
+        default:
+            return SourceDraw(error: Self.mismatch)
+        }
     }
+
+    /// A draw whose content is not the canvas's kind; the session never asks for one.
+    private static let mismatch = ProjectionSessionError.engineContent(
+        .wrongContent(operation: "draw this picture", content: "another kind of content"))
 
     /// Takes back a frame the stream is done with (the picture that was on screen), to read a
     /// later picture into: after the first pictures, drawing allocates no frames.

@@ -26,7 +26,7 @@ extension ProjectionSession {
                 if pendingChangeSince == nil { pendingChangeSince = clock.now }
                 pacer.markChanged()
             }
-            if configuration.drawsEveryFrame { pacer.markChanged() }
+            if configuration.drawsEveryFrame || continuousFrames { pacer.markChanged() }
             let now = clock.now
             // Asked before the pacer, which counts a render it hands out as done.
             if await holdsFirstPicture(live, at: now) { continue }
@@ -66,10 +66,25 @@ extension ProjectionSession {
     /// missing): then the loop sleeps until a tile arrives or the hold ends, and asks again.
     private func holdsFirstPicture(_ live: LiveStream, at now: Double) async -> Bool {
         guard let deadline = firstPictureDeadline else { return false }
-        let loading = await live.frames.renderer.tilesStillLoading(for: view.camera, tileArrived: tileArrivedHandler)
+        let loading: Int
+        switch (live.frames.canvas, configuration.content) {
+        case (.map(let renderer), _):
+            loading = await renderer.tilesStillLoading(for: view.camera, tileArrived: tileArrivedHandler)
+        case (.engine, .engine(.pixels)):
+            // The engine's first pixels, which it draws once it has the stream's size.
+            loading = hasEnginePixels ? 0 : 1
+        case (.engine, _):
+            loading = 0
+        }
         guard loading > 0, now < deadline else {
             firstPictureDeadline = nil
-            if loading > 0 { logger.info("the first picture's hold ended with \(loading) tiles still loading; it shows their parents") }
+            if loading > 0 {
+                if case .engine = live.frames.canvas {
+                    logger.info("the first picture's hold ended before the engine handed over pixels; it shows black")
+                } else {
+                    logger.info("the first picture's hold ended with \(loading) tiles still loading; it shows their parents")
+                }
+            }
             return false
         }
         await wake.wait(until: deadline)
@@ -143,20 +158,19 @@ extension ProjectionSession {
         // The picture read back by the last visit, if it was left for this one to collect.
         let previous = pendingReadback.flatMap { $0.picture.run == pictureRun ? $0 : nil }
         pendingReadback = nil
-        let collecting: MapFrameSource.Collecting = previous.map { .earlier($0.ticket) } ?? (collectsLater ? .nothing : .thisPicture)
+        let collecting: FrameSource.Collecting = previous.map { .earlier($0.ticket) } ?? (collectsLater ? .nothing : .thisPicture)
         let collected = previous?.picture ?? (collectsLater ? nil : picture)
         // Render and encode times measure the machine, so they are read off the monotonic clock
         // whatever clock the session runs on (a manual one would make them zero).
         let start = SessionClock.monotonicNow
         // The encoder works on the previous picture meanwhile, on its own thread.
-        let (ticket, drawn) = await frames.draw(camera: view.camera, overlays: view.overlays, collecting: collecting,
-                                                tileArrived: tileArrivedHandler)
+        let (ticket, drawn) = await frames.draw(nextContent(scale: stream.scale), collecting: collecting)
         var renderTime = SessionClock.monotonicNow - start
         if let error = drawn.error {
             // Nothing of this picture reached its slot; a previous picture collected is still good.
             if let previous, let frame = drawn.collected { await encode(frame, previous.picture, live) }
             consecutiveFailures += 1
-            emit(.error(.renderer(error)))
+            emit(.error(error))
             return
         }
         if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: stream.scale) {
@@ -177,6 +191,20 @@ extension ProjectionSession {
         record(&recorded.renderTimes, .seconds(renderTime))
     }
 
+    /// What the next picture shows; pixels the engine handed over are taken (a later picture
+    /// converts them again from the canvas).
+    private func nextContent(scale: Double) -> FrameSource.Content {
+        switch configuration.content {
+        case .map:
+            return .map(camera: view.camera, overlays: view.overlays, tileArrived: tileArrivedHandler)
+        case .engine(.gl(let draw)):
+            return .engine(.gl(draw, scale: scale))
+        case .engine(.pixels):
+            defer { pendingPixels = nil }
+            return .engine(.pixels(pendingPixels))
+        }
+    }
+
     /// A picture drawn, with what its encoding needs to know.
     struct PendingPicture {
         /// The ``pictureRun`` it was drawn in: a picture of an earlier run is never sent.
@@ -188,7 +216,7 @@ extension ProjectionSession {
     }
 
     /// Starts encoding a collected picture once the encoder has the one before it done.
-    private func encode(_ collected: Result<NV12Frame, MapRenderError>, _ picture: PendingPicture, _ live: LiveStream) async {
+    private func encode(_ collected: Result<NV12Frame, ProjectionSessionError>, _ picture: PendingPicture, _ live: LiveStream) async {
         switch collected {
         case .success(let frame):
             // One picture in the encoder at a time: the queue between the stages holds one.
@@ -200,7 +228,7 @@ extension ProjectionSession {
                           presentationTime: picture.presentationTime, forcesIDR: picture.forcesIDR)
         case .failure(let error):
             consecutiveFailures += 1
-            emit(.error(.renderer(error)))
+            emit(.error(error))
         }
     }
 
@@ -210,12 +238,11 @@ extension ProjectionSession {
                                           scale: Double) async {
         await live.encoding.waitUntilIdle()
         let start = SessionClock.monotonicNow
-        let drawn = await live.frames.drawIntoEncoderSurface(surface, camera: view.camera, overlays: view.overlays,
-                                                             tileArrived: tileArrivedHandler)
+        let drawn = await live.frames.drawIntoEncoderSurface(surface, nextContent(scale: scale))
         record(&recorded.renderTimes, .seconds(SessionClock.monotonicNow - start))
         if let error = drawn.error {
             consecutiveFailures += 1
-            emit(.error(.renderer(error)))
+            emit(.error(error))
             return
         }
         if let regions = haptics.update(controls: drawn.controls, transform: drawn.transform, scale: scale) {

@@ -429,7 +429,10 @@ extension ProjectionSession {
 
     /// The last picture drawn, as RGBA (for screenshots and tests); nil before the first one.
     public func snapshot() async -> RGBAImage? {
-        guard let renderer, hasPicture else { return nil }
-        return await renderer.readPixels()
+        guard let canvas, hasPicture else { return nil }
+        switch canvas {
+        case .map(let renderer): return await renderer.readPixels()
+        case .engine(let engineCanvas): return await engineCanvas.readPixels()
+        }
     }
 }

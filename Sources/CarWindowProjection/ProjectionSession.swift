@@ -84,8 +84,18 @@ public actor ProjectionSession {
 
     let eventBroadcast = EventBroadcast<ProjectionSessionEvent>(bufferLimit: 4096)
     let logger: Logger
+    /// What the pictures are drawn on while connected: the map, or the engine's canvas.
+    var canvas: StreamCanvas?
     /// The map renderer while connected; tests on a manual clock read its tile loads.
-    package internal(set) var renderer: MapRenderer?
+    package var renderer: MapRenderer? { canvas?.map }
+    /// Pixels the engine handed over that no picture has shown yet (``pushPixels(_:)``).
+    var pendingPixels: EnginePixels?
+    /// Where pixels copied from an engine's buffer are kept, reused from push to push.
+    var pixelStorage: [UInt8] = []
+    /// Whether the engine has handed over pixels for the stream's current size.
+    var hasEnginePixels = false
+    /// The engine asks for a picture at every frame interval (``setContinuousFrames(_:)``).
+    var continuousFrames = false
     var pacer = FramePacer()
     let wake: WakeSignal
     /// Set from tile workers (any thread) when a requested tile is ready.
@@ -120,7 +130,7 @@ public actor ProjectionSession {
     /// Whether the renderer holds a picture drawn at the current size, for ``snapshot()``.
     var hasPicture = false
     /// A script's picture whose readback the next draw collects.
-    var pendingReadback: (ticket: MapFrameSource.Ticket, picture: PendingPicture)?
+    var pendingReadback: (ticket: FrameSource.Ticket, picture: PendingPicture)?
     var skipPictureCount = 0
     var presentationIndex = 0
     var streamingSince: Double?
@@ -202,7 +212,7 @@ public actor ProjectionSession {
     /// ``startStreaming()``, with `script` installed before the frame loop's first picture.
     func startStreaming(then script: ScriptRequest?) async throws(ProjectionSessionError) {
         try await oneAtATime { () async throws(ProjectionSessionError) in
-            guard case .ready(let screen) = life, let renderer else {
+            guard case .ready(let screen) = life, let canvas else {
                 throw fail(.invalidState(operation: "start streaming", state: state))
             }
             let factories = outputFactories()
@@ -222,7 +232,7 @@ public actor ProjectionSession {
                 await finishEncoderStage(stage)
                 throw error
             }
-            let live = await makeLiveStream(encoder: stage, sink: sink, settings: settings, renderer: renderer)
+            let live = await makeLiveStream(encoder: stage, sink: sink, settings: settings, canvas: canvas)
             beginStream(live, stream: screen.stream)
             move(to: .streaming(screen, live))
             if let script { install(script) }
@@ -318,7 +328,7 @@ public actor ProjectionSession {
             try await prepareRenderer(for: chosen)
             emit(.resized(chosen))
             let stage = try await makeEncoderStage(settings: settings)
-            live = await makeLiveStream(encoder: stage, sink: old.sink, settings: settings, renderer: old.frames.renderer)
+            live = await makeLiveStream(encoder: stage, sink: old.sink, settings: settings, canvas: old.frames.canvas)
             if wasStreaming {
                 do {
                     try live.sink.streamWillStart(chosen.encodedSize)
@@ -440,39 +450,64 @@ public actor ProjectionSession {
         }
     }
 
-    /// Makes the renderer at the stream's size, or resizes the one there is.
+    /// Makes the canvas (the map, or the engine's) at the stream's size, or resizes the one
+    /// there is.
     func prepareRenderer(for stream: StreamResolution) async throws(ProjectionSessionError) {
         let size = stream.encodedSize
-        if let renderer {
+        switch canvas {
+        case .map(let renderer):
             do {
                 try await renderer.resize(width: size.width, height: size.height)
             } catch {
                 throw fail(.renderer(error))
             }
-        } else {
+        case .engine(let engineCanvas):
             do {
-                let made = try await MapRenderer(context: context, width: size.width, height: size.height,
-                                                 style: style(for: appearance), tiles: configuration.tiles,
-                                                 sources: configuration.sources, fonts: configuration.fonts, camera: view.camera)
-                // What the engine set before there was a map to draw it on.
-                for (id, data) in geojson.sorted(by: { $0.key < $1.key }) {
-                    try? await made.setGeoJSON(data, forSource: id)
-                }
-                renderer = made
+                try await engineCanvas.resize(width: size.width, height: size.height)
             } catch {
                 throw fail(.renderer(error))
             }
+            // Pixels of the old size cannot be shown; the engine hands over new ones.
+            pendingPixels = nil
+            hasEnginePixels = false
+        case nil:
+            canvas = try await makeCanvas(width: size.width, height: size.height)
         }
         hasPicture = false
     }
 
-    /// A stream of `encoder` and `sink` whose pictures `renderer` draws.
+    private func makeCanvas(width: Int, height: Int) async throws(ProjectionSessionError) -> StreamCanvas {
+        if case .engine = configuration.content {
+            do {
+                return .engine(try await EngineCanvas(context: context, width: width, height: height))
+            } catch {
+                throw fail(.renderer(error))
+            }
+        }
+        guard let fonts = configuration.fonts else {
+            throw fail(.noFonts)
+        }
+        do {
+            let made = try await MapRenderer(context: context, width: width, height: height,
+                                             style: style(for: appearance), tiles: configuration.tiles,
+                                             sources: configuration.sources, fonts: fonts, camera: view.camera)
+            // What the engine set before there was a map to draw it on.
+            for (id, data) in geojson.sorted(by: { $0.key < $1.key }) {
+                try? await made.setGeoJSON(data, forSource: id)
+            }
+            return .map(made)
+        } catch {
+            throw fail(.renderer(error))
+        }
+    }
+
+    /// A stream of `encoder` and `sink` whose pictures `canvas` draws.
     private func makeLiveStream(encoder: EncoderStage, sink: any VideoSink, settings: EncoderSettings,
-                                renderer: MapRenderer) async -> LiveStream {
+                                canvas: StreamCanvas) async -> LiveStream {
         // Zero copy: GL on GBM and an encoder that exports its input surface.
         let surface = context.info.platform == .gbm ? await encoder.exportedSurface() : nil
-        let frames = MapFrameSource(renderer: renderer, width: settings.width, height: settings.height,
-                                    fullRange: settings.fullRange, encoderSurface: surface)
+        let frames = FrameSource(canvas: canvas, width: settings.width, height: settings.height,
+                                 fullRange: settings.fullRange, encoderSurface: surface)
         return LiveStream(encoder: encoder, sink: sink, settings: settings, frames: frames)
     }
 
@@ -578,8 +613,8 @@ public actor ProjectionSession {
     /// Lets the renderer go; its isolated deinit deletes its GL objects on the render thread,
     /// queued before the wait below ends.
     private func releaseRenderer() async {
-        guard renderer != nil else { return }
-        renderer = nil
+        guard canvas != nil else { return }
+        canvas = nil
         hasPicture = false
         await context.waitForQueuedWork()
     }

@@ -47,8 +47,8 @@ public struct ProjectionSessionConfiguration: Sendable {
     public var sources: [String: any TileSource] = [:]
     /// The style by day.
     public var dayStyle: Style
-    /// Fonts for labels.
-    public var fonts: FontLibrary
+    /// Fonts for labels; the map is not drawn without them (an engine's own content needs none).
+    public var fonts: FontLibrary?
     /// The first camera: what the map shows until the engine sets another.
     public var camera: Camera
     /// Makes the session's own output (a file, an RTP receiver, a `TeeSink` of several) at each
@@ -56,6 +56,8 @@ public struct ProjectionSessionConfiguration: Sendable {
     /// who closes the sink.
     public var makeSink: VideoSinkFactory?
 
+    /// What the pictures show: CarWindow's map (the default), or the engine's own picture.
+    public var content = ProjectedContent.map
     /// A name for logs: "console", "cluster". The default is "map".
     public var name = "map"
     /// The style by night; nil (the default) keeps the day style at night.
@@ -128,6 +130,62 @@ public struct ProjectionSessionConfiguration: Sendable {
         self.camera = camera
         self.makeSink = makeSink
     }
+}
+
+extension ProjectionSessionConfiguration {
+    /// A configuration for a session that shows the engine's own picture instead of a map, with
+    /// the same defaults as ``init(tiles:dayStyle:fonts:camera:makeSink:)`` for the stream.
+    ///
+    /// - Parameters:
+    ///   - content: how the engine supplies its picture: its GL draw, or pixels it hands over.
+    ///   - makeSink: the session's own output, made at each stream start; nil when an
+    ///     `SDLProjectionLink` bound to the session is the only output.
+    public init(engine content: EngineContent, makeSink: VideoSinkFactory? = nil) {
+        tiles = NoTiles()
+        dayStyle = .empty
+        fonts = nil
+        camera = Camera(center: GeoCoordinate(latitude: 0, longitude: 0), zoom: 0)
+        self.makeSink = makeSink
+        self.content = .engine(content)
+        name = "engine"
+    }
+}
+
+/// What a session's pictures show.
+public enum ProjectedContent: Sendable {
+    /// CarWindow's map, drawn from the configuration's tiles, styles and fonts.
+    case map
+    /// The engine's own picture; the configuration's map settings are not used.
+    case engine(EngineContent)
+}
+
+/// How an engine supplies its own picture to a session, with the session's pacing unchanged:
+/// a picture is drawn at each stream start, after ``ProjectionSession/invalidate()``, and at the
+/// stream's frame rate while ``ProjectionSession/setContinuousFrames(_:)`` asks for it; a still
+/// screen costs only keep-alives.
+public enum EngineContent: Sendable {
+    /// The engine draws with GL: the session calls `draw` on its render thread, with its
+    /// context current and a framebuffer of the stream's size bound (see ``EngineGLFrame``).
+    case gl(EngineGLDraw)
+    /// The engine draws with anything and hands each picture over with
+    /// ``ProjectionSession/pushPixels(_:)``.
+    case pixels
+
+    var name: String {
+        switch self {
+        case .gl: "the engine's GL drawing"
+        case .pixels: "pixels the engine hands over"
+        }
+    }
+}
+
+/// The tiles of a configuration without a map: there are none.
+struct NoTiles: TileSource {
+    var name: String { "none" }
+    var minZoom: Int { 0 }
+    var maxZoom: Int { 0 }
+    var bounds: GeoBounds? { nil }
+    func data(for tile: TileID) throws(TileSourceError) -> Data? { nil }
 }
 
 /// How a session keeps a still picture alive on the head unit: once the refinements after the
@@ -279,10 +337,14 @@ public enum ProjectionSessionError: Error, Sendable, Equatable, CustomStringConv
     case invalidState(operation: String, state: ProjectionSessionState)
     /// The renderer could not be made or resized, or a frame could not be drawn.
     case renderer(MapRenderError)
+    /// What the engine drew or handed over could not be used (see ``ProjectedContent/engine(_:)``).
+    case engineContent(EngineContentError)
     /// The encoder could not be made or failed.
     case encoder(EncoderError)
     /// The sink could not be made or refused the stream, or an output failed.
     case sink(SinkError)
+    /// The configuration shows the map but has no fonts for its labels.
+    case noFonts
     /// Streaming cannot start: the configuration has no sink factory and no head-unit link is
     /// bound to the session.
     case noOutput
@@ -294,8 +356,11 @@ public enum ProjectionSessionError: Error, Sendable, Equatable, CustomStringConv
         case .invalidState(let operation, let state):
             "cannot \(operation) while the session is \(state.rawValue); connect, then start streaming, in that order"
         case .renderer(let error): "the map renderer failed: \(error)"
+        case .engineContent(let error): error.description
         case .encoder(let error): "the encoder failed: \(error)"
         case .sink(let error): "the video sink failed: \(error)"
+        case .noFonts:
+            "the map needs fonts for its labels: set the configuration's fonts (FontLibrary(directory:)), or show the engine's own content"
         case .noOutput:
             "the session has nowhere to send video: give its configuration a sink factory (makeSink) or bind it to a head unit with SDLProjectionLink"
         }

@@ -101,7 +101,7 @@ final class LiveStream {
     /// The encoder's settings; bitrate and frame rate follow the head unit's updates.
     var settings: EncoderSettings
     /// Where the stream's pictures come from.
-    let frames: MapFrameSource
+    let frames: FrameSource
     /// The picture on screen, for refinements and keep-alives; nil while the encoder has it.
     var lastFrame: NV12Frame?
     /// Zero copy: whether the encoder's surface holds the last picture drawn.
@@ -115,7 +115,7 @@ final class LiveStream {
     var frameLoop: Task<Void, Never>?
     var encodeLoop: Task<Void, Never>?
 
-    init(encoder: EncoderStage, sink: any VideoSink, settings: EncoderSettings, frames: MapFrameSource) {
+    init(encoder: EncoderStage, sink: any VideoSink, settings: EncoderSettings, frames: FrameSource) {
         self.encoder = encoder
         self.sink = sink
         self.settings = settings

@@ -36,6 +36,18 @@ public struct Style: Sendable {
     /// What was ignored while loading, in document order.
     public var warnings: [StyleWarning]
 
+    /// A style with no sources and no layers, which draws nothing. What a session that shows
+    /// the engine's own picture carries in place of a map.
+    public static let empty = Style()
+
+    private init() {
+        version = 8
+        sources = [:]
+        layers = []
+        sprites = []
+        warnings = []
+    }
+
     /// Parses a style from JSON bytes; `logger` receives each warning as it is found (by
     /// default the `carwindow.style` logger).
     public init(data: Data, logger: Logger? = nil) throws(StyleError) {

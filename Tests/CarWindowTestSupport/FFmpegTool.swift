@@ -117,6 +117,21 @@ enum FFmpegTool {
     }
 }
 
+extension FFmpegTool {
+    /// Decodes to RGB pictures (3 bytes a pixel, top row first) and whatever ffmpeg complained
+    /// about: ffmpeg's own YUV to RGB conversion checks the colours a stream carries.
+    static func decodeRGB(_ stream: [UInt8], width: Int, height: Int) throws -> (pictures: [[UInt8]], errors: String) {
+        let result = try withStreamFile(stream) { path in
+            try run("ffmpeg", ["-hide_banner", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        }
+        guard result.status == 0 else { throw FFmpegFailure(message: result.stderr) }
+        let size = width * height * 3
+        let bytes = [UInt8](result.stdout)
+        let pictures = stride(from: 0, to: bytes.count - size + 1, by: size).map { Array(bytes[$0..<$0 + size]) }
+        return (pictures, result.stderr)
+    }
+}
+
 struct FFmpegFailure: Error, CustomStringConvertible {
     var message: String
     var description: String { "ffmpeg failed: \(message)" }

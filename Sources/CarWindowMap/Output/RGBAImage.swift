@@ -24,6 +24,24 @@ public struct RGBAImage: Sendable, Equatable {
         let i = (y * width + x) * 4
         return SIMD4(pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3])
     }
+
+    /// The picture upside down: GL reads rows bottom first.
+    func flippedVertically() -> RGBAImage {
+        let rowBytes = width * 4
+        var flipped = [UInt8](repeating: 0, count: pixels.count)
+        for row in 0..<height {
+            let from = row * rowBytes, to = (height - 1 - row) * rowBytes
+            flipped[to..<to + rowBytes] = pixels[from..<from + rowBytes]
+        }
+        return RGBAImage(width: width, height: height, pixels: flipped)
+    }
+
+    /// The picture with each pixel's first and third bytes swapped (BGRA <-> RGBA).
+    func swappingRedAndBlue() -> RGBAImage {
+        var swapped = self
+        for i in stride(from: 0, to: swapped.pixels.count, by: 4) { swapped.pixels.swapAt(i, i + 2) }
+        return swapped
+    }
 }
 
 /// Failures reading or writing PNG files.

@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+import CGLES
+@testable import CarWindowSystemSupport
+@testable import CarWindowVideoCore
+@testable import CarWindowMap
+@testable import CarWindowH264
+@testable import CarWindowProjection
+@testable import CarWindowTestSupport
+
+/// Sessions that project the engine's own picture (its GL on our context, or its pixels) instead
+/// of the map: real GL on llvmpipe, OpenH264, and ffmpeg decoding what was sent.
+@Suite(.serialized) struct EngineContentTests {
+    /// The map's session tests' head unit: 640x384 at scale 2, so pictures are 320x192.
+    static let display = SessionFixtures.display
+    static let width = 320, height = 192
+    static let frameInterval = 1.0 / 15
+
+    /// Colours of the four quadrants, top left, top right, bottom left, bottom right.
+    static let quadrants: [SIMD3<UInt8>] = [[220, 30, 30], [30, 200, 40], [30, 40, 210], [235, 235, 235]]
+
+    static func configuration(_ content: EngineContent, sink: RecordingSink, clock: SessionClock) -> ProjectionSessionConfiguration {
+        var configuration = ProjectionSessionConfiguration(engine: content, makeSink: { _ in sink })
+        configuration.encoder = .forced(.openh264)
+        configuration.clock = clock
+        return configuration
+    }
+
+    /// Draws `quadrants` with scissored clears, in GL's orientation (the first row is the bottom).
+    static let drawQuadrants: EngineGLDraw = { frame in
+        let halfWidth = GLsizei(frame.width / 2), halfHeight = GLsizei(frame.height / 2)
+        glEnable(GLenum(GL_SCISSOR_TEST))
+        // GL's y runs up: the top quadrants start at half the height.
+        let origins: [(GLint, GLint)] = [(0, halfHeight), (halfWidth, halfHeight), (0, 0), (halfWidth, 0)]
+        for (colour, origin) in zip(quadrants, origins) {
+            glScissor(origin.0, origin.1, halfWidth, halfHeight)
+            glClearColor(Float(colour.x) / 255, Float(colour.y) / 255, Float(colour.z) / 255, 1)
+            glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+        }
+        // Left enabled on purpose: the session puts back what its own passes need.
+    }
+
+    /// The colour at the centre of each quadrant of a decoded RGB picture.
+    static func quadrantCentres(_ picture: [UInt8]) -> [SIMD3<Int>] {
+        [(width / 4, height / 4), (3 * width / 4, height / 4), (width / 4, 3 * height / 4), (3 * width / 4, 3 * height / 4)].map {
+            let i = ($0.1 * width + $0.0) * 3
+            return SIMD3(Int(picture[i]), Int(picture[i + 1]), Int(picture[i + 2]))
+        }
+    }
+
+    /// Whether each quadrant decodes to its colour: within 12 per channel, which limited-range
+    /// BT.601 rounding and the encoder leave on flat colours with room to spare.
+    static func showsQuadrants(_ picture: [UInt8]) -> Bool {
+        zip(quadrantCentres(picture), quadrants).allSatisfy { decoded, expected in
+            let difference = decoded &- SIMD3<Int>(truncatingIfNeeded: expected)
+            return max(abs(difference.x), abs(difference.y), abs(difference.z)) <= 12
+        }
+    }
+
+    @Test func theEnginesGLDrawIsStreamedUprightAndOnlyOnChange() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let draws = LockedState(0)
+        let session = ProjectionSession(configuration: Self.configuration(.gl { frame in
+            draws.withLock { $0 += 1 }
+            #expect(frame.width == Self.width && frame.height == Self.height && frame.scale == 2)
+            try Self.drawQuadrants(frame)
+        }, sink: sink, clock: time.clock), context: context)
+        time.watch(session)
+        try await session.connect(display: Self.display)
+        try await session.startStreaming()
+        await time.settle()
+        await time.advance(by: 2)
+        #expect(draws.withLock { $0 } == 1, "a still picture is drawn once; refinements and keep-alives reuse it")
+        #expect(await session.statistics.keepAlives > 0)
+
+        await session.invalidate()
+        await time.advance(by: Self.frameInterval)
+        #expect(draws.withLock { $0 } == 2, "invalidate draws one picture")
+
+        await session.setContinuousFrames(true)
+        await time.advance(by: 1 - 0.001)
+        let continuous = draws.withLock { $0 }
+        #expect((16...18).contains(continuous), "continuous frames come at 15 fps: \(continuous - 2) in a second")
+        await session.setContinuousFrames(false)
+        await time.advance(by: 1)
+        #expect(draws.withLock { $0 } <= continuous + 1, "no more pictures once the engine stops animating")
+        await session.stop()
+
+        let decoded = try FFmpegTool.decodeRGB(sink.bytes, width: Self.width, height: Self.height)
+        #expect(decoded.errors.isEmpty, "ffmpeg: \(decoded.errors)")
+        try #require(!decoded.pictures.isEmpty)
+        let firstShows = Self.showsQuadrants(decoded.pictures[0]), lastShows = Self.showsQuadrants(decoded.pictures[decoded.pictures.count - 1])
+        #expect(firstShows, "first picture: \(Self.quadrantCentres(decoded.pictures[0]))")
+        #expect(lastShows, "last picture: \(Self.quadrantCentres(decoded.pictures[decoded.pictures.count - 1]))")
+        let snapshot = await session.snapshot()
+        #expect(snapshot.map { $0.pixel(x: 5, y: 5) } == SIMD4(220, 30, 30, 255), "the snapshot is upright too")
+        await session.close()
+        await context.shutdown()
+    }
+
+    /// BGRA pixels with padded rows, as Cairo hands them over: one upload, the right way up,
+    /// red and blue where they belong.
+    @Test(arguments: EnginePixels.Format.allCases)
+    func pixelsAreStreamedAsHandedOver(format: EnginePixels.Format) async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let session = ProjectionSession(configuration: Self.configuration(.pixels, sink: sink, clock: time.clock),
+                                        context: context)
+        time.watch(session)
+        try await session.connect(display: Self.display)
+        try await session.startStreaming()
+        await time.advance(by: 0.1)
+        #expect(sink.received.isEmpty, "the first picture waits for the engine's pixels")
+
+        let bytesPerRow = Self.width * 4 + 64
+        var bytes = [UInt8](repeating: 0x5a, count: bytesPerRow * Self.height)
+        for y in 0..<Self.height {
+            for x in 0..<Self.width {
+                let colour = Self.quadrants[(y < Self.height / 2 ? 0 : 2) + (x < Self.width / 2 ? 0 : 1)]
+                let i = y * bytesPerRow + x * 4
+                let ordered = format == .rgba ? colour : SIMD3(colour.z, colour.y, colour.x)
+                (bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]) = (ordered.x, ordered.y, ordered.z, 255)
+            }
+        }
+        try await session.pushPixels(EnginePixels(format: format, width: Self.width, height: Self.height,
+                                                  bytesPerRow: bytesPerRow, bytes: bytes))
+        await time.advance(by: 1)
+        await session.stop()
+        let decoded = try FFmpegTool.decodeRGB(sink.bytes, width: Self.width, height: Self.height)
+        #expect(decoded.errors.isEmpty, "ffmpeg: \(decoded.errors)")
+        let first = try #require(decoded.pictures.first)
+        let shows = Self.showsQuadrants(first)
+        #expect(shows, "\(format): \(Self.quadrantCentres(first))")
+        #expect(await session.snapshot().map { $0.pixel(x: 5, y: 5) } == SIMD4(220, 30, 30, 255))
+        await session.close()
+        await context.shutdown()
+    }
+
+    /// Pixels that do not fit are typed errors that change nothing on screen.
+    @Test func pixelsThatDoNotFitAreRefusedByName() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let session = ProjectionSession(configuration: Self.configuration(.pixels, sink: sink, clock: time.clock),
+                                        context: context)
+        time.watch(session)
+        let w = Self.width, h = Self.height
+        func push(_ width: Int, _ height: Int, _ bytesPerRow: Int, _ count: Int) async -> ProjectionSessionError? {
+            do {
+                try await session.pushPixels(EnginePixels(format: .rgba, width: width, height: height, bytesPerRow: bytesPerRow,
+                                                          bytes: [UInt8](repeating: 0, count: count)))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(await push(w, h, w * 4, w * h * 4) == .engineContent(.noStream))
+        try await session.connect(display: Self.display)
+        try await session.startStreaming()
+        #expect(await push(320, 200, 1280, 1280 * 200)
+            == .engineContent(.pixelSizeMismatch(width: 320, height: 200, expectedWidth: w, expectedHeight: h)))
+        #expect(await push(w, h, w * 4 - 4, w * h * 4) == .engineContent(.rowBytesTooSmall(bytesPerRow: w * 4 - 4, minimum: w * 4)))
+        #expect(await push(w, h, w * 4 + 2, (w * 4 + 2) * h) == .engineContent(.rowBytesNotAligned(bytesPerRow: w * 4 + 2)))
+        #expect(await push(w, h, w * 4, w * h * 4 - 1) == .engineContent(.bufferTooShort(bytes: w * h * 4 - 1, needed: w * h * 4)))
+        #expect(await push(w, h, Int.max / 2 & ~3, 16) == .engineContent(.bufferTooShort(bytes: 16, needed: Int.max)),
+                "row arithmetic that would overflow is refused, not trapped")
+        #expect(await push(-1, h, w * 4, w * h * 4)
+            == .engineContent(.pixelSizeMismatch(width: -1, height: h, expectedWidth: w, expectedHeight: h)))
+        await time.advance(by: 0.3)
+        #expect(sink.received.isEmpty, "nothing refused reached the stream")
+        await session.close()
+        await context.shutdown()
+
+        let glSession = ProjectionSession(configuration: Self.configuration(.gl(Self.drawQuadrants), sink: RecordingSink(),
+                                                                            clock: .monotonic), context: try await RenderContext())
+        do {
+            try await glSession.pushPixels(EnginePixels(format: .rgba, width: 2, height: 2, bytesPerRow: 8, bytes: []))
+            Issue.record("pixels pushed into a GL session")
+        } catch {
+            #expect(error == .engineContent(.wrongContent(operation: "push pixels", content: "the engine's GL drawing")))
+        }
+        await glSession.close()
+    }
+
+    struct EngineFailure: Error, CustomStringConvertible {
+        var description: String { "the engine's scene is not loaded" }
+    }
+
+    /// A draw that throws is an error event; the head unit keeps the last picture, alive.
+    @Test func aThrowingDrawKeepsTheLastPictureAlive() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let fails = LockedState(false)
+        var configuration = Self.configuration(.gl { frame in
+            if fails.withLock({ $0 }) {
+                // Half a picture and a GL error left behind, then the failure.
+                glClearColor(0, 0, 0, 1)
+                glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+                glBindTexture(GLenum(GL_TEXTURE_2D), 999_999)
+                throw EngineFailure()
+            }
+            try Self.drawQuadrants(frame)
+        }, sink: sink, clock: time.clock)
+        configuration.keepAlive = .reencode
+        let session = ProjectionSession(configuration: configuration, context: context)
+        time.watch(session)
+        let log = EventLog(session)
+        try await session.connect(display: Self.display)
+        try await session.startStreaming()
+        await time.advance(by: 1)
+        fails.withLock { $0 = true }
+        await session.invalidate()
+        let failedAt = time.now
+        await time.advance(by: 1.5)
+        #expect(log.all.contains(.error(.engineContent(.drawFailed("the engine's scene is not loaded")))))
+        #expect(!sink.received(after: failedAt).isEmpty, "keep-alives go on")
+        #expect(await session.state == .streaming)
+        await session.stop()
+        let decoded = try FFmpegTool.decodeRGB(sink.bytes, width: Self.width, height: Self.height)
+        #expect(decoded.errors.isEmpty, "ffmpeg: \(decoded.errors)")
+        let last = try #require(decoded.pictures.last)
+        let shows = Self.showsQuadrants(last)
+        #expect(shows, "the last picture is still the engine's good one: \(Self.quadrantCentres(last))")
+        await session.close()
+        await context.shutdown()
+    }
+}
