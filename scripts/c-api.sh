@@ -4,8 +4,10 @@
 #   scripts/c-api.sh stage            # build (release) and lay out .build/c-api/{include,lib,lib/pkgconfig}
 #   scripts/c-api.sh install PREFIX   # the same under PREFIX (/usr/local, say; needs write access there)
 #   scripts/c-api.sh check            # stage, then build and run examples/c and examples/cpp against it
-#                                     # through pkg-config, decode their streams with ffmpeg, and run the
-#                                     # bad-argument test (Tests/CAPI) under valgrind's memcheck
+#                                     # through pkg-config (the engines that draw their own picture into
+#                                     # carwindow headunit, their pictures' colours checked), decode their
+#                                     # streams with ffmpeg, and run the bad-argument test (Tests/CAPI)
+#                                     # under valgrind's memcheck
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -38,6 +40,38 @@ Libs: -L\${libdir} -lcarwindow -Wl,-rpath,\${libdir}
 Cflags: -I\${includedir}
 PC
     echo "c-api.sh: staged carwindow $version in $prefix"
+}
+
+# Starts `carwindow headunit` with the arguments given, writing what it receives to $1, and sets
+# headunit_pid and headunit_port once it listens. Port 0: the head unit takes a free port and says
+# which in its first line (a fixed sleep and a random port could both lose on a loaded machine).
+start_headunit() {
+    local received=$1 log=$1.log
+    shift
+    : > "$log"                              # there before the head unit's shell opens it: the wait reads it
+    "$(swift build -c release --show-bin-path)/carwindow" headunit --port 0 --out "$received" "$@" > "$log" 2>&1 &
+    headunit_pid=$! headunit_port=
+    for _ in $(seq 600); do                 # hang guard: 60 s for the head unit to listen
+        headunit_port=$(sed -n 's/^head unit listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log")
+        [[ -n "$headunit_port" ]] && return 0
+        kill -0 "$headunit_pid" 2>/dev/null || { cat "$log" >&2; echo "c-api.sh: the head unit exited" >&2; exit 1; }
+        sleep 0.1
+    done
+    cat "$log" >&2
+    echo "c-api.sh: the head unit did not listen within 60 s" >&2
+    exit 1
+}
+
+# Waits for the head unit started last to end (the app left), and checks that what it received
+# ($1) decodes cleanly as pictures of size $2 (WIDTHxHEIGHT).
+finish_headunit() {
+    local received=$1 size=$2 frames
+    wait "$headunit_pid" || { cat "$received.log" >&2; echo "c-api.sh: the head unit failed" >&2; exit 1; }
+    frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames,width,height \
+        -of csv=p=0 "$received")
+    [[ "$frames" == "${size/x/,}",* ]] || { echo "c-api.sh: the head unit received $frames, expected $size pictures" >&2; exit 1; }
+    ffmpeg -v error -i "$received" -f null - 2>&1 | (! grep .) || { echo "c-api.sh: the head unit's stream does not decode" >&2; exit 1; }
+    echo "c-api.sh: the head unit received and decodes: width,height,frames = $frames"
 }
 
 check() {
@@ -74,6 +108,10 @@ check() {
     # shellcheck disable=SC2046
     g++ -std=c++17 "${warnings[@]}" -O2 examples/cpp/drive.cpp -o "$out/drive-cpp" $(pkg-config --cflags --libs carwindow)
     # shellcheck disable=SC2046
+    gcc -std=c11 "${warnings[@]}" -O2 examples/c/gl-engine.c -o "$out/gl-engine" $(pkg-config --cflags --libs carwindow glesv2) -pthread
+    # shellcheck disable=SC2046
+    gcc -std=c11 "${warnings[@]}" -O2 examples/c/cairo-engine.c -o "$out/cairo-engine" $(pkg-config --cflags --libs carwindow cairo)
+    # shellcheck disable=SC2046
     gcc -std=c11 "${warnings[@]}" -g -O0 Tests/CAPI/bad_arguments.c -o "$out/bad-arguments" $(pkg-config --cflags --libs carwindow) -pthread
     # The header on its own, as C89-era C and as C++ (it must need nothing before it).
     echo '#include <carwindow.h>' | gcc -std=c99 "${warnings[@]}" -x c -fsyntax-only $(pkg-config --cflags carwindow) -
@@ -98,28 +136,29 @@ check() {
 
     echo "c-api.sh: examples/c/drive.c into a SmartDeviceLink head unit (carwindow headunit)"
     swift build -c release --product carwindow
-    # Port 0: the head unit takes a free port and says which in its first line; the drive starts
-    # once it listens (a fixed sleep and a random port could both lose on a loaded machine).
-    : > "$out/headunit.log"                 # there before the head unit's shell opens it: the wait reads it
-    "$(swift build -c release --show-bin-path)/carwindow" headunit --port 0 --size 640x384 --tap-after 0 \
-        --out "$out/received.h264" > "$out/headunit.log" 2>&1 &
-    local headunit=$! port=
-    for _ in $(seq 600); do                 # hang guard: 60 s for the head unit to listen
-        port=$(sed -n 's/^head unit listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$out/headunit.log")
-        [[ -n "$port" ]] && break
-        kill -0 "$headunit" 2>/dev/null || { cat "$out/headunit.log" >&2; echo "c-api.sh: the head unit exited" >&2; exit 1; }
-        sleep 0.1
-    done
-    [[ -n "$port" ]] || { cat "$out/headunit.log" >&2; echo "c-api.sh: the head unit did not listen within 60 s" >&2; exit 1; }
+    start_headunit "$out/received.h264" --size 640x384 --tap-after 0
     mkdir -p "$out/sdl"
-    "$out/drive" assets "$out/sdl" 4 "127.0.0.1:$port" | tee "$out/drive-sdl.log"
-    wait "$headunit" || { cat "$out/headunit.log" >&2; echo "c-api.sh: the head unit failed" >&2; exit 1; }
-    local received
-    received=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames,width,height \
-        -of csv=p=0 "$out/received.h264")
-    [[ "$received" == 640,384,* ]] || { echo "c-api.sh: the head unit received $received, expected 640x384 pictures" >&2; exit 1; }
-    ffmpeg -v error -i "$out/received.h264" -f null - 2>&1 | (! grep .) || { echo "c-api.sh: the head unit's stream does not decode" >&2; exit 1; }
-    echo "c-api.sh: the head unit received and decodes: width,height,frames = $received"
+    "$out/drive" assets "$out/sdl" 4 "127.0.0.1:$headunit_port" | tee "$out/drive-sdl.log"
+    finish_headunit "$out/received.h264" 640x384
+
+    # The engine's own picture, without CarWindow's map. Its content is checked, not only that it
+    # decodes: colours at places, in the last picture the head unit received.
+    echo "c-api.sh: examples/c/gl-engine.c (its own GLES shaders through on_draw) into the head unit"
+    # The head unit taps the engine's button (haptic rectangle 7); the engine turns it green.
+    start_headunit "$out/gl-received.h264" --size 640x384 --tap-after 3 --tap-region 7
+    "$out/gl-engine" "$out/gl-unused.h264" "127.0.0.1:$headunit_port" 20
+    finish_headunit "$out/gl-received.h264" 640x384
+    # Background, the orange arrow upright (its head above its stem), the blue bar, the green button.
+    python3 scripts/check-picture.py "$out/gl-received.h264" 640 384 0.02,0.5=20,24,40 0.44,0.44=255,140,26 \
+        0.44,0.58=20,24,40 0.5,0.02=77,153,255 0.85,0.82=51,191,77
+
+    echo "c-api.sh: examples/c/cairo-engine.c (drawn with Cairo, pushed as pixels) into the head unit"
+    start_headunit "$out/cairo-received.h264" --size 640x384 --tap-after 0
+    "$out/cairo-engine" "$out/cairo-unused.h264" "127.0.0.1:$headunit_port" 3
+    finish_headunit "$out/cairo-received.h264" 640x384
+    # Background, the blue turn card (top left), the yellow arrival bar (bottom): BGRA taken as such.
+    python3 scripts/check-picture.py "$out/cairo-received.h264" 640 384 0.8,0.3=31,31,36 0.1,0.15=26,89,204 \
+        0.5,0.95=242,191,26
 
     echo "c-api.sh: examples/cpp/drive.cpp"
     "$out/drive-cpp" assets "$out/cpp-drive.h264"

@@ -20,6 +20,7 @@ for option in "$@"; do
             packages+=(glslang-tools ffmpeg)       # shader validator; the independent decoder of our streams
             packages+=(python3)                    # the local tile server of the remote-tiles tests
             packages+=(gcc g++ valgrind)           # the VA-API test driver, the C API's examples and memcheck
+            packages+=(libcairo2-dev)              # the C engine example that draws with Cairo and pushes pixels
             packages+=(openssl)                    # certificates for the protected-service tests
             ;;
         --static) packages+=(libcurl4-openssl-dev) ;;

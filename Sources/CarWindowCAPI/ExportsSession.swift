@@ -434,3 +434,51 @@ public func capiSessionGetStatistics(_ handle: OpaquePointer?, _ out: UnsafeMuta
         out.pointee = result
     }
 }
+
+/// `carwindow_session_invalidate` (see carwindow.h).
+@_cdecl("carwindow_session_invalidate")
+public func capiSessionInvalidate(_ handle: OpaquePointer?) -> Int32 {
+    apiCall { () throws(APIFailure) in
+        let projection = try session(handle, "carwindow_session_invalidate").session
+        waitFor { await projection.invalidate() }
+    }
+}
+
+/// `carwindow_session_set_continuous` (see carwindow.h).
+@_cdecl("carwindow_session_set_continuous")
+public func capiSessionSetContinuous(_ handle: OpaquePointer?, _ continuous: Int32) -> Int32 {
+    apiCall { () throws(APIFailure) in
+        let projection = try session(handle, "carwindow_session_set_continuous").session
+        guard continuous == 0 || continuous == 1 else {
+            throw .invalidArgument("carwindow_session_set_continuous: continuous must be 0 or 1 (got \(continuous))")
+        }
+        waitFor { await projection.setContinuousFrames(continuous == 1) }
+    }
+}
+
+/// `carwindow_session_push_pixels` (see carwindow.h).
+@_cdecl("carwindow_session_push_pixels")
+public func capiSessionPushPixels(_ handle: OpaquePointer?, _ format: Int32, _ width: UInt32, _ height: UInt32,
+                                  _ bytesPerRow: Int, _ pixels: UnsafeRawPointer?, _ size: Int) -> Int32 {
+    apiCall { () throws(APIFailure) in
+        let what = "carwindow_session_push_pixels"
+        let projection = try session(handle, what).session
+        guard let pixels else { throw .invalidArgument("\(what): pixels is NULL") }
+        let pixelFormat: EnginePixels.Format
+        switch format {
+        case CARWINDOW_PIXELS_RGBA: pixelFormat = .rgba
+        case CARWINDOW_PIXELS_BGRA: pixelFormat = .bgra
+        default: throw .invalidArgument("\(what): format \(format) is none of the CARWINDOW_PIXELS_* values")
+        }
+        // A size_t above Int.max arrives negative: no buffer is that large.
+        guard size >= 0, bytesPerRow >= 0 else {
+            throw .invalidArgument("\(what): size \(UInt(bitPattern: size)) or bytes_per_row \(UInt(bitPattern: bytesPerRow)) is larger than any buffer")
+        }
+        // The caller waits here, so its buffer stays valid while the session copies from it.
+        nonisolated(unsafe) let source = UnsafeRawBufferPointer(start: pixels, count: size)
+        try waitForThrowing(doing: what) {
+            try await projection.pushPixels(copying: source, format: pixelFormat, width: Int(width), height: Int(height),
+                                            bytesPerRow: bytesPerRow)
+        }
+    }
+}

@@ -35,6 +35,10 @@ struct APIFailure: Error {
             case .encoder: status = CARWINDOW_ERROR_ENCODER
             case .sink: status = CARWINDOW_ERROR_OUTPUT
             case .noOutput: status = CARWINDOW_ERROR_INVALID_ARGUMENT
+            case .noFonts: status = CARWINDOW_ERROR_INVALID_ARGUMENT
+            case .engineContent(.noStream), .engineContent(.wrongContent): status = CARWINDOW_ERROR_INVALID_STATE
+            case .engineContent(.drawFailed), .engineContent(.output): status = CARWINDOW_ERROR_GRAPHICS
+            case .engineContent: status = CARWINDOW_ERROR_INVALID_ARGUMENT
             }
         case is GLSetupError, is MapRenderError: status = CARWINDOW_ERROR_GRAPHICS
         case is SinkError: status = CARWINDOW_ERROR_OUTPUT
@@ -123,7 +127,7 @@ enum CallingThread {
 func apiCall(_ body: () throws(APIFailure) -> Void) -> carwindow_status {
     LogForwarding.installed
     if CallingThread.isInsideLibraryCallback {
-        let message = "no CarWindow function may be called from inside the access-unit or log callback (the library's "
+        let message = "no CarWindow function may be called from inside the access-unit, draw or log callback (the library's "
             + "thread waits for that callback to return); copy what you need and act on it from another thread"
         CallingThread.setError(message)
         return CARWINDOW_ERROR_INVALID_STATE

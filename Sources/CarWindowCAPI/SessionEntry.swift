@@ -32,6 +32,34 @@ final class SessionEntry: Sendable {
     /// Whether the engine asked the camera to follow the vehicle.
     let followRequested = LockedState(false)
 
+    /// The map's configuration from the config's tiles, styles and fonts, each read and checked.
+    private static func readMap(_ config: carwindow_session_config, camera: Camera, _ what: String)
+        throws(APIFailure) -> ProjectionSessionConfiguration {
+        let tilesPath = try SessionSetup.string(config.tiles_path, "tiles_path", required: true)!
+        let stylePath = try SessionSetup.string(config.style, "style", required: true)!
+        let fontsPath = try SessionSetup.string(config.fonts_path, "fonts_path", required: true)!
+        let tiles: SharedTileCache
+        do {
+            tiles = SharedTileCache(source: try openTileSource(at: URL(fileURLWithPath: tilesPath)))
+        } catch {
+            throw .input("\(what): the tiles at \(tilesPath) cannot be opened: \(error)")
+        }
+        let dayStyle = try SessionSetup.style(stylePath, "\(what): config.style")
+        var nightStyle: Style?
+        if let text = try SessionSetup.string(config.night_style, "night_style") {
+            nightStyle = try SessionSetup.style(text, "\(what): config.night_style")
+        }
+        let fonts: FontLibrary
+        do {
+            fonts = try FontLibrary(directory: URL(fileURLWithPath: fontsPath, isDirectory: true))
+        } catch {
+            throw .input("\(what): the fonts in \(fontsPath) cannot be read: \(error)")
+        }
+        var configuration = ProjectionSessionConfiguration(tiles: tiles, dayStyle: dayStyle, fonts: fonts, camera: camera)
+        configuration.nightStyle = nightStyle
+        return configuration
+    }
+
     /// Makes the session from a checked config (see `carwindow_session_create`).
     static func create(context: ContextEntry, config pointer: UnsafePointer<carwindow_session_config>?)
         throws(APIFailure) -> SessionEntry {
@@ -61,32 +89,14 @@ final class SessionEntry: Sendable {
             throw .invalidArgument("\(what): the config names no output; set annexb_path, mp4_path, rtp_host, sdl_host or on_access_unit")
         }
         let display = sdl == nil ? try SessionSetup.display(config) : HeadUnitDisplay()
-        let name = try SessionSetup.string(config.name, "name") ?? "map"
+        let name = try SessionSetup.string(config.name, "name") ?? (config.content == CARWINDOW_CONTENT_MAP ? "map" : "engine")
         let appName = try SessionSetup.string(config.sdl_app_name, "sdl_app_name") ?? "CarWindow"
         let appID = try SessionSetup.string(config.sdl_app_id, "sdl_app_id") ?? "carwindow"
         let security = try SessionSetup.security(config, hasHeadUnit: sdl != nil, what)
+        let engineContent = try SessionSetup.engineContent(config, what)
 
-        // Then the inputs.
-        let tilesPath = try SessionSetup.string(config.tiles_path, "tiles_path", required: true)!
-        let stylePath = try SessionSetup.string(config.style, "style", required: true)!
-        let fontsPath = try SessionSetup.string(config.fonts_path, "fonts_path", required: true)!
-        let tiles: SharedTileCache
-        do {
-            tiles = SharedTileCache(source: try openTileSource(at: URL(fileURLWithPath: tilesPath)))
-        } catch {
-            throw .input("\(what): the tiles at \(tilesPath) cannot be opened: \(error)")
-        }
-        let dayStyle = try SessionSetup.style(stylePath, "\(what): config.style")
-        var nightStyle: Style?
-        if let text = try SessionSetup.string(config.night_style, "night_style") {
-            nightStyle = try SessionSetup.style(text, "\(what): config.night_style")
-        }
-        let fonts: FontLibrary
-        do {
-            fonts = try FontLibrary(directory: URL(fileURLWithPath: fontsPath, isDirectory: true))
-        } catch {
-            throw .input("\(what): the fonts in \(fontsPath) cannot be read: \(error)")
-        }
+        // Then the inputs: the map's, unless the engine draws its own picture.
+        let map = try engineContent == nil ? Self.readMap(config, camera: camera, what) : nil
 
         // The outputs last: a bad input above leaves no file behind.
         let outputs: RecordingOutputs?
@@ -108,10 +118,9 @@ final class SessionEntry: Sendable {
         if let outputs {
             makeSink = { _ throws(SinkError) in try outputs.makeSink() }
         }
-        var configuration = ProjectionSessionConfiguration(tiles: tiles, dayStyle: dayStyle, fonts: fonts, camera: camera,
-                                                           makeSink: makeSink)
+        var configuration = map ?? ProjectionSessionConfiguration(engine: engineContent ?? .pixels)
+        configuration.makeSink = makeSink
         configuration.name = name
-        configuration.nightStyle = nightStyle
         configuration.appearance = config.appearance == CARWINDOW_APPEARANCE_NIGHT ? .night : .day
         configuration.supportedSizes = supportedSizes
         configuration.customFramesPerSecond = config.frames_per_second > 0 ? config.frames_per_second : nil

@@ -4,17 +4,23 @@ import CarWindow
 
 /// Reading a `carwindow_session_config` and the inputs it names, each value checked before use.
 enum SessionSetup {
+    /// The config's size as callers of earlier minor versions fill it: each ends where the
+    /// first field added in the next minor version begins.
+    static let earlierSizes = Set([
+        MemoryLayout<carwindow_session_config>.offset(of: \.encoder_threads),  // minor 1
+        MemoryLayout<carwindow_session_config>.offset(of: \.content),          // minor 2
+    ].compactMap { $0 })
+
     /// The fields a caller's config holds: all of ours from a caller of this version or newer
-    /// (a newer caller's extra fields at the end are not ours to read); from a caller of minor
-    /// version 1, its fields over our defaults for the ones added since.
+    /// (a newer caller's extra fields at the end are not ours to read); from a caller of an
+    /// earlier minor version, its fields over our defaults for the ones added since.
     static func copy(_ pointer: UnsafePointer<carwindow_session_config>?) throws(APIFailure) -> carwindow_session_config {
         guard let pointer else { throw .invalidArgument("carwindow_session_create: config is NULL; fill one with carwindow_session_config_init") }
         // struct_size is the first field, so it can be read whatever the caller's version.
         let declared = UnsafeRawPointer(pointer).load(as: Int.self)
         let ours = MemoryLayout<carwindow_session_config>.size
         if declared >= ours { return pointer.pointee }
-        guard let firstVersionSize = MemoryLayout<carwindow_session_config>.offset(of: \.encoder_threads),
-              declared == firstVersionSize else {
+        guard earlierSizes.contains(declared) else {
             throw .invalidArgument("carwindow_session_create: config.struct_size is \(declared), expected \(ours) or more; "
                 + "fill the config with carwindow_session_config_init before setting fields")
         }
@@ -32,6 +38,23 @@ enum SessionSetup {
         let allowed = UInt32(EncoderThreads.allowed.lowerBound)...UInt32(EncoderThreads.allowed.upperBound)
         try checkRange(config.encoder_threads, allowed, "encoder_threads", zeroAllowed: true)
         return config.encoder_threads == 0 ? .automatic : .fixed(Int(config.encoder_threads))
+    }
+
+    /// `content` with `on_draw`: nil for the map, else how the engine supplies its picture.
+    static func engineContent(_ config: carwindow_session_config, _ what: String) throws(APIFailure) -> EngineContent? {
+        try checkRange(config.content, 0...2, "content")
+        switch config.content {
+        case CARWINDOW_CONTENT_GL:
+            guard let function = config.on_draw else {
+                throw .invalidArgument("\(what): config.content is CARWINDOW_CONTENT_GL but on_draw is NULL; give the function that draws each picture")
+            }
+            return .gl(DrawCallback(function: function, userData: config.draw_user_data).draw)
+        default:
+            guard config.on_draw == nil else {
+                throw .invalidArgument("\(what): config.on_draw is set but content is not CARWINDOW_CONTENT_GL; set content to it, or on_draw to NULL")
+            }
+            return config.content == CARWINDOW_CONTENT_PIXELS ? .pixels : nil
+        }
     }
 
     /// The security layer of `sdl_certificate_path` and `sdl_private_key_path`: OpenSSL with

@@ -37,7 +37,9 @@ struct HeadUnitCommand: AsyncParsableCommand {
     @Option(help: "Preferred frames per second offered (1-60).") var fps = 15
     @Option(help: "Maximum bitrate offered, kbit/s (1-200000).") var maxBitrate = 600
     @Flag(help: "Say haptic spatial data is not supported.") var noHaptics = false
-    @Option(help: "Seconds after the video starts to tap the app's zoom-in button (0: never).") var tapAfter = 5.0
+    @Option(help: "Seconds after the video starts to tap the app's zoom-in button, or --tap-region (0: never).") var tapAfter = 5.0
+    @Option(help: "The id of the app's haptic rectangle that --tap-after taps (default: the map's zoom-in button).")
+    var tapRegion: Int?
     @Option(help: "Quit after this many seconds (default: when the app leaves).") var seconds: Double?
     @Option(help: "Refuse a video size WIDTHxHEIGHT with a NAK (repeatable): the app must try its next size.")
     var nak: [String] = []
@@ -99,6 +101,7 @@ struct HeadUnitCommand: AsyncParsableCommand {
         try OptionCheck.integer(fps, "--fps", in: 1...60, unit: " frames per second")
         try OptionCheck.integer(maxBitrate, "--max-bitrate", in: 1...200_000, unit: " kbit/s")
         try OptionCheck.number(tapAfter, "--tap-after", in: 0...86_400, unit: " seconds")
+        try OptionCheck.number(tapRegion.map(Double.init), "--tap-region", in: 0...2_000_000_000)
         try OptionCheck.number(seconds, "--seconds", in: 0.1...604_800, unit: " seconds")
         for size in nak { _ = try parseSize(size) }
         for mode in also { _ = try parseMode(mode) }
@@ -252,13 +255,14 @@ struct HeadUnitCommand: AsyncParsableCommand {
                 say("haptic rectangles (\(latest.count)): " + latest.map { "#\($0.id) \($0.rect)" }.joined(separator: " "))
             }
             if let since = videoSince, !tapped, tapAfter > 0, Date().timeIntervalSince(since) >= tapAfter,
-               let zoomIn = snapshot.hapticData.last?.first(where: { $0.id == HapticRegionSet.regionID(for: .zoomIn) }) {
+               let target = snapshot.hapticData.last?.first(where: { $0.id == (tapRegion ?? HapticRegionSet.regionID(for: .zoomIn)) }) {
                 tapped = true
-                let point = zoomIn.rect.center, now = Int(Date().timeIntervalSince1970 * 1000) & 0x3FFF_FFFF
+                let point = target.rect.center, now = Int(Date().timeIntervalSince1970 * 1000) & 0x3FFF_FFFF
                 try? await simulator.sendTouch(SDLTouchEvent(type: .begin, touches: [.init(id: 0, timestamp: now, x: point.x, y: point.y)]))
                 try? await simulator.sendTouch(SDLTouchEvent(type: .end, touches: [.init(id: 0, timestamp: now + 70, x: point.x, y: point.y)]))
                 // The rectangle is the app's: Int(_:) would trap on a NaN or a huge one.
-                say(String(format: "tapped zoom in at (%.0f, %.0f)", point.x, point.y))
+                say(tapRegion.map { String(format: "tapped region #%d at (%.0f, %.0f)", $0, point.x, point.y) }
+                    ?? String(format: "tapped zoom in at (%.0f, %.0f)", point.x, point.y))
             }
             if let since = videoSince {
                 let elapsed = Date().timeIntervalSince(since)

@@ -80,6 +80,18 @@ static void closing_event_handler(const carwindow_event *event, void *user_data)
     }
 }
 
+/* A draw that tries the API from the render thread (refused), then refuses its picture. */
+static atomic_int draw_calls, draw_api_refusals;
+static carwindow_session *drawing_session;
+static int refusing_draw(const carwindow_gl_frame *frame, void *user_data) {
+    (void)user_data;
+    atomic_fetch_add(&draw_calls, 1);
+    if (frame->width == 64 && carwindow_session_invalidate(drawing_session) == CARWINDOW_ERROR_INVALID_STATE) {
+        atomic_fetch_add(&draw_api_refusals, 1);
+    }
+    return 5;
+}
+
 static void fill(carwindow_session_config *config, const char *assets, char *paths[4]) {
     carwindow_session_config_init(config);
     config->tiles_path = paths[0];
@@ -98,12 +110,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s ASSETS_FOLDER OUT_FOLDER\n", argv[0]);
         return 64;
     }
-    char tiles[4096], style[4096], fonts[4096], annexb[4096], second[4096], missing[4096];
+    char tiles[4096], style[4096], fonts[4096], annexb[4096], second[4096], third[4096], missing[4096];
     snprintf(tiles, sizeof tiles, "%s/helsinki.pmtiles", argv[1]);
     snprintf(style, sizeof style, "%s/styles/day.json", argv[1]);
     snprintf(fonts, sizeof fonts, "%s/fonts", argv[1]);
     snprintf(annexb, sizeof annexb, "%s/bad-arguments.h264", argv[2]);
     snprintf(second, sizeof second, "%s/bad-arguments-2.h264", argv[2]);
+    snprintf(third, sizeof third, "%s/bad-arguments-3.h264", argv[2]);
     snprintf(missing, sizeof missing, "%s/no-such-folder/out.h264", argv[2]);
     char *paths[4] = {tiles, style, fonts, annexb};
     const double nan = NAN;
@@ -468,6 +481,69 @@ int main(int argc, char **argv) {
     FILE *sdp_file = fopen(sdp, "r");
     REQUIRE(sdp_file != NULL);
     if (sdp_file) fclose(sdp_file);
+
+    /* The engine's own content: what the config must say about it. */
+    fill(&config, argv[1], paths);
+    config.content = 3;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    config.content = CARWINDOW_CONTENT_GL; /* without on_draw */
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    REQUIRE(strstr(carwindow_last_error_message(), "on_draw") != NULL);
+    config.content = CARWINDOW_CONTENT_PIXELS;
+    config.on_draw = refusing_draw; /* a draw for content that is not GL */
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    /* A caller of minor version 2 (without content): the 3 beyond its struct is never read. */
+    fill(&config, argv[1], paths);
+    config.content = 3;
+    config.min_width = 2000;
+    config.max_width = 1000;
+    config.struct_size = offsetof(carwindow_session_config, content);
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    REQUIRE(strstr(carwindow_last_error_message(), "smallest size") != NULL);
+
+    /* Pixels: a session without the map's inputs, and pixels that do not fit. */
+    fill(&config, argv[1], paths);
+    config.tiles_path = NULL;
+    config.style = NULL;
+    config.fonts_path = NULL;
+    config.content = CARWINDOW_CONTENT_PIXELS;
+    config.annexb_path = third;
+    config.width = 64;
+    config.height = 48;
+    carwindow_session *pixels = NULL;
+    EXPECT(CARWINDOW_OK, carwindow_session_create(context, &config, &pixels));
+    static uint8_t picture[64 * 48 * 4];
+    memset(picture, 0x80, sizeof picture);
+    EXPECT(CARWINDOW_ERROR_INVALID_STATE, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_RGBA, 64, 48, 256, picture, sizeof picture));
+    EXPECT(CARWINDOW_OK, carwindow_session_start(pixels));
+    EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_push_pixels(NULL, CARWINDOW_PIXELS_RGBA, 64, 48, 256, picture, sizeof picture));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_RGBA, 64, 48, 256, NULL, sizeof picture));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, 9, 64, 48, 256, picture, sizeof picture));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 32, 48, 128, picture, sizeof picture));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, 128, picture, sizeof picture));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, 258, picture, sizeof picture));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, 256, picture, sizeof picture - 1));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, (size_t)-4, picture, sizeof picture));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, 256, picture, (size_t)-1));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_continuous(pixels, 2));
+    EXPECT(CARWINDOW_OK, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, 256, picture, sizeof picture));
+    EXPECT(CARWINDOW_OK, carwindow_session_set_continuous(pixels, 1));
+    sleep_ms(300);
+    EXPECT(CARWINDOW_OK, carwindow_session_set_continuous(pixels, 0));
+    EXPECT(CARWINDOW_OK, carwindow_session_invalidate(pixels));
+    EXPECT(CARWINDOW_OK, carwindow_session_get_statistics(pixels, &statistics));
+    REQUIRE(statistics.frames_rendered > 0);
+    EXPECT(CARWINDOW_OK, carwindow_session_close(pixels));
+
+    /* GL: a draw callback that calls the API from the render thread and refuses its pictures. */
+    config.content = CARWINDOW_CONTENT_GL;
+    config.on_draw = refusing_draw;
+    EXPECT(CARWINDOW_OK, carwindow_session_create(context, &config, &drawing_session));
+    EXPECT(CARWINDOW_ERROR_INVALID_STATE, carwindow_session_push_pixels(drawing_session, CARWINDOW_PIXELS_RGBA, 64, 48, 256, picture, sizeof picture));
+    EXPECT(CARWINDOW_OK, carwindow_session_start(drawing_session));
+    for (int waited = 0; waited < 200 && atomic_load(&draw_calls) == 0; waited++) sleep_ms(50);
+    EXPECT(CARWINDOW_OK, carwindow_session_close(drawing_session));
+    REQUIRE(atomic_load(&draw_calls) > 0 && atomic_load(&draw_api_refusals) == atomic_load(&draw_calls));
 
     /* A session closed by its own event callback, which also calls into the API first. The
        callback finds the handle through user_data, filled in before start. */

@@ -46,7 +46,7 @@ extern "C" {
 /** The major version of this header: a library of another major version is not compatible. */
 #define CARWINDOW_API_VERSION_MAJOR 0
 /** The minor version: a library of a higher minor version has everything this header names. */
-#define CARWINDOW_API_VERSION_MINOR 2
+#define CARWINDOW_API_VERSION_MINOR 3
 
 /** What a call did: CARWINDOW_OK or one of the CARWINDOW_ERROR_* values below. */
 typedef int32_t carwindow_status;
@@ -326,6 +326,45 @@ typedef void (*carwindow_event_callback)(const carwindow_event *event, void *use
 typedef int (*carwindow_access_unit_callback)(const uint8_t *data, size_t size, int64_t pts_us,
                                               int32_t is_idr, void *user_data);
 
+/** What a session's pictures show (carwindow_session_config.content; since minor version 3). */
+typedef int32_t carwindow_content;
+#define CARWINDOW_CONTENT_MAP 0    /**< CarWindow's map from tiles_path, style and fonts_path (the default). */
+#define CARWINDOW_CONTENT_GL 1     /**< The engine's own OpenGL ES drawing, through on_draw. */
+#define CARWINDOW_CONTENT_PIXELS 2 /**< Pictures the engine draws with anything (Cairo, Skia) and hands
+                                        over with carwindow_session_push_pixels. */
+
+/**
+ * The framebuffer on_draw draws one picture into. It is bound when the callback starts, with the
+ * viewport set to the whole picture. Draw in GL's own orientation (the first row is the bottom);
+ * the library turns the picture upright. It keeps what was drawn last (cleared to opaque black
+ * when made and at each resize), so an engine may redraw only what changed.
+ */
+typedef struct carwindow_gl_frame {
+    uint32_t framebuffer;    /**< The GL framebuffer name to draw into. */
+    uint32_t width;          /**< The picture's width in pixels: the stream's encoded width. */
+    uint32_t height;         /**< ... its height. */
+    double scale;            /**< Display pixels per picture pixel: the head unit shows the picture this
+                                  many times larger; size text and controls for it. */
+    uint64_t picture_number; /**< Counts the pictures drawn, from 1. */
+} carwindow_gl_frame;
+
+/**
+ * Draws one picture with OpenGL ES 3 (CARWINDOW_CONTENT_GL). Called on the session's render
+ * thread with the library's EGL context current and `frame`'s framebuffer bound: when streaming
+ * starts or restarts, after carwindow_session_invalidate, and at the stream's frame rate while
+ * carwindow_session_set_continuous asks for it. Make the engine's GL objects from inside it (they
+ * belong to that context). Leave the context current and call no function of this API from it.
+ * Return 0 when the picture is drawn; any other value skips it (the head unit keeps the last
+ * picture, and an error event says so).
+ */
+typedef int (*carwindow_draw_callback)(const carwindow_gl_frame *frame, void *user_data);
+
+/** The order of each pixel's four bytes in memory (carwindow_session_push_pixels). */
+typedef int32_t carwindow_pixel_format;
+#define CARWINDOW_PIXELS_RGBA 0 /**< Red, green, blue, then alpha or padding. */
+#define CARWINDOW_PIXELS_BGRA 1 /**< Blue, green, red, then alpha or padding: Cairo's ARGB32 and RGB24
+                                     on a little-endian machine. */
+
 /* ------------------------------------------------------------------------------------------ */
 /* Context: the render thread and its headless GL context                                     */
 /* ------------------------------------------------------------------------------------------ */
@@ -412,6 +451,12 @@ typedef struct carwindow_session_config {
     /* Since minor version 2. */
     uint32_t encoder_threads;  /**< OpenH264's threads, one slice of each picture apiece, 1...16; 0
                                     (default): from the cores and the stream's size. VA-API ignores it. */
+    /* Since minor version 3. */
+    carwindow_content content; /**< What the pictures show. Default CARWINDOW_CONTENT_MAP; with GL or
+                                    PIXELS, tiles_path, style, night_style, fonts_path, camera,
+                                    appearance and show_controls are not used (and may be NULL). */
+    carwindow_draw_callback on_draw; /**< With CARWINDOW_CONTENT_GL (required there, NULL otherwise). */
+    void *draw_user_data;      /**< Passed to on_draw. */
 } carwindow_session_config;
 
 /**
@@ -420,11 +465,13 @@ typedef struct carwindow_session_config {
 void carwindow_session_config_init(carwindow_session_config *config);
 
 /**
- * Makes a session on `context`: reads the tiles, styles and fonts and opens the file and RTP
- * outputs (so a bad path fails here). Nothing is drawn before carwindow_session_start.
+ * Makes a session on `context`: reads the tiles, styles and fonts (for the map's content) and
+ * opens the file and RTP outputs (so a bad path fails here). Nothing is drawn before
+ * carwindow_session_start.
  * `out_session`: receives the handle (NULL on failure); must not be NULL.
  * Errors: INVALID_HANDLE (context), INVALID_ARGUMENT (NULL config or out_session, struct_size
- * too small, a value out of range, no output, a certificate without key or SDL), INPUT (tiles,
+ * too small, a value out of range, no output, a certificate without key or SDL, GL content
+ * without on_draw or on_draw with other content), INPUT (tiles,
  * style, fonts, capability JSON, or a certificate or key that cannot be read or do not match),
  * OUTPUT (a file cannot be created or is locked by another writer, RTP host unknown).
  * Thread-safe.
@@ -607,6 +654,35 @@ carwindow_status carwindow_session_set_controls_visible(carwindow_session *sessi
  * Errors: INVALID_HANDLE, INVALID_ARGUMENT (unknown command). Thread-safe.
  */
 carwindow_status carwindow_session_perform(carwindow_session *session, carwindow_map_command command);
+
+/**
+ * Says the engine's picture changed (CARWINDOW_CONTENT_GL): the next picture is drawn at the
+ * stream's pace, then sharpened and kept alive as after any change. With the map, redraws it.
+ * Errors: INVALID_HANDLE. Thread-safe.
+ */
+carwindow_status carwindow_session_invalidate(carwindow_session *session);
+
+/**
+ * Asks for a picture at every frame interval while `continuous` is 1 (the engine animates), or
+ * only on changes while it is 0 (the default).
+ * Errors: INVALID_HANDLE, INVALID_ARGUMENT (not 0 or 1). Thread-safe.
+ */
+carwindow_status carwindow_session_set_continuous(carwindow_session *session, int32_t continuous);
+
+/**
+ * Hands over the engine's next picture (CARWINDOW_CONTENT_PIXELS): `height` rows of `width`
+ * 4-byte pixels, top row first, each row `bytes_per_row` bytes from the last (at least 4 * width,
+ * a multiple of 4), copied before this returns. The alpha byte is not used: the picture is taken
+ * as opaque. The latest pixels win; the picture is drawn at the stream's pace. Before the first
+ * push, a started stream waits up to half a second, then shows black.
+ * Errors: INVALID_HANDLE, INVALID_ARGUMENT (pixels NULL, a format out of range, a size other than
+ * the stream's encoded size of the last STREAM_STARTED event, rows too short or unaligned, `size`
+ * shorter than the rows), INVALID_STATE (the session shows other content, or has no stream size
+ * yet: start it first). Thread-safe.
+ */
+carwindow_status carwindow_session_push_pixels(carwindow_session *session, carwindow_pixel_format format,
+                                               uint32_t width, uint32_t height, size_t bytes_per_row,
+                                               const void *pixels, size_t size);
 
 /**
  * Fills `out_statistics` with the session's state and counters; must not be NULL.
