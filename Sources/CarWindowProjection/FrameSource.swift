@@ -63,12 +63,6 @@ final class FrameSource {
         case thisPicture
     }
 
-    /// What the next picture shows: the map's view, or what the engine draws or handed over.
-    enum Content {
-        case map(camera: Camera, overlays: MapOverlays, tileArrived: @Sendable () -> Void)
-        case engine(EngineDrawing)
-    }
-
     init(canvas: StreamCanvas, width: Int, height: Int, fullRange: Bool, encoderSurface: DMABufPlanes?) {
         self.canvas = canvas
         self.width = width
@@ -77,32 +71,40 @@ final class FrameSource {
         self.encoderSurface = encoderSurface
     }
 
-    /// Draws `content` and starts reading the picture back, and collects what `collecting`
-    /// says, all in one visit to the render thread. The draw's `collected` holds the collected
-    /// frame; the ticket is this picture's.
-    func draw(_ content: Content, collecting: Collecting,
-              isolation: isolated (any Actor)? = #isolation) async -> (ticket: Ticket, draw: SourceDraw) {
+    /// Draws `camera` and `overlays` on the map and starts reading the picture back, and
+    /// collects what `collecting` says, all in one visit to the render thread. The draw's
+    /// `collected` holds the collected frame; the ticket is this picture's.
+    func drawMap(camera: Camera, overlays: MapOverlays, tileArrived: @escaping @Sendable () -> Void, collecting: Collecting,
+                 isolation: isolated (any Actor)? = #isolation) async -> (ticket: Ticket, draw: SourceDraw) {
+        let (slot, collect) = slots(collecting)
+        guard case .map(let renderer) = canvas else { return (Ticket(slot: slot), SourceDraw(error: Self.mismatch)) }
+        let drawn = await renderer.drawStreamFrame(camera: camera, overlays: overlays, fullRange: fullRange,
+                                                   readbackSlot: slot, collecting: collect, tileArrived: tileArrived)
+        return (Ticket(slot: slot), SourceDraw(error: drawn.error.map { .renderer($0) },
+                                               collected: drawn.collected?.mapError { .renderer($0) },
+                                               controls: drawn.controls, transform: drawn.transform))
+    }
+
+    /// ``drawMap(camera:overlays:tileArrived:collecting:isolation:)`` for the engine's canvas:
+    /// draws or uploads `drawing`.
+    func drawEngine(_ drawing: EngineDrawing, collecting: Collecting,
+                    isolation: isolated (any Actor)? = #isolation) async -> (ticket: Ticket, draw: SourceDraw) {
+        let (slot, collect) = slots(collecting)
+        guard case .engine(let engineCanvas) = canvas else { return (Ticket(slot: slot), SourceDraw(error: Self.mismatch)) }
+        let drawn = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, readbackSlot: slot, collecting: collect)
+        return (Ticket(slot: slot), SourceDraw(error: drawn.error.map { .engineContent($0) },
+                                               collected: drawn.collected?.mapError { .renderer($0) }))
+    }
+
+    /// The slot this draw reads back into, and the earlier picture it collects with the frame
+    /// to collect it into.
+    private func slots(_ collecting: Collecting) -> (slot: Int, collect: (slot: Int, frame: NV12Frame)?) {
         let slot = nextSlot
         nextSlot ^= 1
-        let collect: (slot: Int, frame: NV12Frame)? = switch collecting {
-        case .nothing: nil
-        case .earlier(let ticket): (ticket.slot, takeSpare())
-        case .thisPicture: (slot, takeSpare())
-        }
-        switch (canvas, content) {
-        case (.map(let renderer), .map(let camera, let overlays, let tileArrived)):
-            let drawn = await renderer.drawStreamFrame(camera: camera, overlays: overlays, fullRange: fullRange,
-                                                       readbackSlot: slot, collecting: collect, tileArrived: tileArrived)
-            return (Ticket(slot: slot), SourceDraw(error: drawn.error.map { .renderer($0) },
-                                                   collected: drawn.collected?.mapError { .renderer($0) },
-                                                   controls: drawn.controls, transform: drawn.transform))
-        case (.engine(let engineCanvas), .engine(let drawing)):
-            let drawn = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, readbackSlot: slot,
-                                                           collecting: collect)
-            return (Ticket(slot: slot), SourceDraw(error: drawn.error.map { .engineContent($0) },
-                                                   collected: drawn.collected?.mapError { .renderer($0) }))
-        default:
-            return (Ticket(slot: slot), SourceDraw(error: Self.mismatch))
+        return switch collecting {
+        case .nothing: (slot, nil)
+        case .earlier(let ticket): (slot, (ticket.slot, takeSpare()))
+        case .thisPicture: (slot, (slot, takeSpare()))
         }
     }
 
@@ -116,21 +118,23 @@ final class FrameSource {
         }
     }
 
-    /// Zero copy: draws `content` into ``encoderSurface`` in one visit to the render thread;
-    /// the draw's error, if any, says why the picture is not in the surface.
-    func drawIntoEncoderSurface(_ surface: DMABufPlanes, _ content: Content,
-                                isolation: isolated (any Actor)? = #isolation) async -> SourceDraw {
-        switch (canvas, content) {
-        case (.map(let renderer), .map(let camera, let overlays, let tileArrived)):
-            let drawn = await renderer.drawStreamFrame(camera: camera, overlays: overlays, fullRange: fullRange,
-                                                       into: surface, tileArrived: tileArrived)
-            return SourceDraw(error: drawn.error.map { .renderer($0) }, controls: drawn.controls, transform: drawn.transform)
-        case (.engine(let engineCanvas), .engine(let drawing)):
-            let error = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, into: surface)
-            return SourceDraw(error: error.map { .engineContent($0) })
-        default:
-            return SourceDraw(error: Self.mismatch)
-        }
+    /// Zero copy: draws `camera` and `overlays` on the map into ``encoderSurface`` in one visit
+    /// to the render thread; the draw's error, if any, says why the picture is not in the surface.
+    func drawMapIntoEncoderSurface(_ surface: DMABufPlanes, camera: Camera, overlays: MapOverlays,
+                                   tileArrived: @escaping @Sendable () -> Void,
+                                   isolation: isolated (any Actor)? = #isolation) async -> SourceDraw {
+        guard case .map(let renderer) = canvas else { return SourceDraw(error: Self.mismatch) }
+        let drawn = await renderer.drawStreamFrame(camera: camera, overlays: overlays, fullRange: fullRange,
+                                                   into: surface, tileArrived: tileArrived)
+        return SourceDraw(error: drawn.error.map { .renderer($0) }, controls: drawn.controls, transform: drawn.transform)
+    }
+
+    /// Zero copy for the engine's canvas: draws or uploads `drawing` into ``encoderSurface``.
+    func drawEngineIntoEncoderSurface(_ surface: DMABufPlanes, _ drawing: EngineDrawing,
+                                      isolation: isolated (any Actor)? = #isolation) async -> SourceDraw {
+        guard case .engine(let engineCanvas) = canvas else { return SourceDraw(error: Self.mismatch) }
+        let error = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, into: surface)
+        return SourceDraw(error: error.map { .engineContent($0) })
     }
 
     /// A draw whose content is not the canvas's kind; the session never asks for one.

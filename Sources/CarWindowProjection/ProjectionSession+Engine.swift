@@ -1,4 +1,6 @@
 import CarWindowMap
+import CarWindowSystemSupport
+import Logging
 import CarWindowVideoCore
 
 /// The engine's own picture (``ProjectedContent/engine(_:)``): when it changes, and the pixels
@@ -78,5 +80,93 @@ extension ProjectionSession {
         }
         guard let size = life.screen?.stream.encodedSize else { throw .engineContent(.noStream) }
         return size
+    }
+
+    // MARK: A draw that does not return
+
+    /// Runs one of the engine's draws with its start noted for the stall guard.
+    func timingEngineDraw<T>(_ draw: () async -> T) async -> T {
+        engineDrawSince = SessionClock.monotonicNow
+        engineDrawStalled = false
+        let result = await draw()
+        if engineDrawStalled, let since = engineDrawSince {
+            logger.warning("the engine's stalled draw returned after \(Int((SessionClock.monotonicNow - since) * 1000)) ms")
+        }
+        engineDrawSince = nil
+        engineDrawStalled = false
+        return result
+    }
+
+    /// The stall guard of a stream with the engine's GL: while a draw runs longer than
+    /// ``ProjectionSessionConfiguration/engineDrawTimeout``, it reports it once, lets a waiting
+    /// stop go on, and keeps the last picture alive at the keep-alive interval. It never touches
+    /// the render thread. It wakes a few times a keep-alive interval, in real time: a draw's
+    /// duration is the machine's, whatever clock the session runs on.
+    func guardEngineDraws(_ live: LiveStream) async {
+        let timeout = max(configuration.engineDrawTimeout.inSeconds, 0.1)
+        let keepAlive = max(configuration.keepAliveInterval.inSeconds, 0.05)
+        var lastKeepAlive = 0.0
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(min(keepAlive, timeout) / 4))
+            guard let since = engineDrawSince else { continue }
+            let now = SessionClock.monotonicNow
+            guard now - since >= timeout else { continue }
+            if !engineDrawStalled {
+                engineDrawStalled = true
+                consecutiveFailures += 1
+                emit(.error(.engineContent(.drawStalled(seconds: now - since))))
+                stopWaitingForDraw?.fire()
+            }
+            guard state == .streaming, now - lastKeepAlive >= keepAlive, !live.encoding.isBusy else { continue }
+            lastKeepAlive = now
+            if !sendSkipPicture(live), let frame = live.lastFrame {
+                live.lastFrame = nil
+                startEncoding(.frame(frame), live, as: .keepAlive, changeSince: nil, presentationTime: nil)
+            }
+        }
+    }
+
+    /// Waits for `loop` to end, or only until the engine's draw it is in is reported stalled.
+    func endOrStalledDraw(_ loop: Task<Void, Never>) async {
+        let waiter = OneShot()
+        stopWaitingForDraw = waiter
+        defer { stopWaitingForDraw = nil }
+        if engineDrawStalled {
+            logger.warning("stopping while the engine's draw has not returned; the frame loop ends when it does")
+            return
+        }
+        let watcher = Task {
+            await loop.value
+            waiter.fire()
+        }
+        await waiter.wait()
+        watcher.cancel()
+    }
+}
+
+/// Lets one waiter go once, whoever fires first; firing before the wait lets it through at
+/// once. Used only on a stop, never per picture.
+final class OneShot: Sendable {
+    private let state = LockedState<(fired: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func fire() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.fired else { return nil }
+            state.fired = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let firedAlready = state.withLock { state -> Bool in
+                if state.fired { return true }
+                state.waiter = continuation
+                return false
+            }
+            if firedAlready { continuation.resume() }
+        }
     }
 }

@@ -164,8 +164,15 @@ extension ProjectionSession {
         // whatever clock the session runs on (a manual one would make them zero).
         let start = SessionClock.monotonicNow
         // The encoder works on the previous picture meanwhile, on its own thread.
-        let (ticket, drawn) = await frames.draw(nextContent(scale: stream.scale), collecting: collecting)
+        let (ticket, drawn) = if let drawing = nextEngineDrawing(scale: stream.scale) {
+            await timingEngineDraw { await frames.drawEngine(drawing, collecting: collecting) }
+        } else {
+            await frames.drawMap(camera: view.camera, overlays: view.overlays, tileArrived: tileArrivedHandler,
+                                 collecting: collecting)
+        }
         var renderTime = SessionClock.monotonicNow - start
+        // A stop left this loop behind while the engine's draw stalled: nothing more of it goes out.
+        if case .engine = frames.canvas, Task.isCancelled { return }
         if let error = drawn.error {
             // Nothing of this picture reached its slot; a previous picture collected is still good.
             if let previous, let frame = drawn.collected { await encode(frame, previous.picture, live) }
@@ -191,17 +198,18 @@ extension ProjectionSession {
         record(&recorded.renderTimes, .seconds(renderTime))
     }
 
-    /// What the next picture shows; pixels the engine handed over are taken (a later picture
-    /// converts them again from the canvas).
-    private func nextContent(scale: Double) -> FrameSource.Content {
+    /// What the engine's next picture is, nil when the map is drawn; pixels the engine handed
+    /// over are taken (a later picture converts them again from the canvas).
+    private func nextEngineDrawing(scale: Double) -> EngineDrawing? {
         switch configuration.content {
         case .map:
-            return .map(camera: view.camera, overlays: view.overlays, tileArrived: tileArrivedHandler)
+            return nil
         case .engine(.gl(let draw)):
-            return .engine(.gl(draw, scale: scale))
+            return .gl(draw, scale: scale)
         case .engine(.pixels):
-            defer { pendingPixels = nil }
-            return .engine(.pixels(pendingPixels))
+            guard let pixels = pendingPixels else { return .samePixels }
+            pendingPixels = nil
+            return .pixels(pixels)
         }
     }
 
@@ -238,8 +246,14 @@ extension ProjectionSession {
                                           scale: Double) async {
         await live.encoding.waitUntilIdle()
         let start = SessionClock.monotonicNow
-        let drawn = await live.frames.drawIntoEncoderSurface(surface, nextContent(scale: scale))
+        let drawn = if let drawing = nextEngineDrawing(scale: scale) {
+            await timingEngineDraw { await live.frames.drawEngineIntoEncoderSurface(surface, drawing) }
+        } else {
+            await live.frames.drawMapIntoEncoderSurface(surface, camera: view.camera, overlays: view.overlays,
+                                                        tileArrived: tileArrivedHandler)
+        }
         record(&recorded.renderTimes, .seconds(SessionClock.monotonicNow - start))
+        if case .engine = live.frames.canvas, Task.isCancelled { return }
         if let error = drawn.error {
             consecutiveFailures += 1
             emit(.error(error))

@@ -96,6 +96,13 @@ public actor ProjectionSession {
     var hasEnginePixels = false
     /// The engine asks for a picture at every frame interval (``setContinuousFrames(_:)``).
     var continuousFrames = false
+    /// When (monotonic seconds) the engine's GL draw in progress began; nil between draws.
+    var engineDrawSince: Double?
+    /// Whether the draw in progress was reported stalled.
+    var engineDrawStalled = false
+    /// Whoever waits for the frame loop to end (a stop) while the engine's draw may stall: the
+    /// stall guard lets it go on without the loop.
+    var stopWaitingForDraw: OneShot?
     var pacer = FramePacer()
     let wake: WakeSignal
     /// Set from tile workers (any thread) when a requested tile is ready.
@@ -576,6 +583,9 @@ public actor ProjectionSession {
             self.wake.detach()
             self.runningFrameLoops -= 1
         }
+        if case .engine(.gl) = configuration.content {
+            live.stallGuard = Task { await self.guardEngineDraws(live) }
+        }
     }
 
     /// Ends `live`'s frame loop and waits for the picture in the encoder, then ends the encode
@@ -585,7 +595,15 @@ public actor ProjectionSession {
         live.frameLoop = nil
         loop.cancel()
         wake.signal()
-        await loop.value
+        if live.stallGuard != nil {
+            // The engine's draw may never return: the loop is left to end when it does.
+            await endOrStalledDraw(loop)
+            live.stallGuard?.cancel()
+            await live.stallGuard?.value
+            live.stallGuard = nil
+        } else {
+            await loop.value
+        }
         await live.encoding.waitUntilIdle()
         live.encoding.end()
         await live.encodeLoop?.value
@@ -616,6 +634,8 @@ public actor ProjectionSession {
         guard canvas != nil else { return }
         canvas = nil
         hasPicture = false
+        // A stalled engine draw holds the render thread: its GL objects go when it returns.
+        guard engineDrawSince == nil else { return }
         await context.waitForQueuedWork()
     }
 

@@ -58,6 +58,13 @@ public struct ProjectionSessionConfiguration: Sendable {
 
     /// What the pictures show: CarWindow's map (the default), or the engine's own picture.
     public var content = ProjectedContent.map
+    /// How long the engine's GL draw (``EngineContent/gl(_:)``) may run before the session
+    /// reports it stalled (an error event, once per draw) and keeps the last picture alive
+    /// without it: keep-alives go on, and ``ProjectionSession/stop()`` and
+    /// ``ProjectionSession/close()`` return without waiting for the draw. Calls that need the
+    /// render thread (a snapshot, a resize) wait until it returns. One second unless set;
+    /// at least a tenth of one.
+    public var engineDrawTimeout: Duration = .seconds(1)
     /// A name for logs: "console", "cluster". The default is "map".
     public var name = "map"
     /// The style by night; nil (the default) keeps the day style at night.

@@ -114,6 +114,9 @@ final class LiveStream {
     let encoding = EncodeQueue()
     var frameLoop: Task<Void, Never>?
     var encodeLoop: Task<Void, Never>?
+    /// With the engine's GL: watches for a draw that does not return, and keeps the stream
+    /// alive meanwhile.
+    var stallGuard: Task<Void, Never>?
 
     init(encoder: EncoderStage, sink: any VideoSink, settings: EncoderSettings, frames: FrameSource) {
         self.encoder = encoder

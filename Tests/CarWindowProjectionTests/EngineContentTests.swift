@@ -228,4 +228,46 @@ import CGLES
         await session.close()
         await context.shutdown()
     }
+
+    /// A draw that does not return: an error event once it passes the timeout, keep-alives
+    /// meanwhile, and a stop that returns without it. Real time: the stall is the machine's.
+    @Test func aDrawThatDoesNotReturnIsReportedAndTheStreamKeptAlive() async throws {
+        let context = try await RenderContext()
+        let sink = RecordingSink()
+        let blocks = LockedState(false)
+        let release = DispatchSemaphore(value: 0)
+        var configuration = Self.configuration(.gl { frame in
+            if blocks.withLock({ $0 }) {
+                // The hang guard bounds the test, not the session: it waits for ever.
+                _ = release.wait(timeout: .now() + hangGuard.inSeconds)
+            }
+            try Self.drawQuadrants(frame)
+        }, sink: sink, clock: .monotonic)
+        configuration.keepAliveInterval = .milliseconds(200)
+        configuration.engineDrawTimeout = .milliseconds(300)
+        let session = ProjectionSession(configuration: configuration, context: context)
+        let log = EventLog(session)
+        try await session.connect(display: Self.display)
+        try await session.startStreaming()
+        #expect(await eventually { await session.statistics.keepAlives > 0 }, "the first picture is out and kept alive")
+
+        blocks.withLock { $0 = true }
+        await session.invalidate()
+        let stalled = { log.all.contains { if case .error(.engineContent(.drawStalled)) = $0 { true } else { false } } }
+        #expect(await eventually { stalled() }, "the stall is reported")
+        let keepAlivesAtStall = await session.statistics.keepAlives
+        #expect(await eventually { await session.statistics.keepAlives >= keepAlivesAtStall + 2 },
+                "keep-alives go on while the draw hangs")
+        await session.stop()
+        #expect(await session.state == .disconnected, "stop returned while the draw still hangs")
+        #expect(log.all.filter { if case .error(.engineContent(.drawStalled)) = $0 { true } else { false } }.count == 1,
+                "reported once per draw")
+
+        blocks.withLock { $0 = false }
+        release.signal()
+        await session.close()
+        await context.shutdown()
+        let decoded = try FFmpegTool.decodeRGB(sink.bytes, width: Self.width, height: Self.height)
+        #expect(decoded.errors.isEmpty, "ffmpeg: \(decoded.errors)")
+    }
 }

@@ -5,9 +5,10 @@ import CarWindowVideoCore
 package enum EngineDrawing: Sendable {
     /// The engine draws with GL into the canvas's framebuffer.
     case gl(EngineGLDraw, scale: Double)
-    /// Pixels the engine handed over (validated against the canvas's size), or nil to convert
-    /// the last ones again.
-    case pixels(EnginePixels?)
+    /// Pixels the engine handed over (validated against the canvas's size).
+    case pixels(EnginePixels)
+    /// The pixels handed over last, converted again (black before any).
+    case samePixels
 }
 
 /// What one visit of a stream to an engine canvas did.
@@ -150,7 +151,7 @@ package actor EngineCanvas {
             }
             Self.restoreSharedState()
             if let failure { throw .drawFailed(String(describing: failure)) }
-        case .pixels(let pixels?):
+        case .pixels(let pixels):
             try pixels.validate(width: width, height: height)
             picturesDrawn += 1
             holdsPixels = true
@@ -164,7 +165,7 @@ package actor EngineCanvas {
             }
             glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
             glBindTexture(GLenum(GL_TEXTURE_2D), 0)
-        case .pixels(nil):
+        case .samePixels:
             break
         }
     }

@@ -112,6 +112,9 @@ public enum EngineContentError: Error, Sendable, Equatable, CustomStringConverti
     case bufferTooShort(bytes: Int, needed: Int)
     /// The engine's draw callback threw; the picture was not sent.
     case drawFailed(String)
+    /// The engine's draw callback has not returned for `seconds`: the render thread waits for
+    /// it, and the session keeps the last picture alive meanwhile.
+    case drawStalled(seconds: Double)
     /// The call does not fit the session's content (pixels pushed to a session whose engine
     /// draws with GL, say).
     case wrongContent(operation: String, content: String)
@@ -133,6 +136,9 @@ public enum EngineContentError: Error, Sendable, Equatable, CustomStringConverti
             "the pixel buffer holds \(bytes) bytes, but its rows need \(needed); check height and bytesPerRow"
         case .drawFailed(let message):
             "the engine's draw callback failed: \(message); the head unit keeps the last picture"
+        case .drawStalled(let seconds):
+            "the engine's draw callback has not returned for \((seconds * 10).rounded() / 10) s; the head unit keeps the last "
+                + "picture alive, and the render thread (with every session on its context) waits until the draw returns"
         case .wrongContent(let operation, let content):
             "cannot \(operation): this session shows \(content); choose the content in the session's configuration"
         case .noStream:
