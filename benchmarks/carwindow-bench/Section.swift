@@ -31,6 +31,7 @@ enum SectionRegistry {
         RenderSection(),
         EncodeSection(),
         EncoderThreadsSection(),
+        EngineContentSection(),
         AdherenceSection(),
         AgreementSection(),
         IdleSection(),
