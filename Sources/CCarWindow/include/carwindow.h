@@ -355,7 +355,9 @@ typedef struct carwindow_gl_frame {
  * carwindow_session_set_continuous asks for it. Make the engine's GL objects from inside it (they
  * belong to that context). Leave the context current and call no function of this API from it.
  * Return 0 when the picture is drawn; any other value skips it (the head unit keeps the last
- * picture, and an error event says so).
+ * picture, and an error event says so). A draw still running after a second is reported with an
+ * error event; the stream's last picture is kept alive meanwhile and carwindow_session_stop and
+ * _close return without waiting for it, but the render thread is the engine's until it returns.
  */
 typedef int (*carwindow_draw_callback)(const carwindow_gl_frame *frame, void *user_data);
 
