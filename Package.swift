@@ -176,7 +176,7 @@ let package = Package(
         tests("CarWindowGeo"),
         tests("CarWindowVideoCore"),
         tests("CarWindowStyle", [logging]),
-        tests("CarWindowMap", ["CEGL", "CFreeType", "CZlib", logging]),
+        tests("CarWindowMap", ["CEGL", "CGLES", "CFreeType", "CZlib", logging]),
         tests("CarWindowRemoteTiles", ["CarWindowMap"]),
         tests("CarWindowH264", ["CVA"]),
         tests("CarWindowSinks", [systemPackage]),

@@ -231,6 +231,47 @@ extension ProjectionSession {
         changed()
     }
 
+    /// Adds the engine's own GL drawing to the map as a layer (a 3D vehicle model, a
+    /// lane-guidance overlay), below the style layer `layerID` or, when nil, above every style
+    /// layer and under the route overlay, labels, vehicle marker and controls. A layer of the
+    /// same id is replaced. It stays across day and night switches, style changes (above the
+    /// style's layers when a new style lacks `layerID`) and restarts of the stream; the next
+    /// picture shows it, and ``invalidate()`` redraws it when its own content changes.
+    ///
+    /// - Throws: ``ProjectionSessionError/renderer(_:)`` with `MapRenderError.unknownLayer`
+    ///   when the style has no layer `layerID`;
+    ///   ``ProjectionSessionError/engineContent(_:)`` when the session shows no map.
+    public func addCustomLayer(_ layer: CustomLayer, below layerID: String? = nil) async throws(ProjectionSessionError) {
+        guard case .map = configuration.content else {
+            let shown = if case .engine(let content) = configuration.content { content.name } else { "the map" }
+            throw .engineContent(.wrongContent(operation: "add a custom layer to the map", content: shown))
+        }
+        let style = style(for: appearance)
+        if let layerID, !style.layers.contains(where: { $0.id == layerID }) {
+            throw .renderer(.unknownLayer(id: layerID, known: style.layers.map(\.id)))
+        }
+        customLayers.removeAll { $0.layer.id == layer.id }
+        customLayers.append((layer, layerID))
+        if let renderer {
+            // Its style may be a moment behind the session's (a switch under way): then above.
+            do {
+                try await renderer.addCustomLayer(layer, below: layerID)
+            } catch {
+                try? await renderer.addCustomLayer(layer, below: nil)
+            }
+        }
+        changed()
+    }
+
+    /// Removes the custom layer `id`, if there is one.
+    public func removeCustomLayer(id: String) async {
+        let before = customLayers.count
+        customLayers.removeAll { $0.layer.id == id }
+        guard customLayers.count != before else { return }
+        await renderer?.removeCustomLayer(id: id)
+        changed()
+    }
+
     /// Replaces the styles the map is drawn with: any MapLibre style (read with
     /// `Style(contentsOf:)` from a path, with its sprite and GeoJSON files beside it), by day and,
     /// optionally, a different one by night; ``setAppearance(_:)`` still picks between them. The

@@ -157,6 +157,9 @@ public actor ProjectionSession {
     var styleCalls = 0
     /// The alternatives shown, for taps on them.
     var alternativeRoutes: [[GeoCoordinate]] = []
+    /// The engine's custom layers, with the style layer each goes below, kept for renderers made
+    /// later.
+    var customLayers: [(layer: CustomLayer, below: String?)] = []
     /// The engine's GeoJSON by source id, kept for renderers made later (after a stop).
     var geojson: [String: GeoJSONData] = [:]
     /// Frame loops running now: one while a stream exists (streaming or suspended), else none.
@@ -501,6 +504,13 @@ public actor ProjectionSession {
             // What the engine set before there was a map to draw it on.
             for (id, data) in geojson.sorted(by: { $0.key < $1.key }) {
                 try? await made.setGeoJSON(data, forSource: id)
+            }
+            for (layer, below) in customLayers {
+                do {
+                    try await made.addCustomLayer(layer, below: below)
+                } catch {
+                    try? await made.addCustomLayer(layer, below: nil)
+                }
             }
             return .map(made)
         } catch {

@@ -270,4 +270,47 @@ import CGLES
         let decoded = try FFmpegTool.decodeRGB(sink.bytes, width: Self.width, height: Self.height)
         #expect(decoded.errors.isEmpty, "ffmpeg: \(decoded.errors)")
     }
+
+    /// A custom layer on a session's map is drawn in its pictures, survives a restart of the
+    /// stream (a new renderer), and a session without a map refuses one by name.
+    @Test func aCustomLayerOnTheSessionsMapIsDrawnAndKept() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let session = ProjectionSession(configuration: try SessionFixtures.configuration(light: true, sink: sink, clock: time.clock),
+                                        context: context)
+        time.watch(session)
+        // A 20-pixel square in the middle, in the layer's own screen terms.
+        let layer = CustomLayer(id: "marker") { frame in
+            glEnable(GLenum(GL_SCISSOR_TEST))
+            glScissor(GLint(frame.width / 2 - 10), GLint(frame.height / 2 - 10), 20, 20)
+            glClearColor(1, 0, 1, 1)
+            glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+        }
+        try await session.addCustomLayer(layer)
+        await #expect(throws: ProjectionSessionError.self) { try await session.addCustomLayer(layer, below: "no-such-layer") }
+        try await session.connect(display: SessionFixtures.display)
+        try await session.startStreaming()
+        await time.settle()
+        await time.advance(by: 0.2)
+        let snapshot = try #require(await session.snapshot())
+        #expect(snapshot.pixel(x: snapshot.width / 2, y: snapshot.height / 2) == SIMD4(255, 0, 255, 255))
+        await session.removeCustomLayer(id: "marker")
+        await time.advance(by: 0.2)
+        #expect(await session.snapshot()?.pixel(x: snapshot.width / 2, y: snapshot.height / 2) != SIMD4(255, 0, 255, 255),
+                "removed, and redrawn without it")
+        await session.close()
+
+        let engineSession = ProjectionSession(configuration: Self.configuration(.pixels, sink: RecordingSink(), clock: .monotonic),
+                                              context: context)
+        do {
+            try await engineSession.addCustomLayer(layer)
+            Issue.record("a custom layer was added to a session without a map")
+        } catch {
+            #expect(error == .engineContent(.wrongContent(operation: "add a custom layer to the map",
+                                                          content: "pixels the engine hands over")))
+        }
+        await engineSession.close()
+        await context.shutdown()
+    }
 }

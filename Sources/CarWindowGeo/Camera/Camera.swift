@@ -56,7 +56,7 @@ public struct Camera: Sendable, Hashable, CustomStringConvertible {
 
 /// Web Mercator in "world units": the whole world is the square 0..<1, x eastwards, y southwards.
 package enum WebMercator {
-    static let earthRadius = 6_378_137.0
+    package static let earthRadius = 6_378_137.0
 
     package static func project(_ coordinate: GeoCoordinate) -> SIMD2<Double> {
         let latitude = min(max(coordinate.latitude, -Camera.maximumLatitude), Camera.maximumLatitude)

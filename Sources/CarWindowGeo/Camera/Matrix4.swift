@@ -16,7 +16,7 @@ package struct Matrix4: Equatable {
         withUnsafeBytes(of: m) { Array($0.bindMemory(to: Double.self)) }
     }
 
-    subscript(column: Int, row: Int) -> Double {
+    package subscript(column: Int, row: Int) -> Double {
         get { withUnsafeBytes(of: m) { $0.bindMemory(to: Double.self)[column * 4 + row] } }
         set { withUnsafeMutableBytes(of: &m) { $0.bindMemory(to: Double.self)[column * 4 + row] = newValue } }
     }

@@ -18,6 +18,8 @@ public enum MapRenderError: Error, Equatable, CustomStringConvertible {
     case unknownGeoJSONSource(id: String, known: [String])
     /// A tile source was bound to a source id the style does not have as a `vector` source.
     case unknownVectorSource(id: String, known: [String])
+    /// A custom layer was to go below a layer the style does not have.
+    case unknownLayer(id: String, known: [String])
 
     public var description: String {
         switch self {
@@ -30,6 +32,10 @@ public enum MapRenderError: Error, Equatable, CustomStringConvertible {
             "the style has no GeoJSON source \"\(id)\"" + (known.isEmpty
                 ? "; add one to the style's sources ({\"type\": \"geojson\"}) and layers that draw it"
                 : "; its GeoJSON sources are " + known.map { "\"\($0)\"" }.joined(separator: ", "))
+        case .unknownLayer(let id, let known):
+            "the style has no layer \"\(id)\" to put a custom layer below; name one of its layers ("
+                + known.prefix(12).map { "\"\($0)\"" }.joined(separator: ", ") + (known.count > 12 ? ", ..." : "")
+                + "), or none to draw it above them"
         case .unknownVectorSource(let id, let known):
             "a tile source was given for \"\(id)\", but the style has no vector source of that id" + (known.isEmpty
                 ? "; add one to the style's sources ({\"type\": \"vector\"}) and layers that draw from it"
@@ -103,6 +109,11 @@ public actor MapRenderer {
     /// How many GPU tiles stay resident; older ones are released.
     private let gpuTileCapacity = 96
     private var drawCalls = 0
+    /// The engine's custom layers in the order added, each with the style layer it goes below
+    /// (nil: above the style's layers).
+    private var customLayers: [(layer: CustomLayer, below: String?)] = []
+    /// Custom layers whose last draw threw, so each failure is logged once, not every picture.
+    private var failingCustomLayers: Set<String> = []
     // Per-frame lists, kept between frames so drawing reuses their storage.
     private var frameTiles: [GPUTile] = []
     private var frameMatrices: [Matrix4] = []
@@ -574,6 +585,9 @@ public actor MapRenderer {
         // fragment, so the depth test is skipped there.
         for index in firstLayer..<layerCount {
             let layer = layers[index]
+            if !customLayers.isEmpty {
+                drawCustomLayers(below: layer.id, at: index, depthTested: index <= opaqueTop, transform, &frame)
+            }
             guard layer.isVisible(atZoom: zoom) else { continue }
             let drawer = drawers.drawer(for: layer.type)
             guard !drawnInOpaquePass[index] || drawer.drawsAgainAfterOpaquePass else { continue }
@@ -582,6 +596,7 @@ public actor MapRenderer {
             drawer.draw(layer, at: index, pass: .translucent, in: &frame)
         }
 
+        if !customLayers.isEmpty { drawCustomLayers(below: nil, at: layerCount, depthTested: false, transform, &frame) }
         frame.beginScreenSpace()
         if !style.drawsRoute {
             route.draw(overlays.route, progress: overlays.routeProgress, transform: transform, programs: programs,
@@ -612,6 +627,67 @@ public actor MapRenderer {
         drawCalls += frame.drawCalls
         lastFrameStateChanges = state.counts
         return labels
+    }
+
+    // MARK: Custom layers
+
+    /// Adds the engine's `layer` below the style layer `layerID` (nil: above every style layer,
+    /// under the labels and the screen's overlays), replacing a custom layer of the same id.
+    /// The next frame draws it. If a later style lacks `layerID`, it is drawn above the style's
+    /// layers.
+    ///
+    /// - Throws: ``MapRenderError/unknownLayer(id:known:)`` when the style has no layer `layerID`.
+    public func addCustomLayer(_ layer: CustomLayer, below layerID: String? = nil) throws(MapRenderError) {
+        if let layerID, !style.layers.contains(where: { $0.id == layerID }) {
+            throw .unknownLayer(id: layerID, known: style.layers.map(\.id))
+        }
+        customLayers.removeAll { $0.layer.id == layer.id }
+        customLayers.append((layer, layerID))
+    }
+
+    /// Removes the custom layer `id`, if there is one.
+    public func removeCustomLayer(id: String) {
+        customLayers.removeAll { $0.layer.id == id }
+        failingCustomLayers.remove(id)
+    }
+
+    /// The ids of the custom layers, in the order added.
+    public var customLayerIDs: [String] { customLayers.map(\.layer.id) }
+
+    /// Draws the custom layers that go below style layer `id` (nil: those above every style
+    /// layer, and those whose layer the style lacks), at layer `index`'s depth.
+    private func drawCustomLayers(below id: String?, at index: Int, depthTested: Bool, _ transform: MapTransform,
+                                  _ frame: inout LayerDrawContext) {
+        for (layer, below) in customLayers {
+            if let id {
+                guard below == id else { continue }
+            } else if let below, style.layers.contains(where: { $0.id == below }) {
+                continue
+            }
+            if id == nil {
+                frame.beginScreenSpace()
+            } else {
+                frame.beginLayer(index, pass: .translucent, depthTested: depthTested, spanningDepthBelow: false)
+                resources.glState.setStencilTest(false)
+            }
+            glBindVertexArray(0)
+            do {
+                try layer.draw(CustomLayerFrame(framebuffer: target.framebuffer, transform: transform))
+                failingCustomLayers.remove(layer.id)
+            } catch {
+                if failingCustomLayers.insert(layer.id).inserted {
+                    logger.warning("custom layer \"\(layer.id)\" failed to draw and is left out until it draws again: \(error)")
+                }
+            }
+            frame.drawCalls += 1
+            // Whatever the layer changed, the map's own state is set afresh.
+            restoreGLStateAfterEngineCode()
+            let state = resources.glState
+            state.invalidate()
+            state.bindFramebuffer(target.framebuffer)
+            state.setViewport(x: 0, y: 0, width: width, height: height)
+            state.setBlendFunction(source: GL_ONE, destination: GL_ONE_MINUS_SRC_ALPHA)
+        }
     }
 
     /// Places the frame's labels and the screen's own text (attribution, control labels)

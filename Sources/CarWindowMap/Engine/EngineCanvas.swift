@@ -149,7 +149,7 @@ package actor EngineCanvas {
             } catch {
                 failure = error
             }
-            Self.restoreSharedState()
+            restoreGLStateAfterEngineCode()
             if let failure { throw .drawFailed(String(describing: failure)) }
         case .pixels(let pixels):
             try pixels.validate(width: width, height: height)
@@ -180,28 +180,6 @@ package actor EngineCanvas {
         glBindTexture(GLenum(GL_TEXTURE_2D), 0)
     }
 
-    /// Puts back the state the rest of CarWindow takes for granted, whatever the engine's draw
-    /// left behind: the map (sharing the context) and the NV12 passes set the rest themselves.
-    private static func restoreSharedState() {
-        glDisable(GLenum(GL_SCISSOR_TEST))
-        glDisable(GLenum(GL_RASTERIZER_DISCARD))
-        glDisable(GLenum(GL_POLYGON_OFFSET_FILL))
-        glDisable(GLenum(GL_SAMPLE_ALPHA_TO_COVERAGE))
-        glDisable(GLenum(GL_SAMPLE_COVERAGE))
-        glColorMask(GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE))
-        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
-        glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), 0)
-        for parameter in [GL_PACK_ROW_LENGTH, GL_PACK_SKIP_ROWS, GL_PACK_SKIP_PIXELS, GL_UNPACK_ROW_LENGTH,
-                          GL_UNPACK_SKIP_ROWS, GL_UNPACK_SKIP_PIXELS, GL_UNPACK_IMAGE_HEIGHT, GL_UNPACK_SKIP_IMAGES] {
-            glPixelStorei(GLenum(parameter), 0)
-        }
-        glBindVertexArray(0)
-        glUseProgram(0)
-        glActiveTexture(GLenum(GL_TEXTURE0))
-        // An error the engine left would be taken for one of ours.
-        while glGetError() != GLenum(GL_NO_ERROR) {}
-    }
-
     fileprivate static func clear(_ target: GLRenderTarget) {
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
         glViewport(0, 0, GLsizei(target.width), GLsizei(target.height))
@@ -224,4 +202,34 @@ extension RenderContext {
             return .failure(.invalidSize(width: width, height: height, reason: error.description))
         }
     }
+}
+
+/// Puts back the GL state the rest of CarWindow takes for granted, whatever the engine's code
+/// (a canvas draw, a custom layer) left behind: the map and the NV12 passes set the rest
+/// themselves. Render thread only.
+func restoreGLStateAfterEngineCode() {
+    glDisable(GLenum(GL_SCISSOR_TEST))
+    glDisable(GLenum(GL_RASTERIZER_DISCARD))
+    glDisable(GLenum(GL_POLYGON_OFFSET_FILL))
+    glDisable(GLenum(GL_SAMPLE_ALPHA_TO_COVERAGE))
+    glDisable(GLenum(GL_SAMPLE_COVERAGE))
+    glColorMask(GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE), GLboolean(GL_TRUE))
+    glBlendEquation(GLenum(GL_FUNC_ADD))
+    glFrontFace(GLenum(GL_CCW))
+    glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
+    glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), 0)
+    // One call each: a list of them would be an allocation per picture.
+    glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), 0)
+    glPixelStorei(GLenum(GL_PACK_SKIP_ROWS), 0)
+    glPixelStorei(GLenum(GL_PACK_SKIP_PIXELS), 0)
+    glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
+    glPixelStorei(GLenum(GL_UNPACK_SKIP_ROWS), 0)
+    glPixelStorei(GLenum(GL_UNPACK_SKIP_PIXELS), 0)
+    glPixelStorei(GLenum(GL_UNPACK_IMAGE_HEIGHT), 0)
+    glPixelStorei(GLenum(GL_UNPACK_SKIP_IMAGES), 0)
+    glBindVertexArray(0)
+    glUseProgram(0)
+    glActiveTexture(GLenum(GL_TEXTURE0))
+    // An error the engine left would be taken for one of ours.
+    while glGetError() != GLenum(GL_NO_ERROR) {}
 }
