@@ -5,10 +5,12 @@
 #   examples/map-snapshot   CarWindowMap alone: draws the bundled Helsinki map into a PNG, and its
 #                           binary must link neither OpenH264 nor libva (an engine that only wants
 #                           the map gets no encoder).
-#   examples/nav-engine     a route, the follow camera and voice prompts streamed over SmartDeviceLink
-#                           into the in-repo head unit (carwindow headunit): ffmpeg, an independent
-#                           decoder, must decode every access unit the head unit received at the size
-#                           it offered, and the prompts' audio must have reached it.
+#   examples/nav-engine     a route, the follow camera, voice prompts and a custom layer of its own GL
+#                           (the road ahead highlighted in magenta) streamed over SmartDeviceLink into
+#                           the in-repo head unit (carwindow headunit): ffmpeg, an independent decoder,
+#                           must decode every access unit the head unit received at the size it
+#                           offered, its last picture must show the highlight, and the prompts' audio
+#                           must have reached it.
 #
 # Both build in debug into this package's scratch path (.build): the CarWindow targets they depend
 # on are then the very build `swift build` made (scripts/test.sh's, in CI), so only their own
@@ -110,6 +112,10 @@ frames=${received##*,}
 # than 15, a stream that died after its first pictures fewer.
 [[ -n "$units" && "$frames" -eq "$units" ]] || fail "ffmpeg decoded $frames pictures of the head unit's ${units:-?} access units"
 (( frames >= 15 )) || fail "the head unit received only $frames pictures in 12 s of streaming"
+# The engine's custom layer: its magenta road ahead of the car, beside the route line over it
+# (over a thousand pixels at 640x384; the map itself has no magenta, so 200 cannot come by chance).
+python3 scripts/check-picture.py "$out/received.h264" 640 384 --tolerance 40 --count 255,0,255=200 \
+    || fail "the head unit's last picture does not show nav-engine's custom layer"
 # The prompts: the chime is 0.44 s, which the head unit gets as 16 kHz 16-bit mono PCM.
 (( ${played:-0} >= 1 )) || fail "nav-engine played no voice prompt: $(grep 'voice prompts' "$out/engine.log" || echo 'no summary')"
 python3 - "$out/prompts.pcm" "$played" "$frames" <<'PY'

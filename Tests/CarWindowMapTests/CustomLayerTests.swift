@@ -132,6 +132,40 @@ import CGLES
         await context.shutdown()
     }
 
+    /// The metre matrix puts a place's offset (east, north) where the view puts that place, and
+    /// the Mercator matrix puts the place's Mercator coordinates there: checked off the centre,
+    /// under a turned and pitched camera, where a mirrored axis would show.
+    @Test func theMatricesPutPlacesWhereTheViewDoes() async throws {
+        let camera = Camera(center: helsinki, zoom: 16.5, bearing: 30, pitch: 40)
+        let transform = MapTransform(camera: camera, width: 400, height: 240)
+        let frame = CustomLayerFrame(framebuffer: 0, transform: transform)
+        let metresPerDegreeNorth = 111_320.0, metresPerDegreeEast = 111_320 * cos(helsinki.latitude * .pi / 180)
+        func pixel(_ clip: SIMD4<Float>) -> SIMD2<Double> {
+            // The picture's first row is its top: clip y -1 is row 0.
+            SIMD2((Double(clip.x / clip.w) + 1) / 2 * 400, (Double(clip.y / clip.w) + 1) / 2 * 240)
+        }
+        func times(_ m: SIMD16<Float>, _ v: SIMD4<Float>) -> SIMD4<Float> {
+            var result = SIMD4<Float>()
+            for row in 0..<4 {
+                result[row] = m[row] * v.x + m[4 + row] * v.y + m[8 + row] * v.z + m[12 + row] * v.w
+            }
+            return result
+        }
+        for (east, north) in [(0.0, 80.0), (60.0, 0.0), (-40.0, -50.0)] {
+            let place = GeoCoordinate(latitude: helsinki.latitude + north / metresPerDegreeNorth,
+                                      longitude: helsinki.longitude + east / metresPerDegreeEast)
+            let expected = try #require(transform.screenPoint(for: place))
+            let byMetres = pixel(times(frame.matrix(metresAround: helsinki), SIMD4(Float(east), Float(north), 0, 1)))
+            #expect(abs(byMetres.x - expected.x) < 1 && abs(byMetres.y - expected.y) < 1,
+                    "\(east) m east, \(north) m north: \(byMetres) by metres, \(expected) by the view")
+            let mercator = frame.mercator(for: place)
+            let byMercator = pixel(times(frame.mercatorMatrix, SIMD4(Float(mercator.x), Float(mercator.y), 0, 1)))
+            // Floats over the whole world: a few pixels at zoom 16.5.
+            #expect(abs(byMercator.x - expected.x) < 4 && abs(byMercator.y - expected.y) < 4,
+                    "\(east) m east, \(north) m north: \(byMercator) by Mercator, \(expected) by the view")
+        }
+    }
+
     /// Below the buildings, a layer covering the picture shows only where no building (nor any
     /// layer above) is; above the style's layers it covers all but the labels and overlays.
     @Test func aLayerBelowAStyleLayerIsCoveredByIt() async throws {

@@ -8,9 +8,12 @@ let package = Package(
     name: "nav-engine",
     dependencies: [.package(name: "CarWindow", path: "../..")],
     targets: [
+        // The engine draws a layer of the map with its own OpenGL ES (Debian's libgles-dev).
+        .systemLibrary(name: "CGLESv2", pkgConfig: "glesv2"),
         .executableTarget(
             name: "nav-engine",
             dependencies: [
+                "CGLESv2",
                 .product(name: "CarWindowMap", package: "CarWindow"),
                 .product(name: "CarWindowProjection", package: "CarWindow"),
                 .product(name: "CarWindowSDL", package: "CarWindow"),

@@ -1,7 +1,8 @@
-// A navigation engine projecting its map into a car's head unit over SmartDeviceLink, in one file.
+// A navigation engine projecting its map into a car's head unit over SmartDeviceLink, in two files.
 //
 // It draws the bundled Helsinki map with a projection session, shows a route, drives a car along
-// it under the session's follow camera, plays a voice prompt on the head unit before each turn,
+// it under the session's follow camera, highlights the car's lane with its own OpenGL ES drawing
+// as a custom layer of the map (LaneHighlight.swift), plays a voice prompt before each turn,
 // and streams it all as H.264 into the head unit until the car arrives or --seconds have passed;
 // then it closes everything. The head unit decides the size, the frame rate and when video may
 // flow; the engine only sets the route, the car and the prompts.
@@ -143,6 +144,12 @@ func run(_ options: Options) async throws {
     await session.setDestination(route[route.count - 1])
     await session.followVehicle(FollowCameraConfiguration())   // course-up, the car 3/4 down the screen
     await session.updateVehicle(VehicleFix(coordinate: route[0], heading: position(atMetres: 0).1, speed: 0))
+    // The engine's own GL inside the map: its lane, highlighted under the route line.
+    let highlight = LaneHighlight()
+    highlight.move(to: route[0], heading: position(atMetres: 0).1, ahead: 40)
+    do { try await session.addCustomLayer(highlight.layer, below: "route-casing") } catch {
+        throw Failure(message: "the style cannot take the lane highlight: \(error)", status: 70)
+    }
 
     var failure: (any Error)?
     do {
@@ -156,7 +163,7 @@ func run(_ options: Options) async throws {
             }
             group.addTask {
                 try await waitUntilStreaming(session, link, headUnit: headUnit)
-                try await drive(session, prompts: link.prompts, options: options)
+                try await drive(session, prompts: link.prompts, highlight: highlight, options: options)
                 return true
             }
             do {
@@ -201,7 +208,7 @@ func waitUntilStreaming(_ session: ProjectionSession, _ link: SDLProjectionLink,
 
 /// Drives the car along the route at a steady speed, handing the session one position a second
 /// as positioning would; the follow camera moves the car and the map smoothly in between.
-func drive(_ session: ProjectionSession, prompts: SDLPromptPlayer, options: Options) async throws {
+func drive(_ session: ProjectionSession, prompts: SDLPromptPlayer, highlight: LaneHighlight, options: Options) async throws {
     let clock = ContinuousClock(), start = clock.now, length = routeMetres[routeMetres.count - 1]
     var tick = 0, announced = 0, arrowAt: Double?, playing: [Task<PromptOutcome, Never>] = []
     while true {
@@ -209,6 +216,7 @@ func drive(_ session: ProjectionSession, prompts: SDLPromptPlayer, options: Opti
         let metres = min(seconds * options.speed, length)
         let (coordinate, heading) = position(atMetres: metres)
         let arrived = metres >= length
+        highlight.move(to: coordinate, heading: heading, ahead: 40 + options.speed)   // a fix a second
         await session.updateVehicle(VehicleFix(coordinate: coordinate, heading: heading, speed: arrived ? 0 : options.speed))
         await session.setRouteProgress(metres)               // splits driven from remaining; no new geometry
         // The arrow shows the next turn ahead; its prompt plays once, `announceMetres` before it.
