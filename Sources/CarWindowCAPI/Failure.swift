@@ -30,7 +30,7 @@ struct APIFailure: Error {
             switch session {
             case .noMatchingResolution: status = CARWINDOW_ERROR_HEAD_UNIT
             case .invalidState: status = CARWINDOW_ERROR_INVALID_STATE
-            case .renderer(.unknownGeoJSONSource): status = CARWINDOW_ERROR_INPUT
+            case .renderer(.unknownGeoJSONSource), .renderer(.unknownLayer): status = CARWINDOW_ERROR_INPUT
             case .renderer: status = CARWINDOW_ERROR_GRAPHICS
             case .encoder: status = CARWINDOW_ERROR_ENCODER
             case .sink: status = CARWINDOW_ERROR_OUTPUT
@@ -119,6 +119,18 @@ enum CallingThread {
 
     /// The token of the session whose events this thread delivers; 0 on every other thread.
     static var deliveringToken: UInt { UInt(bitPattern: pthread_getspecific(deliveringKey)) }
+}
+
+/// ``apiCall(_:)`` for a function that is arithmetic on the caller's values alone: it waits for
+/// nothing, so it may run inside a library callback (a custom layer's draw) too.
+func arithmeticCall(_ body: () throws(APIFailure) -> Void) -> carwindow_status {
+    do {
+        try body()
+        return CARWINDOW_OK
+    } catch {
+        CallingThread.setError(error.message)
+        return error.status
+    }
 }
 
 /// Runs one C call: its result, or the failure's status with the message kept for the thread.

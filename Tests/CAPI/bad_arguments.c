@@ -92,6 +92,22 @@ static int refusing_draw(const carwindow_gl_frame *frame, void *user_data) {
     return 5;
 }
 
+/* A custom layer that draws nothing: it counts its calls, checks the matrix helper works inside
+   it and that any other call is refused there. */
+static atomic_int layer_calls, layer_matrix_ok, layer_api_refusals;
+static carwindow_session *layered_session;
+static int counting_layer(const carwindow_custom_layer_frame *frame, void *user_data) {
+    (void)user_data;
+    atomic_fetch_add(&layer_calls, 1);
+    float matrix[16];
+    carwindow_coordinate origin = {60.1699, 24.9415};
+    if (carwindow_custom_layer_matrix(frame, origin, matrix) == CARWINDOW_OK && isfinite(matrix[0]) && matrix[15] != 0) {
+        atomic_fetch_add(&layer_matrix_ok, 1);
+    }
+    if (carwindow_session_request_idr(layered_session) == CARWINDOW_ERROR_INVALID_STATE) atomic_fetch_add(&layer_api_refusals, 1);
+    return frame->width > 0 ? 0 : 1;
+}
+
 static void fill(carwindow_session_config *config, const char *assets, char *paths[4]) {
     carwindow_session_config_init(config);
     config->tiles_path = paths[0];
@@ -438,6 +454,37 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_OK, carwindow_session_select_region(session, 12345)); /* not on screen: a warning event */
     EXPECT(CARWINDOW_OK, carwindow_session_set_controls_visible(session, 0));
     EXPECT(CARWINDOW_OK, carwindow_session_set_controls_visible(session, 1));
+    /* Custom layers: bad ids and names, then one that is drawn. */
+    layered_session = session;
+    EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_add_custom_layer(NULL, "layer", NULL, counting_layer, NULL));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_add_custom_layer(session, NULL, NULL, counting_layer, NULL));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_add_custom_layer(session, "", NULL, counting_layer, NULL));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_add_custom_layer(session, "layer", NULL, NULL, NULL));
+    static char long_id[300];
+    memset(long_id, 'x', sizeof long_id - 1);
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_add_custom_layer(session, long_id, NULL, counting_layer, NULL));
+    EXPECT(CARWINDOW_ERROR_INPUT, carwindow_session_add_custom_layer(session, "layer", "no-such-layer", counting_layer, NULL));
+    EXPECT(CARWINDOW_OK, carwindow_session_add_custom_layer(session, "layer", "building", counting_layer, NULL));
+    EXPECT(CARWINDOW_OK, carwindow_session_invalidate(session));
+    for (int waited = 0; waited < 600 && atomic_load(&layer_calls) == 0; waited++) sleep_ms(50);
+    REQUIRE(atomic_load(&layer_calls) > 0);
+    REQUIRE(atomic_load(&layer_matrix_ok) == atomic_load(&layer_calls));
+    REQUIRE(atomic_load(&layer_api_refusals) == atomic_load(&layer_calls));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_remove_custom_layer(session, NULL));
+    EXPECT(CARWINDOW_OK, carwindow_session_remove_custom_layer(session, "layer"));
+    EXPECT(CARWINDOW_OK, carwindow_session_remove_custom_layer(session, "layer"));
+    carwindow_custom_layer_frame layer_frame;
+    memset(&layer_frame, 0, sizeof layer_frame);
+    layer_frame.width = 320;
+    layer_frame.height = 192;
+    layer_frame.camera = (carwindow_camera){{60.17, 24.94}, 15, 0, 0};
+    float matrix[16];
+    EXPECT(CARWINDOW_OK, carwindow_custom_layer_matrix(&layer_frame, (carwindow_coordinate){60.17, 24.94}, matrix));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_custom_layer_matrix(NULL, (carwindow_coordinate){60.17, 24.94}, matrix));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_custom_layer_matrix(&layer_frame, (carwindow_coordinate){nan, 24.94}, matrix));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_custom_layer_matrix(&layer_frame, (carwindow_coordinate){60.17, 24.94}, NULL));
+    layer_frame.width = 0;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_custom_layer_matrix(&layer_frame, (carwindow_coordinate){60.17, 24.94}, matrix));
     for (carwindow_map_command command = CARWINDOW_COMMAND_RECENTER; command <= CARWINDOW_COMMAND_HEADING_TOGGLE; command++) {
         EXPECT(CARWINDOW_OK, carwindow_session_perform(session, command));
     }
@@ -526,6 +573,7 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, (size_t)-4, picture, sizeof picture));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, 256, picture, (size_t)-1));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_continuous(pixels, 2));
+    EXPECT(CARWINDOW_ERROR_INVALID_STATE, carwindow_session_add_custom_layer(pixels, "layer", NULL, counting_layer, NULL));
     EXPECT(CARWINDOW_OK, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, 256, picture, sizeof picture));
     EXPECT(CARWINDOW_OK, carwindow_session_set_continuous(pixels, 1));
     sleep_ms(300);

@@ -361,6 +361,31 @@ typedef struct carwindow_gl_frame {
  */
 typedef int (*carwindow_draw_callback)(const carwindow_gl_frame *frame, void *user_data);
 
+/**
+ * What a custom layer's draw gets (carwindow_session_add_custom_layer; since minor version 3).
+ * Valid during the call only.
+ */
+typedef struct carwindow_custom_layer_frame {
+    uint32_t framebuffer;      /**< The map's framebuffer, bound when the draw starts. */
+    uint32_t width;            /**< The picture's width in pixels. */
+    uint32_t height;           /**< ... its height. */
+    carwindow_camera camera;   /**< The camera the picture is drawn with. */
+    float mercator_matrix[16]; /**< Web Mercator (x east and y south, both 0...1 over the world; z up in
+                                    the same units) to clip space, column-major, as MapLibre gives it.
+                                    Jitters by pixels in floats when zoomed in: see
+                                    carwindow_custom_layer_matrix. */
+} carwindow_custom_layer_frame;
+
+/**
+ * Draws a custom layer of the map with OpenGL ES 3: called on the render thread with the
+ * library's context current and the map's framebuffer bound, at the layer's place among the
+ * style's layers, premultiplied-alpha blending on. Do not clear the colour (the map below is in
+ * it); below a style layer, leave depth and stencil as they are. Call no function of this API
+ * from it but carwindow_custom_layer_matrix. Return 0 when drawn; any other value leaves the
+ * layer out of this picture (logged once). GL state it changes is put back afterwards.
+ */
+typedef int (*carwindow_custom_layer_callback)(const carwindow_custom_layer_frame *frame, void *user_data);
+
 /** The order of each pixel's four bytes in memory (carwindow_session_push_pixels). */
 typedef int32_t carwindow_pixel_format;
 #define CARWINDOW_PIXELS_RGBA 0 /**< Red, green, blue, then alpha or padding. */
@@ -685,6 +710,37 @@ carwindow_status carwindow_session_set_continuous(carwindow_session *session, in
 carwindow_status carwindow_session_push_pixels(carwindow_session *session, carwindow_pixel_format format,
                                                uint32_t width, uint32_t height, size_t bytes_per_row,
                                                const void *pixels, size_t size);
+
+/**
+ * Adds the engine's own GL drawing to the map as layer `id` (replacing a custom layer of that
+ * id): below the style layer `below_layer_id`, or above every style layer (under the route,
+ * labels, vehicle and controls) when that is NULL. `id` and `below_layer_id` are copied; `draw`
+ * and `user_data` are used until the layer is removed or the session closed. The layer stays
+ * across day and night, style changes (above the style's layers when a new style lacks
+ * `below_layer_id`) and restarts; carwindow_session_invalidate redraws it.
+ * Errors: INVALID_HANDLE, INVALID_ARGUMENT (id NULL, empty or over 256 bytes; draw NULL), INPUT
+ * (the style has no layer `below_layer_id`), INVALID_STATE (the session shows the engine's own
+ * content, not the map). Thread-safe.
+ */
+carwindow_status carwindow_session_add_custom_layer(carwindow_session *session, const char *id, const char *below_layer_id,
+                                                    carwindow_custom_layer_callback draw, void *user_data);
+
+/**
+ * Removes custom layer `id`; an id that is not there is no error.
+ * Errors: INVALID_HANDLE, INVALID_ARGUMENT (id NULL). Thread-safe.
+ */
+carwindow_status carwindow_session_remove_custom_layer(carwindow_session *session, const char *id);
+
+/**
+ * Fills `out_matrix` (16 floats, column-major) with the matrix from metres around `origin` (x east,
+ * y north, z up) to clip space for `frame`'s view: exact in floats near the origin at every zoom,
+ * for a vehicle model or a lane overlay. The picture's first row is its top, so faces towards the
+ * camera wind clockwise in GL's terms: glFrontFace(GL_CW) before culling back faces.
+ * Errors: INVALID_ARGUMENT (NULL, a camera or origin not finite or off the globe, a size out of
+ * 1...16384). Thread-safe, and callable from inside the layer's draw.
+ */
+carwindow_status carwindow_custom_layer_matrix(const carwindow_custom_layer_frame *frame, carwindow_coordinate origin,
+                                               float out_matrix[16]);
 
 /**
  * Fills `out_statistics` with the session's state and counters; must not be NULL.
