@@ -32,9 +32,9 @@ extension ProjectionSession {
     /// next picture is drawn.
     ///
     /// - Throws: ``ProjectionSessionError/engineContent(_:)``:
-    ///   ``EngineContentError/wrongContent(operation:content:)`` when the session shows other
-    ///   content, ``EngineContentError/noStream`` before the session is connected, and the
-    ///   errors of ``EnginePixels/validate(width:height:)`` when the pixels do not fit the
+    ///   `EngineContentError.wrongContent` when the session shows other
+    ///   content, `EngineContentError.noStream` before the session is connected, and the
+    ///   errors of `EnginePixels.validate(width:height:)` when the pixels do not fit the
     ///   stream's size or their buffer. Nothing changes on screen then.
     public func pushPixels(_ pixels: EnginePixels) throws(ProjectionSessionError) {
         let size = try streamSizeForPixels()

@@ -172,7 +172,7 @@ public enum ProjectedContent: Sendable {
 /// screen costs only keep-alives.
 public enum EngineContent: Sendable {
     /// The engine draws with GL: the session calls `draw` on its render thread, with its
-    /// context current and a framebuffer of the stream's size bound (see ``EngineGLFrame``).
+    /// context current and a framebuffer of the stream's size bound (see `EngineGLFrame`).
     case gl(EngineGLDraw)
     /// The engine draws with anything and hands each picture over with
     /// ``ProjectionSession/pushPixels(_:)``.
