@@ -80,16 +80,9 @@ package actor EngineCanvas {
     package func drawStreamFrame(_ drawing: EngineDrawing, fullRange: Bool, readbackSlot slot: Int,
                                  collecting previous: (slot: Int, frame: NV12Frame)?) -> EngineStreamDraw {
         var draw = EngineStreamDraw()
-        do throws(EngineContentError) {
-            try render(drawing)
-            do {
-                try output.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
-                                   flipsRows: !holdsPixels, slot: slot)
-            } catch {
-                throw .output(error)
-            }
-        } catch {
-            draw.error = error
+        draw.error = render(drawing) { flipsRows throws(MapRenderError) in
+            try output.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
+                               flipsRows: flipsRows, slot: slot)
         }
         if let previous { draw.collected = collectStreamFrame(slot: previous.slot, into: previous.frame) }
         return draw
@@ -105,11 +98,20 @@ package actor EngineCanvas {
     /// surface; the error, if any, says why the picture is not in the surface.
     package func drawStreamFrame(_ drawing: EngineDrawing, fullRange: Bool, into planes: DMABufPlanes)
         -> EngineContentError? {
+        render(drawing) { flipsRows throws(MapRenderError) in
+            try output.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
+                               flipsRows: flipsRows, into: planes)
+        }
+    }
+
+    /// Draws or uploads `drawing`, then has `convert` take the picture, told whether its rows
+    /// run bottom first (a GL draw) or top first (pixels); nil when both went well.
+    private func render(_ drawing: EngineDrawing,
+                        thenConvert convert: (_ flipsRows: Bool) throws(MapRenderError) -> Void) -> EngineContentError? {
         do throws(EngineContentError) {
             try render(drawing)
             do {
-                try output.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
-                                   flipsRows: !holdsPixels, into: planes)
+                try convert(!holdsPixels)
             } catch {
                 throw .output(error)
             }
