@@ -477,8 +477,8 @@ public func capiSessionPushPixels(_ handle: OpaquePointer?, _ format: Int32, _ w
         // The caller waits here, so its buffer stays valid while the session copies from it.
         nonisolated(unsafe) let source = UnsafeRawBufferPointer(start: pixels, count: size)
         try waitForThrowing(doing: what) {
-            try await projection.pushPixels(copying: source, format: pixelFormat, width: Int(width), height: Int(height),
-                                            bytesPerRow: bytesPerRow)
+            try await projection.pushPixels(copying: source, layout: PixelLayout(format: pixelFormat, width: Int(width),
+                                                                                 height: Int(height), bytesPerRow: bytesPerRow))
         }
     }
 }

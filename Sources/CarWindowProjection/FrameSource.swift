@@ -22,6 +22,8 @@ struct SourceDraw {
     var controls: [MapControl] = []
     /// The map's camera transform, for haptic map features; nil on an engine's canvas.
     var transform: MapTransform?
+    /// Why the engine's dma-buf was read through a mapping rather than imported, when it was.
+    var dmaBufMapped: String?
 }
 
 /// The first stage of a stream's frame path: draws the session's view on its canvas (the map,
@@ -93,7 +95,8 @@ final class FrameSource {
         guard case .engine(let engineCanvas) = canvas else { return (Ticket(slot: slot), SourceDraw(error: Self.mismatch)) }
         let drawn = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, readbackSlot: slot, collecting: collect)
         return (Ticket(slot: slot), SourceDraw(error: drawn.error.map { .engineContent($0) },
-                                               collected: drawn.collected?.mapError { .renderer($0) }))
+                                               collected: drawn.collected?.mapError { .renderer($0) },
+                                               dmaBufMapped: drawn.dmaBufMapped))
     }
 
     /// The slot this draw reads back into, and the earlier picture it collects with the frame
@@ -133,8 +136,8 @@ final class FrameSource {
     func drawEngineIntoEncoderSurface(_ surface: DMABufPlanes, _ drawing: EngineDrawing,
                                       isolation: isolated (any Actor)? = #isolation) async -> SourceDraw {
         guard case .engine(let engineCanvas) = canvas else { return SourceDraw(error: Self.mismatch) }
-        let error = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, into: surface)
-        return SourceDraw(error: error.map { .engineContent($0) })
+        let drawn = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, into: surface)
+        return SourceDraw(error: drawn.error.map { .engineContent($0) }, dmaBufMapped: drawn.dmaBufMapped)
     }
 
     /// A draw whose content is not the canvas's kind; the session never asks for one.

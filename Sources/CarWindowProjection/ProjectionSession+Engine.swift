@@ -3,8 +3,15 @@ import CarWindowSystemSupport
 import Logging
 import CarWindowVideoCore
 
+/// What an engine handed over for the next picture.
+enum EngineHandover: Sendable {
+    case pixels(EnginePixels)
+    /// With the session's own duplicates of the descriptors.
+    case dmaBuf(EngineDmaBuf)
+}
+
 /// The engine's own picture (``ProjectedContent/engine(_:)``): when it changes, and the pixels
-/// an engine that draws with anything hands over.
+/// or dma-bufs an engine that draws with anything hands over.
 extension ProjectionSession {
     /// Tells the session the engine's picture changed, as a view's `setNeedsDisplay` does: the
     /// next picture is drawn at the stream's pace (at once when the last one is a frame
@@ -27,9 +34,9 @@ extension ProjectionSession {
     public var drawsContinuously: Bool { continuousFrames }
 
     /// Hands over the engine's next picture, drawn with anything, for a session whose content
-    /// is ``EngineContent/pixels``. The latest pixels win: a picture handed over before the
-    /// last one was drawn is dropped. They are uploaded once, on the render thread, when the
-    /// next picture is drawn.
+    /// is ``EngineContent/pixels``: RGBA, BGRA, NV12 or I420. The latest picture wins: one
+    /// handed over before the last was drawn is dropped. It is uploaded once, on the render
+    /// thread, when the next picture is drawn.
     ///
     /// - Throws: ``ProjectionSessionError/engineContent(_:)``:
     ///   `EngineContentError.wrongContent` when the session shows other
@@ -37,46 +44,91 @@ extension ProjectionSession {
     ///   errors of `EnginePixels.validate(width:height:)` when the pixels do not fit the
     ///   stream's size or their buffer. Nothing changes on screen then.
     public func pushPixels(_ pixels: EnginePixels) throws(ProjectionSessionError) {
-        let size = try streamSizeForPixels()
+        let size = try streamSizeForPixels(operation: "push pixels")
         do {
             try pixels.validate(width: size.width, height: size.height)
         } catch {
             throw .engineContent(error)
         }
-        pendingPixels = pixels
-        hasEnginePixels = true
-        changed()
+        hand(over: .pixels(pixels))
+    }
+
+    /// Hands over the engine's next picture as a dma-buf it exported (from its own GL or
+    /// Vulkan context, a video decoder, another process), for a session whose content is
+    /// ``EngineContent/pixels``. The session duplicates the descriptors, so close yours when
+    /// you like; it imports the buffer as an EGL image at the next picture and converts it
+    /// with no copy, keeping the imports of the last few buffers so that a swap chain costs
+    /// no import per picture.
+    ///
+    /// Where EGL cannot import dma-bufs (no `EGL_EXT_image_dma_buf_import`, or the driver
+    /// refuses the buffer) a linear buffer is read through a mapping instead, logged once; a
+    /// tiled one fails with `EngineContentError.dmaBufUnreadable`, reported as an error event:
+    /// hand the pictures over with ``pushPixels(_:)`` then.
+    ///
+    /// - Throws: ``ProjectionSessionError/engineContent(_:)``:
+    ///   `EngineContentError.wrongContent` and `.noStream` as ``pushPixels(_:)``, the errors
+    ///   of `EngineDmaBuf.validate(width:height:)`, and `.dmaBufPlanes` for a descriptor that
+    ///   is not open. Nothing changes on screen then.
+    public func pushDmaBuf(_ buffer: EngineDmaBuf) throws(ProjectionSessionError) {
+        let size = try streamSizeForPixels(operation: "push a dma-buf")
+        let kept: EngineDmaBuf
+        do {
+            try buffer.validate(width: size.width, height: size.height)
+            kept = try buffer.duplicatingDescriptors()
+        } catch {
+            throw .engineContent(error)
+        }
+        hand(over: .dmaBuf(kept))
     }
 
     /// ``pushPixels(_:)`` for pixels the session may not keep (a C caller's buffer): their rows
     /// are copied into storage the session reuses from push to push, so a steady stream of
-    /// pushes allocates nothing.
-    package func pushPixels(copying source: UnsafeRawBufferPointer, format: EnginePixels.Format, width: Int, height: Int,
-                            bytesPerRow: Int) throws(ProjectionSessionError) {
-        let size = try streamSizeForPixels()
+    /// pushes allocates nothing. `layout` says where the planes lie in `source`.
+    package func pushPixels(copying source: UnsafeRawBufferPointer, layout: PixelLayout) throws(ProjectionSessionError) {
+        let size = try streamSizeForPixels(operation: "push pixels")
         let needed: Int
         do {
-            needed = try EnginePixels.rowsByteCount(width: width, height: height, bytesPerRow: bytesPerRow,
-                                                    available: source.count, expectedWidth: size.width,
-                                                    expectedHeight: size.height)
+            needed = try layout.byteCount(available: source.count, expectedWidth: size.width, expectedHeight: size.height)
         } catch {
             throw .engineContent(error)
         }
         // Dropped first, so that the storage is this session's alone again (unless a draw is
         // uploading it right now, when writing copies it instead).
-        pendingPixels = nil
+        dropPendingHandover()
         if pixelStorage.count != needed { pixelStorage = [UInt8](repeating: 0, count: needed) }
         pixelStorage.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[..<needed])) }
-        pendingPixels = EnginePixels(format: format, width: width, height: height, bytesPerRow: bytesPerRow, bytes: pixelStorage)
+        hand(over: .pixels(EnginePixels(format: layout.format, width: layout.width, height: layout.height,
+                                        bytesPerRow: layout.bytesPerRow, chromaOffset: layout.chromaOffset,
+                                        chromaBytesPerRow: layout.chromaBytesPerRow, crOffset: layout.crOffset,
+                                        bytes: pixelStorage)))
+    }
+
+    private func hand(over handover: EngineHandover) {
+        dropPendingHandover()
+        pendingHandover = handover
         hasEnginePixels = true
         changed()
     }
 
+    /// Lets go of what was handed over and not yet drawn, closing a dma-buf's descriptors.
+    func dropPendingHandover() {
+        if case .dmaBuf(let buffer) = pendingHandover { buffer.closeDescriptors() }
+        pendingHandover = nil
+    }
+
+    /// Logs when the engine's dma-bufs start being read through a mapping, and why, once.
+    func noteDmaBufMapping(_ reason: String?) {
+        guard reason != loggedDmaBufMapping else { return }
+        loggedDmaBufMapping = reason
+        guard let reason else { return }
+        logger.warning("the engine's dma-bufs are read through a mapping, with a copy, not imported: \(reason)")
+    }
+
     /// The stream size pixels must have, once the session is known to take pixels.
-    private func streamSizeForPixels() throws(ProjectionSessionError) -> VideoSize {
+    private func streamSizeForPixels(operation: String) throws(ProjectionSessionError) -> VideoSize {
         guard case .engine(.pixels) = configuration.content else {
             let shown = if case .engine(let content) = configuration.content { content.name } else { "the map" }
-            throw .engineContent(.wrongContent(operation: "push pixels", content: shown))
+            throw .engineContent(.wrongContent(operation: operation, content: shown))
         }
         guard let size = life.screen?.stream.encodedSize else { throw .engineContent(.noStream) }
         return size

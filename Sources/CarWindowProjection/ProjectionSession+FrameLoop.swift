@@ -171,6 +171,7 @@ extension ProjectionSession {
                                  collecting: collecting)
         }
         var renderTime = SessionClock.monotonicNow - start
+        noteDmaBufMapping(drawn.dmaBufMapped)
         // A stop left this loop behind while the engine's draw stalled: nothing more of it goes out.
         if case .engine = frames.canvas, Task.isCancelled { return }
         if let error = drawn.error {
@@ -207,9 +208,13 @@ extension ProjectionSession {
         case .engine(.gl(let draw)):
             return .gl(draw, scale: scale)
         case .engine(.pixels):
-            guard let pixels = pendingPixels else { return .samePixels }
-            pendingPixels = nil
-            return .pixels(pixels)
+            guard let handover = pendingHandover else { return .samePixels }
+            // Taken as it is: the draw closes a dma-buf's descriptors.
+            pendingHandover = nil
+            return switch handover {
+            case .pixels(let pixels): .pixels(pixels)
+            case .dmaBuf(let buffer): .dmaBuf(buffer)
+            }
         }
     }
 
@@ -253,6 +258,7 @@ extension ProjectionSession {
                                                         tileArrived: tileArrivedHandler)
         }
         record(&recorded.renderTimes, .seconds(SessionClock.monotonicNow - start))
+        noteDmaBufMapping(drawn.dmaBufMapped)
         if case .engine = live.frames.canvas, Task.isCancelled { return }
         if let error = drawn.error {
             consecutiveFailures += 1

@@ -88,12 +88,16 @@ public actor ProjectionSession {
     var canvas: StreamCanvas?
     /// The map renderer while connected; tests on a manual clock read its tile loads.
     package var renderer: MapRenderer? { canvas?.map }
-    /// Pixels the engine handed over that no picture has shown yet (``pushPixels(_:)``).
-    var pendingPixels: EnginePixels?
+    /// What the engine handed over that no picture has shown yet (``pushPixels(_:)``,
+    /// ``pushDmaBuf(_:)``); a dma-buf's descriptors are the session's until a draw takes them.
+    /// Replace it through ``dropPendingHandover()``, which closes them; a draw takes it as it is.
+    var pendingHandover: EngineHandover?
     /// Where pixels copied from an engine's buffer are kept, reused from push to push.
     var pixelStorage: [UInt8] = []
     /// Whether the engine has handed over pixels for the stream's current size.
     var hasEnginePixels = false
+    /// Why the engine's dma-bufs are read through a mapping, as logged last.
+    var loggedDmaBufMapping: String?
     /// The engine asks for a picture at every frame interval (``setContinuousFrames(_:)``).
     var continuousFrames = false
     /// When (monotonic seconds) the engine's GL draw in progress began; nil between draws.
@@ -168,6 +172,10 @@ public actor ProjectionSession {
     package internal(set) var liveEncoderStages = 0
 
     /// A session for `configuration` drawing on `context`; it starts disconnected.
+    deinit {
+        if case .dmaBuf(let buffer) = pendingHandover { buffer.closeDescriptors() }
+    }
+
     public init(configuration: ProjectionSessionConfiguration, context: RenderContext) {
         self.configuration = configuration
         self.context = context
@@ -375,6 +383,7 @@ public actor ProjectionSession {
             await stopNow()
             eventBroadcast.finish()
             await releaseRenderer()
+            dropPendingHandover()
         }
     }
 
@@ -478,7 +487,7 @@ public actor ProjectionSession {
                 throw fail(.renderer(error))
             }
             // Pixels of the old size cannot be shown; the engine hands over new ones.
-            pendingPixels = nil
+            dropPendingHandover()
             hasEnginePixels = false
         case nil:
             canvas = try await makeCanvas(width: size.width, height: size.height)

@@ -174,8 +174,9 @@ public enum EngineContent: Sendable {
     /// The engine draws with GL: the session calls `draw` on its render thread, with its
     /// context current and a framebuffer of the stream's size bound (see `EngineGLFrame`).
     case gl(EngineGLDraw)
-    /// The engine draws with anything and hands each picture over with
-    /// ``ProjectionSession/pushPixels(_:)``.
+    /// The engine draws with anything and hands each picture over: as bytes with
+    /// ``ProjectionSession/pushPixels(_:)``, or as a GPU buffer it exported with
+    /// ``ProjectionSession/pushDmaBuf(_:)``.
     case pixels
 
     var name: String {

@@ -7,7 +7,10 @@ package enum EngineDrawing: Sendable {
     case gl(EngineGLDraw, scale: Double)
     /// Pixels the engine handed over (validated against the canvas's size).
     case pixels(EnginePixels)
-    /// The pixels handed over last, converted again (black before any).
+    /// A dma-buf the engine handed over, with descriptors the canvas closes once it has read
+    /// or imported them.
+    case dmaBuf(EngineDmaBuf)
+    /// What was handed over last, converted again (black before anything).
     case samePixels
 }
 
@@ -17,6 +20,8 @@ package struct EngineStreamDraw {
     package var error: EngineContentError?
     /// The earlier picture's NV12 frame, when the visit was asked to collect one.
     package var collected: Result<NV12Frame, MapRenderError>?
+    /// Why a dma-buf was read through a mapping rather than imported, when it was.
+    package var dmaBufMapped: String?
 }
 
 /// The engine's own picture, where a session would otherwise draw its map: a framebuffer of the
@@ -32,14 +37,24 @@ package actor EngineCanvas {
     package private(set) var height: Int
     private let target: GLRenderTarget
     private let output: NV12Output
+    private let imports: DmaBufImports
+    /// Made when the first YUV picture comes.
+    private var yuvPass: YUVPicturePass?
     private var picturesDrawn: UInt64 = 0
     /// Whether the colour texture is sampled with red and blue swapped (BGRA pixels).
     private var swapsRedAndBlue = false
-    /// Whether the texture's rows run top first (pixels) rather than GL's bottom first (a draw).
-    private var holdsPixels = false
+    /// Whether the framebuffer's rows run bottom first (GL's own orientation, as a draw leaves
+    /// them) rather than top first (pixels).
+    private var targetBottomFirst = true
+    /// The imported dma-buf the picture is converted from instead of the framebuffer, and
+    /// whether its rows run bottom first.
+    private var importedSource: (texture: GLuint, bottomFirst: Bool)?
+    /// Why the last dma-buf was read through a mapping, if it was.
+    private var mappedReason: String?
 
     isolated deinit {
         output.releaseImportedPlanes()
+        imports.removeAll()
     }
 
     /// Makes a canvas of `width` x `height`, cleared to opaque black.
@@ -57,6 +72,7 @@ package actor EngineCanvas {
         case .success(let made):
             target = made.target
             output = made.output
+            imports = made.imports
         case .failure(let error):
             throw error
         }
@@ -71,7 +87,9 @@ package actor EngineCanvas {
         }
         self.width = width
         self.height = height
-        holdsPixels = false
+        targetBottomFirst = true
+        importedSource = nil
+        imports.removeAll()
         Self.clear(target)
     }
 
@@ -80,10 +98,11 @@ package actor EngineCanvas {
     package func drawStreamFrame(_ drawing: EngineDrawing, fullRange: Bool, readbackSlot slot: Int,
                                  collecting previous: (slot: Int, frame: NV12Frame)?) -> EngineStreamDraw {
         var draw = EngineStreamDraw()
-        draw.error = render(drawing) { flipsRows throws(MapRenderError) in
-            try output.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
+        draw.error = render(drawing) { source, flipsRows throws(MapRenderError) in
+            try output.convert(source: source, width: width, height: height, fullRange: fullRange,
                                flipsRows: flipsRows, slot: slot)
         }
+        draw.dmaBufMapped = mappedReason
         if let previous { draw.collected = collectStreamFrame(slot: previous.slot, into: previous.frame) }
         return draw
     }
@@ -95,23 +114,32 @@ package actor EngineCanvas {
     }
 
     /// Zero copy: draws or uploads `drawing` and converts it straight into the encoder's
-    /// surface; the error, if any, says why the picture is not in the surface.
+    /// surface; its error, if any, says why the picture is not in the surface.
     package func drawStreamFrame(_ drawing: EngineDrawing, fullRange: Bool, into planes: DMABufPlanes)
-        -> EngineContentError? {
-        render(drawing) { flipsRows throws(MapRenderError) in
-            try output.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
+        -> EngineStreamDraw {
+        var draw = EngineStreamDraw()
+        draw.error = render(drawing) { source, flipsRows throws(MapRenderError) in
+            try output.convert(source: source, width: width, height: height, fullRange: fullRange,
                                flipsRows: flipsRows, into: planes)
         }
+        draw.dmaBufMapped = mappedReason
+        return draw
     }
 
-    /// Draws or uploads `drawing`, then has `convert` take the picture, told whether its rows
-    /// run bottom first (a GL draw) or top first (pixels); nil when both went well.
+    /// Draws or uploads `drawing`, then has `convert` take the picture from the texture it is
+    /// in, told whether its rows run bottom first (a GL draw) or top first (pixels); nil when
+    /// both went well.
     private func render(_ drawing: EngineDrawing,
-                        thenConvert convert: (_ flipsRows: Bool) throws(MapRenderError) -> Void) -> EngineContentError? {
+                        thenConvert convert: (_ source: GLuint, _ flipsRows: Bool) throws(MapRenderError) -> Void)
+        -> EngineContentError? {
         do throws(EngineContentError) {
             try render(drawing)
             do {
-                try convert(!holdsPixels)
+                if let importedSource {
+                    try convert(importedSource.texture, importedSource.bottomFirst)
+                } else {
+                    try convert(target.color.name, targetBottomFirst)
+                }
             } catch {
                 throw .output(error)
             }
@@ -121,7 +149,8 @@ package actor EngineCanvas {
         }
     }
 
-    /// The picture in the framebuffer as RGBA, top row first.
+    /// The picture in the framebuffer as RGBA, top row first (not an imported dma-buf's,
+    /// which is converted from where it is).
     package func readPixels() -> RGBAImage {
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
@@ -130,7 +159,7 @@ package actor EngineCanvas {
             glReadPixels(0, 0, GLsizei(width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
         }
         var image = RGBAImage(width: width, height: height, pixels: pixels)
-        if !holdsPixels { image = image.flippedVertically() }
+        if targetBottomFirst { image = image.flippedVertically() }
         if swapsRedAndBlue { image = image.swappingRedAndBlue() }
         return image
     }
@@ -139,8 +168,7 @@ package actor EngineCanvas {
         switch drawing {
         case .gl(let draw, let scale):
             picturesDrawn += 1
-            holdsPixels = false
-            setSwapsRedAndBlue(false)
+            showFramebuffer(bottomFirst: true, swapsRedAndBlue: false)
             glBindFramebuffer(GLenum(GL_FRAMEBUFFER), target.framebuffer)
             glViewport(0, 0, GLsizei(width), GLsizei(height))
             let frame = EngineGLFrame(framebuffer: target.framebuffer, width: width, height: height, scale: scale,
@@ -155,20 +183,95 @@ package actor EngineCanvas {
             if let failure { throw .drawFailed(String(describing: failure)) }
         case .pixels(let pixels):
             try pixels.validate(width: width, height: height)
+            let pass = try yuvPassIfNeeded(pixels.format)
             picturesDrawn += 1
-            holdsPixels = true
-            setSwapsRedAndBlue(pixels.format == .bgra)
-            glBindTexture(GLenum(GL_TEXTURE_2D), target.color.name)
-            glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 4)
-            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(pixels.bytesPerRow / 4))
-            pixels.bytes.withUnsafeBytes {
-                glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height), GLenum(GL_RGBA),
-                                GLenum(GL_UNSIGNED_BYTE), $0.baseAddress)
+            mappedReason = nil
+            pixels.bytes.withUnsafeBytes { bytes in
+                guard let base = bytes.baseAddress else { return }
+                let layout = pixels.layout
+                show(layout.format, pass: pass, first: PlaneRows(start: base, bytesPerRow: layout.bytesPerRow),
+                     chroma: PlaneRows(start: base + layout.chromaOffset, bytesPerRow: layout.chromaBytesPerRow),
+                     crPlane: layout.format == .i420 ? PlaneRows(start: base + layout.crOffset,
+                                                                 bytesPerRow: layout.chromaBytesPerRow) : nil)
             }
-            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
-            glBindTexture(GLenum(GL_TEXTURE_2D), 0)
+        case .dmaBuf(let buffer):
+            defer { buffer.closeDescriptors() }
+            try buffer.validate(width: width, height: height)
+            try show(buffer)
+            picturesDrawn += 1
         case .samePixels:
             break
+        }
+    }
+
+    /// Shows a dma-buf: imported, or read through a mapping where it cannot be.
+    private func show(_ buffer: EngineDmaBuf) throws(EngineContentError) {
+        let bottomFirst = buffer.firstRow == .bottom
+        var refusal = "this display has no EGL_EXT_image_dma_buf_import"
+        let format = buffer.pixelLayout.format
+        let pass = try yuvPassIfNeeded(format)
+        if imports.mayImport(buffer) {
+            do throws(DMABufImportError) {
+                let textures = try imports.textures(for: buffer)
+                if let pass, let chroma = textures.second {
+                    showFramebuffer(bottomFirst: bottomFirst, swapsRedAndBlue: false)
+                    pass.draw(into: target, luma: textures.first, cb: chroma, cr: chroma, interleaved: true)
+                } else {
+                    importedSource = (textures.first, bottomFirst)
+                }
+                mappedReason = nil
+                return
+            } catch {
+                refusal = error.description
+            }
+        } else if imports.canImport {
+            refusal = "the driver refused an earlier buffer of this format and modifier"
+        }
+        try DmaBufMapping.withPlanes(of: buffer) { first, chroma in
+            show(format, pass: pass, first: first, chroma: chroma ?? first, crPlane: nil)
+        }
+        targetBottomFirst = bottomFirst
+        mappedReason = refusal
+    }
+
+    /// Uploads a picture's planes from memory into the framebuffer (top row first).
+    private func show(_ format: EnginePixels.Format, pass: YUVPicturePass?, first: PlaneRows, chroma: PlaneRows,
+                      crPlane: PlaneRows?) {
+        switch format {
+        case .rgba, .bgra:
+            showFramebuffer(bottomFirst: false, swapsRedAndBlue: format == .bgra)
+            glBindTexture(GLenum(GL_TEXTURE_2D), target.color.name)
+            glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 4)
+            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(first.bytesPerRow / 4))
+            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height), GLenum(GL_RGBA),
+                            GLenum(GL_UNSIGNED_BYTE), first.start)
+            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
+            glBindTexture(GLenum(GL_TEXTURE_2D), 0)
+        case .nv12, .i420:
+            guard let pass else { return }
+            showFramebuffer(bottomFirst: false, swapsRedAndBlue: false)
+            pass.upload(width: width, height: height, luma: first, chroma: chroma, crPlane: format == .i420 ? crPlane : nil)
+            pass.drawUploaded(into: target, interleaved: format == .nv12)
+        }
+    }
+
+    /// The next picture is the framebuffer's, in the orientation and byte order given.
+    private func showFramebuffer(bottomFirst: Bool, swapsRedAndBlue swaps: Bool) {
+        importedSource = nil
+        targetBottomFirst = bottomFirst
+        setSwapsRedAndBlue(swaps)
+    }
+
+    /// The YUV pass, made the first time a YUV picture comes; nil for other formats.
+    private func yuvPassIfNeeded(_ format: EnginePixels.Format) throws(EngineContentError) -> YUVPicturePass? {
+        guard format.isPlanar else { return nil }
+        if let yuvPass { return yuvPass }
+        do {
+            let made = try YUVPicturePass(binaries: context.programBinaries)
+            yuvPass = made
+            return made
+        } catch {
+            throw .output(.gl(error))
         }
     }
 
@@ -192,14 +295,15 @@ package actor EngineCanvas {
 
 extension RenderContext {
     /// Makes an engine canvas's framebuffer, cleared, on the render thread.
-    func makeEngineTarget(width: Int, height: Int) -> sending Result<(target: GLRenderTarget, output: NV12Output), MapRenderError> {
+    func makeEngineTarget(width: Int, height: Int)
+        -> sending Result<(target: GLRenderTarget, output: NV12Output, imports: DmaBufImports), MapRenderError> {
         guard width > 0, height > 0 else {
             return .failure(.invalidSize(width: width, height: height, reason: "each side must be at least 1"))
         }
         do {
             let target = try GLRenderTarget(width: width, height: height)
             EngineCanvas.clear(target)
-            return .success((target, NV12Output(display: display, binaries: programBinaries)))
+            return .success((target, NV12Output(display: display, binaries: programBinaries), DmaBufImports(display: display, canImport: importsDmaBufs)))
         } catch {
             return .failure(.invalidSize(width: width, height: height, reason: error.description))
         }

@@ -1,3 +1,5 @@
+import CarWindowVideoCore
+
 /// The framebuffer an engine's GL draw callback draws one picture into.
 ///
 /// The callback runs on the session's render thread with CarWindow's OpenGL ES 3 context
@@ -37,66 +39,298 @@ public struct EngineGLFrame: Sendable, Equatable {
 /// reports the error.
 public typealias EngineGLDraw = @Sendable (EngineGLFrame) throws -> Void
 
-/// A picture an engine drew with anything (Cairo, Skia, Qt's raster engine), handed over as
-/// bytes: uploaded once, then converted to NV12 on the GPU like the map.
+/// A picture an engine drew with anything (Cairo, Skia, Qt's raster engine, a video decoder),
+/// handed over as bytes: uploaded once, then converted to NV12 on the GPU like the map.
+///
+/// RGBA and BGRA pictures are one plane of 4-byte pixels. NV12 and I420 pictures are a luma
+/// plane at the start of ``bytes`` and chroma planes of half the width and height (rounded up)
+/// at ``chromaOffset`` (and ``crOffset`` for I420), taken as BT.601 limited range, as software
+/// decoders and cameras give them.
 public struct EnginePixels: Sendable, Equatable {
-    /// The order of each pixel's four bytes in memory. The fourth byte is not used: the picture
-    /// is taken as opaque (premultiplied colours show as they would over black).
+    /// How the picture's bytes are laid out.
     public enum Format: String, Sendable, Equatable, CaseIterable {
-        /// Red, green, blue, then alpha or padding.
+        /// Red, green, blue, then alpha or padding. The fourth byte is not used: the picture is
+        /// taken as opaque (premultiplied colours show as they would over black).
         case rgba
         /// Blue, green, red, then alpha or padding: Cairo's ARGB32 and RGB24 and Skia's
         /// BGRA_8888 on a little-endian machine.
         case bgra
+        /// A luma plane, then one plane of interleaved Cb, Cr pairs at ``EnginePixels/chromaOffset``.
+        case nv12
+        /// A luma plane, then a Cb plane at ``EnginePixels/chromaOffset`` and a Cr plane at
+        /// ``EnginePixels/crOffset``, both ``EnginePixels/chromaBytesPerRow`` wide.
+        case i420
+
+        /// Whether the picture is luma and chroma planes rather than 4-byte pixels.
+        public var isPlanar: Bool { self == .nv12 || self == .i420 }
     }
 
-    /// Each pixel's byte order.
+    /// How the bytes are laid out.
     public var format: Format
     /// Width in pixels; must be the stream's encoded width.
     public var width: Int
     /// Height in pixels; must be the stream's encoded height.
     public var height: Int
-    /// Bytes from the start of one row to the start of the next (at least `4 * width`, a
-    /// multiple of 4). Rows run top to bottom.
+    /// Bytes from the start of one row to the start of the next, in the first plane (the
+    /// pixels, or the luma). At least `4 * width` and a multiple of 4 for RGBA and BGRA, at
+    /// least `width` for NV12 and I420. Rows run top to bottom.
     public var bytesPerRow: Int
-    /// The rows; at least `bytesPerRow * (height - 1) + 4 * width` bytes.
+    /// Where the chroma plane starts in ``bytes`` (NV12's Cb, Cr pairs, I420's Cb); 0 for RGBA
+    /// and BGRA.
+    public var chromaOffset: Int
+    /// Bytes from one chroma row to the next: at least `2 * ((width + 1) / 2)` for NV12, at
+    /// least `(width + 1) / 2` for I420 (both its chroma planes); 0 for RGBA and BGRA.
+    public var chromaBytesPerRow: Int
+    /// Where I420's Cr plane starts in ``bytes``; 0 otherwise.
+    public var crOffset: Int
+    /// The planes.
     public var bytes: [UInt8]
 
     /// Describes a picture; ``validate(width:height:)`` checks it against the stream.
-    public init(format: Format, width: Int, height: Int, bytesPerRow: Int, bytes: [UInt8]) {
+    ///
+    /// For NV12 and I420, the chroma layout left out is the packed one: the chroma plane right
+    /// after the luma rows, with rows as long as the luma's (NV12) or half as long, rounded up
+    /// (I420), and I420's Cr plane right after the Cb plane.
+    public init(format: Format, width: Int, height: Int, bytesPerRow: Int, chromaOffset: Int? = nil,
+                chromaBytesPerRow: Int? = nil, crOffset: Int? = nil, bytes: [UInt8]) {
         self.format = format
         self.width = width
         self.height = height
         self.bytesPerRow = bytesPerRow
         self.bytes = bytes
+        let packed = Self.packedChroma(format: format, height: height, bytesPerRow: bytesPerRow)
+        self.chromaOffset = chromaOffset ?? packed.offset
+        self.chromaBytesPerRow = chromaBytesPerRow ?? packed.bytesPerRow
+        let chromaRows = (height + 1) / 2
+        let cbBytes = self.chromaBytesPerRow.multipliedReportingOverflow(by: chromaRows)
+        let packedCr = self.chromaOffset.addingReportingOverflow(cbBytes.partialValue)
+        self.crOffset = crOffset ?? (format == .i420 ? (cbBytes.overflow || packedCr.overflow ? Int.max : packedCr.partialValue) : 0)
     }
 
-    /// Checks that the picture is `width` x `height` and that its rows lie inside ``bytes``.
+    /// Checks that the picture is `width` x `height` and that its planes lie inside ``bytes``.
     public func validate(width expectedWidth: Int, height expectedHeight: Int) throws(EngineContentError) {
-        _ = try Self.rowsByteCount(width: width, height: height, bytesPerRow: bytesPerRow, available: bytes.count,
-                                   expectedWidth: expectedWidth, expectedHeight: expectedHeight)
+        _ = try layout.byteCount(available: bytes.count, expectedWidth: expectedWidth, expectedHeight: expectedHeight)
     }
 
-    /// The bytes from the first row's start to the last row's end of a `width` x `height`
-    /// picture whose rows are `bytesPerRow` apart, once it is checked against the stream's size
-    /// and the `available` bytes; overflowing arithmetic is refused, never trapped.
-    package static func rowsByteCount(width: Int, height: Int, bytesPerRow: Int, available: Int,
-                                      expectedWidth: Int, expectedHeight: Int) throws(EngineContentError) -> Int {
+    /// The picture's layout, without its bytes.
+    package var layout: PixelLayout {
+        PixelLayout(format: format, width: width, height: height, bytesPerRow: bytesPerRow, chromaOffset: chromaOffset,
+                    chromaBytesPerRow: chromaBytesPerRow, crOffset: crOffset)
+    }
+
+    private static func packedChroma(format: Format, height: Int, bytesPerRow: Int) -> (offset: Int, bytesPerRow: Int) {
+        guard format.isPlanar else { return (0, 0) }
+        let (offset, overflow) = bytesPerRow.multipliedReportingOverflow(by: max(height, 0))
+        return (overflow ? Int.max : offset, format == .nv12 ? bytesPerRow : bytesPerRow / 2 + bytesPerRow % 2)
+    }
+}
+
+/// Where the planes of a picture lie in its bytes, whatever holds them (an array, a C caller's
+/// buffer, a mapped dma-buf).
+package struct PixelLayout: Sendable, Equatable {
+    package var format: EnginePixels.Format
+    package var width: Int
+    package var height: Int
+    package var bytesPerRow: Int
+    package var chromaOffset = 0
+    package var chromaBytesPerRow = 0
+    package var crOffset = 0
+
+    package init(format: EnginePixels.Format, width: Int, height: Int, bytesPerRow: Int, chromaOffset: Int = 0,
+                 chromaBytesPerRow: Int = 0, crOffset: Int = 0) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.bytesPerRow = bytesPerRow
+        self.chromaOffset = chromaOffset
+        self.chromaBytesPerRow = chromaBytesPerRow
+        self.crOffset = crOffset
+    }
+
+    /// Half the size, rounded up: the chroma planes' samples.
+    package var chromaWidth: Int { width / 2 + width % 2 }
+    package var chromaHeight: Int { height / 2 + height % 2 }
+
+    /// The bytes from the buffer's start to the end of its last plane's last row, once the
+    /// picture is checked against the stream's size and the `available` bytes; arithmetic that
+    /// would overflow is refused, never trapped.
+    package func byteCount(available: Int, expectedWidth: Int, expectedHeight: Int) throws(EngineContentError) -> Int {
         guard width == expectedWidth, height == expectedHeight else {
             throw .pixelSizeMismatch(width: width, height: height, expectedWidth: expectedWidth,
                                      expectedHeight: expectedHeight)
         }
-        let (rowBytes, rowOverflow) = width.multipliedReportingOverflow(by: 4)
-        guard !rowOverflow, bytesPerRow >= rowBytes else {
-            throw .rowBytesTooSmall(bytesPerRow: bytesPerRow, minimum: rowOverflow ? Int.max : rowBytes)
+        switch format {
+        case .rgba, .bgra:
+            let (rowBytes, overflow) = width.multipliedReportingOverflow(by: 4)
+            guard !overflow, bytesPerRow >= rowBytes else {
+                throw .rowBytesTooSmall(bytesPerRow: bytesPerRow, minimum: overflow ? Int.max : rowBytes)
+            }
+            guard bytesPerRow % 4 == 0 else { throw .rowBytesNotAligned(bytesPerRow: bytesPerRow) }
+            return try Self.planeEnd(offset: 0, bytesPerRow: bytesPerRow, rowBytes: rowBytes, rows: height,
+                                     available: available)
+        case .nv12, .i420:
+            guard bytesPerRow >= width else { throw .rowBytesTooSmall(bytesPerRow: bytesPerRow, minimum: width) }
+            let chromaRowBytes = format == .nv12 ? 2 * chromaWidth : chromaWidth
+            guard chromaBytesPerRow >= chromaRowBytes else {
+                throw .rowBytesTooSmall(bytesPerRow: chromaBytesPerRow, minimum: chromaRowBytes)
+            }
+            var end = try Self.planeEnd(offset: 0, bytesPerRow: bytesPerRow, rowBytes: width, rows: height,
+                                        available: available)
+            end = max(end, try Self.planeEnd(offset: chromaOffset, bytesPerRow: chromaBytesPerRow,
+                                             rowBytes: chromaRowBytes, rows: chromaHeight, available: available))
+            if format == .i420 {
+                end = max(end, try Self.planeEnd(offset: crOffset, bytesPerRow: chromaBytesPerRow,
+                                                 rowBytes: chromaRowBytes, rows: chromaHeight, available: available))
+            }
+            return end
         }
-        guard bytesPerRow % 4 == 0 else { throw .rowBytesNotAligned(bytesPerRow: bytesPerRow) }
-        let (rows, rowsOverflow) = bytesPerRow.multipliedReportingOverflow(by: max(height - 1, 0))
-        let (needed, neededOverflow) = rows.addingReportingOverflow(rowBytes)
-        guard !rowsOverflow, !neededOverflow, available >= needed else {
-            throw .bufferTooShort(bytes: available, needed: rowsOverflow || neededOverflow ? Int.max : needed)
+    }
+
+    /// Where a plane's last row ends, checked against the `available` bytes.
+    private static func planeEnd(offset: Int, bytesPerRow: Int, rowBytes: Int, rows: Int,
+                                 available: Int) throws(EngineContentError) -> Int {
+        guard offset >= 0 else { throw .planeOffsetNegative(offset: offset) }
+        let (rowsBytes, rowsOverflow) = bytesPerRow.multipliedReportingOverflow(by: max(rows - 1, 0))
+        let (lastRow, lastOverflow) = rowsBytes.addingReportingOverflow(rowBytes)
+        let (end, endOverflow) = offset.addingReportingOverflow(lastRow)
+        guard !rowsOverflow, !lastOverflow, !endOverflow, available >= end else {
+            throw .bufferTooShort(bytes: available, needed: rowsOverflow || lastOverflow || endOverflow ? Int.max : end)
         }
-        return needed
+        return end
+    }
+}
+
+/// A picture in a GPU buffer the engine exported from its own context or process (a Linux
+/// dma-buf): imported as an EGL image and converted with no copy where the driver imports
+/// dma-bufs, read through a mapping of the buffer where it does not and the buffer is linear.
+///
+/// The session duplicates the file descriptors when the buffer is handed over: close yours when
+/// you like. It reads the buffer when it draws the next picture, so draw into another buffer
+/// (two or three in turn, as a swap chain) until a later one has been handed over.
+public struct EngineDmaBuf: Sendable, Equatable {
+    /// The buffer's pixel layout, by its DRM name (drm_fourcc.h), whose bits read little-endian.
+    public enum Format: String, Sendable, Equatable, CaseIterable {
+        /// `DRM_FORMAT_ABGR8888`: bytes red, green, blue, alpha. What GL's RGBA8 exports as.
+        case abgr8888
+        /// `DRM_FORMAT_XBGR8888`: bytes red, green, blue, padding.
+        case xbgr8888
+        /// `DRM_FORMAT_ARGB8888`: bytes blue, green, red, alpha.
+        case argb8888
+        /// `DRM_FORMAT_XRGB8888`: bytes blue, green, red, padding.
+        case xrgb8888
+        /// `DRM_FORMAT_NV12`: a luma plane and an interleaved Cb, Cr plane (BT.601 limited range).
+        case nv12
+
+        /// The format of a DRM fourcc code, nil for one CarWindow does not take.
+        public init?(drmFourCC: UInt32) {
+            guard let format = Self.allCases.first(where: { $0.drmFourCC == drmFourCC }) else { return nil }
+            self = format
+        }
+
+        /// The DRM fourcc code.
+        public var drmFourCC: UInt32 {
+            switch self {
+            case .abgr8888: DRMFormat.fourCC("AB24")
+            case .xbgr8888: DRMFormat.fourCC("XB24")
+            case .argb8888: DRMFormat.fourCC("AR24")
+            case .xrgb8888: DRMFormat.fourCC("XR24")
+            case .nv12: DRMFormat.fourCC("NV12")
+            }
+        }
+
+        /// How many planes a buffer of this format has.
+        public var planeCount: Int { self == .nv12 ? 2 : 1 }
+    }
+
+    /// One plane: its file descriptor and where its rows lie in that buffer.
+    public struct Plane: Sendable, Equatable {
+        /// The dma-buf file descriptor (planes may share one).
+        public var fileDescriptor: Int32
+        /// Bytes from the start of the buffer to the plane's first row.
+        public var offset: Int
+        /// Bytes from one row to the next (the pitch or stride).
+        public var bytesPerRow: Int
+
+        /// Describes one plane.
+        public init(fileDescriptor: Int32, offset: Int = 0, bytesPerRow: Int) {
+            self.fileDescriptor = fileDescriptor
+            self.offset = offset
+            self.bytesPerRow = bytesPerRow
+        }
+    }
+
+    /// Which row of the picture the buffer holds first.
+    public enum FirstRow: String, Sendable, Equatable {
+        /// The top row first: pixels drawn by a CPU, or a video decoder's.
+        case top
+        /// The bottom row first: a picture GL drew in its own orientation.
+        case bottom
+    }
+
+    /// The pixel layout.
+    public var format: Format
+    /// Width in pixels; must be the stream's encoded width.
+    public var width: Int
+    /// Height in pixels; must be the stream's encoded height.
+    public var height: Int
+    /// The first plane: the pixels, or NV12's luma.
+    public var plane: Plane
+    /// NV12's chroma plane; nil for the single-plane formats.
+    public var chromaPlane: Plane?
+    /// The DRM format modifier (tiling and compression), as the exporter gave it;
+    /// `DRMFormat.invalidModifier` when the layout is the driver's implicit one.
+    public var modifier: UInt64
+    /// Which row the buffer holds first.
+    public var firstRow: FirstRow
+
+    /// Describes an exported buffer; ``validate(width:height:)`` checks it against the stream.
+    public init(format: Format, width: Int, height: Int, plane: Plane, chromaPlane: Plane? = nil,
+                modifier: UInt64 = DRMFormat.invalidModifier, firstRow: FirstRow = .top) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.plane = plane
+        self.chromaPlane = chromaPlane
+        self.modifier = modifier
+        self.firstRow = firstRow
+    }
+
+    /// Checks the buffer's description against the stream's size: its planes, their file
+    /// descriptors, offsets and row lengths (which must fit EGL's 32-bit attributes).
+    public func validate(width expectedWidth: Int, height expectedHeight: Int) throws(EngineContentError) {
+        guard width == expectedWidth, height == expectedHeight else {
+            throw .pixelSizeMismatch(width: width, height: height, expectedWidth: expectedWidth,
+                                     expectedHeight: expectedHeight)
+        }
+        guard (chromaPlane != nil) == (format.planeCount == 2) else {
+            throw .dmaBufPlanes("\(format.rawValue) has \(format.planeCount) plane(s), but \(chromaPlane == nil ? 1 : 2) were described")
+        }
+        try Self.check(plane, rowBytes: format == .nv12 ? width : 4 * width, name: "plane 0")
+        if let chromaPlane { try Self.check(chromaPlane, rowBytes: 2 * (width / 2 + width % 2), name: "plane 1") }
+    }
+
+    private static func check(_ described: Plane, rowBytes: Int, name: StaticString) throws(EngineContentError) {
+        guard described.fileDescriptor >= 0 else {
+            throw .dmaBufPlanes("\(name): file descriptor \(described.fileDescriptor) is not one")
+        }
+        guard described.offset >= 0, described.offset <= Int(Int32.max) else {
+            throw .dmaBufPlanes("\(name): offset \(described.offset) is outside 0...\(Int32.max)")
+        }
+        guard described.bytesPerRow >= rowBytes, described.bytesPerRow <= Int(Int32.max) else {
+            throw .dmaBufPlanes("\(name): bytesPerRow \(described.bytesPerRow) is outside \(rowBytes)...\(Int32.max)")
+        }
+    }
+
+    /// The layout a mapping of the buffer is read with, when its planes share one descriptor
+    /// (offsets from that buffer's start).
+    package var pixelLayout: PixelLayout {
+        switch format {
+        case .abgr8888, .xbgr8888: PixelLayout(format: .rgba, width: width, height: height, bytesPerRow: plane.bytesPerRow)
+        case .argb8888, .xrgb8888: PixelLayout(format: .bgra, width: width, height: height, bytesPerRow: plane.bytesPerRow)
+        case .nv12:
+            PixelLayout(format: .nv12, width: width, height: height, bytesPerRow: plane.bytesPerRow,
+                        chromaOffset: chromaPlane?.offset ?? 0, chromaBytesPerRow: chromaPlane?.bytesPerRow ?? 0)
+        }
     }
 }
 
@@ -110,6 +344,15 @@ public enum EngineContentError: Error, Sendable, Equatable, CustomStringConverti
     case rowBytesNotAligned(bytesPerRow: Int)
     /// Fewer bytes than the rows described.
     case bufferTooShort(bytes: Int, needed: Int)
+    /// A plane said to start before the buffer.
+    case planeOffsetNegative(offset: Int)
+    /// A dma-buf described with planes that cannot be: the wrong number for its format, no
+    /// file descriptor, offsets or row lengths out of range.
+    case dmaBufPlanes(String)
+    /// A dma-buf fourcc CarWindow does not take (C callers pass codes).
+    case dmaBufFormatUnsupported(fourCC: UInt32)
+    /// A dma-buf that could neither be imported by EGL nor read through a mapping.
+    case dmaBufUnreadable(String)
     /// The engine's draw callback threw; the picture was not sent.
     case drawFailed(String)
     /// The engine's draw callback has not returned for `seconds`: the render thread waits for
@@ -134,6 +377,14 @@ public enum EngineContentError: Error, Sendable, Equatable, CustomStringConverti
             "bytesPerRow \(bytesPerRow) is not a multiple of 4; pad each row to a multiple of 4 bytes"
         case .bufferTooShort(let bytes, let needed):
             "the pixel buffer holds \(bytes) bytes, but its rows need \(needed); check height and bytesPerRow"
+        case .planeOffsetNegative(let offset):
+            "a plane offset of \(offset) lies before the buffer; offsets count from the buffer's first byte"
+        case .dmaBufPlanes(let problem):
+            "the dma-buf's planes do not fit: \(problem); describe each plane as the exporter gave it"
+        case .dmaBufFormatUnsupported(let fourCC):
+            "dma-buf fourcc \(Self.fourCCName(fourCC)) is not one CarWindow takes; export AB24, XB24, AR24, XR24 or NV12"
+        case .dmaBufUnreadable(let reason):
+            "the dma-buf could not be read: \(reason); push the picture as pixels instead"
         case .drawFailed(let message):
             "the engine's draw callback failed: \(message); the head unit keeps the last picture"
         case .drawStalled(let seconds):
@@ -146,5 +397,12 @@ public enum EngineContentError: Error, Sendable, Equatable, CustomStringConverti
         case .output(let error):
             "the engine's picture could not be converted for the encoder: \(error)"
         }
+    }
+
+    /// A fourcc as its four characters where they are printable, else in hex.
+    private static func fourCCName(_ code: UInt32) -> String {
+        let bytes = (0..<4).map { UInt8(truncatingIfNeeded: code >> (8 * $0)) }
+        guard bytes.allSatisfy({ (0x20...0x7e).contains($0) }) else { return "0x" + String(code, radix: 16) }
+        return "'" + String(decoding: bytes, as: UTF8.self) + "'"
     }
 }

@@ -51,6 +51,12 @@ package enum DMABufImport {
         return list + [EGL_NONE]
     }
 
+    /// Whether `display` offers EGL_EXT_image_dma_buf_import.
+    package static func displayImports(_ display: EGLDisplay) -> Bool {
+        let extensions = eglQueryString(display, EGL_EXTENSIONS).map { String(cString: $0) } ?? ""
+        return extensions.split(separator: " ").contains("EGL_EXT_image_dma_buf_import")
+    }
+
     /// Creates an EGL image from `plane` and binds it to a new GL texture.
     ///
     /// Needs a current GLES context on `display` and the EGL_EXT_image_dma_buf_import extension

@@ -18,6 +18,10 @@ public actor RenderContext {
     public nonisolated let info: GLInfo
     /// The EGL display, for importing an encoder's dma-bufs (zero copy).
     nonisolated let display: EGLDisplayHandle
+    /// Whether this context's EGL display imports dma-bufs (`EGL_EXT_image_dma_buf_import`):
+    /// an engine's exported buffers are then converted with no copy; where not, linear buffers
+    /// are read through a mapping, and an engine may as well hand over pixels.
+    public nonisolated let importsDmaBufs: Bool
     /// The context every GL object of this render thread is made in.
     nonisolated let glContext: GLContextID
     /// Where programs linked on this context are kept for the next start; nil compiles them
@@ -86,6 +90,7 @@ public actor RenderContext {
             ? programCache.map { ProgramBinaries(cache: $0, driver: "\(info.vendor)\n\(info.renderer)\n\(info.version)") }
             : nil
         display = EGLDisplayHandle(raw: egl.display)
+        importsDmaBufs = DMABufImport.displayImports(egl.display)
         glContext = GLContextID(raw: UInt(bitPattern: egl.context))
         GLObjectLedger.contextBegan(glContext)
     }
