@@ -150,7 +150,7 @@ let package = Package(
         .executableTarget(
             name: "carwindow-bench",
             dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLProtocol", "CarWindowSDLSecurity",
-                           "CarWindowSDLTesting", "CGLES", argumentParser],
+                           "CarWindowSDLTesting", "CGLES", "CEGL", argumentParser],
             path: "benchmarks/carwindow-bench",
             swiftSettings: strict
         ),

@@ -9,7 +9,7 @@ import Foundation
 /// what handing over pixels costs per picture (the upload, besides the conversion both share).
 struct EngineContentSection: BenchmarkSection {
     let name = "engine"
-    let summary = "the engine's GL and pixels against the map: fps, render ms, change latency, upload ms per picture"
+    let summary = "the engine's GL, pixels and dma-bufs against the map: fps, render ms, change latency, upload ms per picture"
 
     /// A scene of the engine's: a few hundred scissored clears, which cost llvmpipe about what the
     /// map's fills cost it, so the comparison is of the pipeline around the draw, not of scenes.
@@ -86,6 +86,17 @@ struct EngineContentSection: BenchmarkSection {
                                formatted(upload.upload)])
             result.checks.append(.expect(upload.upload.isFinite && upload.convert.isFinite, "engine \(size): pixel upload measured",
                                          "\(formatted(upload.upload)) ms upload, \(formatted(upload.convert)) ms conversion"))
+            do {
+                let trip = try await DmaBufRoundTrip.run(context.render, size: size, pictures: context.count(quick: 20, full: 60))
+                table.rows.append([size.description, "engine's dma-buf (\(trip.path.hasPrefix("mapped") ? "mapped" : "imported"))", "-",
+                                   formatted(trip.milliseconds), "-", "-", "-"])
+                result.notes.append("dma-buf round trip at \(size): exported \(trip.exported); \(trip.path); "
+                    + "largest Y/Cb/Cr difference at the quadrants' centres \(trip.largestDifference)")
+                result.checks.append(.expect(trip.largestDifference <= 4, "engine \(size): dma-buf round trip shows the exported picture",
+                                             "\(trip.path), largest difference \(trip.largestDifference)"))
+            } catch {
+                result.checks.append(.skip("engine \(size): dma-buf round trip", "\(error)"))
+            }
             if let map = fps["map"], let gl = fps["gl"] {
                 entry.add("gl_to_map_fps_ratio", gl / map, "ratio", better: .higher)
             }

@@ -1,0 +1,182 @@
+import CarWindow
+import CEGL
+import CGLES
+import CarWindowSystemSupport
+import Foundation
+
+/// A dma-buf round trip on the machine's own driver: GL draws four coloured quadrants into a
+/// texture, EGL exports it (`EGL_MESA_image_dma_buf_export`) as an engine would from its own
+/// context, and an engine canvas takes the buffer as `EngineDrawing.dmaBuf`: imported, or read
+/// through a mapping where the display cannot import it. The NV12 picture it converts is
+/// checked at each quadrant's centre, then the same buffer is handed over again and again (a
+/// swap chain's steady state, the import kept) and timed.
+struct DmaBufRoundTrip {
+    /// What the exporter gave, with the descriptors the bench owns.
+    struct Exported: Sendable {
+        var buffer: EngineDmaBuf
+        var fourCC: String
+        var texture: UInt32
+    }
+
+    struct Outcome {
+        var exported: String
+        /// "imported" or "mapped: why".
+        var path: String
+        /// The largest difference of Y, Cb or Cr from the quadrants' own, at their centres.
+        var largestDifference: Int
+        var milliseconds: Double
+    }
+
+    static let quadrants: [SIMD3<Double>] = [[220, 30, 30], [30, 200, 40], [30, 40, 210], [235, 235, 235]]
+
+    /// Runs the round trip at `size`; throws a `BenchError` saying why it cannot (no export).
+    static func run(_ context: RenderContext, size: FrameSize, pictures: Int) async throws -> Outcome {
+        let scratch = try await EngineCanvas(context: context, width: size.width, height: size.height)
+        let exported = LockedState<Result<Exported, BenchError>?>(nil)
+        let draw: EngineGLDraw = { frame in exported.withLock { $0 = exportQuadrants(width: frame.width, height: frame.height) } }
+        _ = await scratch.drawStreamFrame(.gl(draw, scale: 1), fullRange: false, readbackSlot: 0, collecting: nil)
+        guard let made = exported.withLock({ $0 }) else { throw BenchError("dma-buf export: the draw did not run") }
+        let export = try made.get()
+        var outcome: Outcome?
+        var failure: (any Error)?
+        do {
+            outcome = try await show(export, context: context, size: size, pictures: pictures)
+        } catch {
+            failure = error
+        }
+        export.buffer.closeDescriptors()
+        let texture = export.texture
+        let release: EngineGLDraw = { _ in
+            var name = texture
+            glDeleteTextures(1, &name)
+        }
+        _ = await scratch.drawStreamFrame(.gl(release, scale: 1), fullRange: false, readbackSlot: 1, collecting: nil)
+        if let failure { throw failure }
+        guard let outcome else { throw BenchError("dma-buf round trip: no outcome") }
+        return outcome
+    }
+
+    /// Hands the exported buffer to a canvas: once to check the picture, then `pictures` times.
+    private static func show(_ export: Exported, context: RenderContext, size: FrameSize, pictures: Int) async throws -> Outcome {
+        let canvas = try await EngineCanvas(context: context, width: size.width, height: size.height)
+        var frame = NV12Frame(width: size.width, height: size.height, fullRange: false)
+        var path = "imported"
+        func show() async throws -> Double {
+            let buffer: EngineDmaBuf
+            do {
+                buffer = try export.buffer.duplicatingDescriptors()
+            } catch {
+                throw BenchError("dma-buf: \(error)")
+            }
+            let start = DispatchTime.now().uptimeNanoseconds
+            let drawn = await canvas.drawStreamFrame(.dmaBuf(buffer), fullRange: false, readbackSlot: 0, collecting: (0, frame))
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+            if let error = drawn.error { throw BenchError("dma-buf \(export.fourCC): \(error)") }
+            if let mapped = drawn.dmaBufMapped { path = "mapped: \(mapped)" }
+            if case .success(let collected)? = drawn.collected { frame = collected }
+            return elapsed
+        }
+        _ = try await show()
+        let difference = largestDifference(frame)
+        var times: [Double] = []
+        for _ in 0..<pictures { times.append(try await show()) }
+        return Outcome(exported: "\(export.fourCC), modifier 0x\(String(export.buffer.modifier, radix: 16)), "
+                           + "pitch \(export.buffer.plane.bytesPerRow)",
+                       path: path, largestDifference: difference, milliseconds: Summary(times).p50)
+    }
+
+    /// The largest difference from the quadrants' BT.601 limited-range values at their centres.
+    private static func largestDifference(_ frame: NV12Frame) -> Int {
+        let w = frame.width, h = frame.height
+        let centres = [(w / 4, h / 4), (3 * w / 4, h / 4), (w / 4, 3 * h / 4), (3 * w / 4, 3 * h / 4)]
+        var largest = 0
+        for (colour, (x, y)) in zip(quadrants, centres) {
+            let r = colour.x, g = colour.y, b = colour.z
+            let expected = [16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255,
+                            128 + (-37.797 * r - 74.203 * g + 112 * b) / 255,
+                            128 + (112 * r - 93.786 * g - 18.214 * b) / 255]
+            let chroma = (y / 2) * frame.codedWidth + (x / 2) * 2
+            let found = [frame.luma[y * frame.codedWidth + x], frame.chroma[chroma], frame.chroma[chroma + 1]]
+            for (value, wanted) in zip(found, expected) { largest = max(largest, abs(Int(value) - Int(wanted.rounded()))) }
+        }
+        return largest
+    }
+
+    /// On the render thread, with the context current: draws the quadrants into a new texture
+    /// and exports it.
+    private static func exportQuadrants(width: Int, height: Int) -> Result<Exported, BenchError> {
+        guard let display = eglGetCurrentDisplay(), let eglContext = eglGetCurrentContext() else {
+            return .failure(BenchError("no current EGL context"))
+        }
+        let extensions = Set((eglQueryString(display, EGL_EXTENSIONS).map { String(cString: $0) } ?? "").split(separator: " ").map(String.init))
+        for needed in ["EGL_MESA_image_dma_buf_export", "EGL_KHR_gl_texture_2D_image"] where !extensions.contains(needed) {
+            return .failure(BenchError("this display has no \(needed): nothing exports dma-bufs here"))
+        }
+        typealias CreateImage = @convention(c) (EGLDisplay?, EGLContext?, EGLenum, EGLClientBuffer?, UnsafePointer<EGLint>?) -> EGLImageKHR?
+        typealias Query = @convention(c) (EGLDisplay?, EGLImageKHR?, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?,
+                                          UnsafeMutablePointer<UInt64>?) -> EGLBoolean
+        typealias Export = @convention(c) (EGLDisplay?, EGLImageKHR?, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<EGLint>?,
+                                           UnsafeMutablePointer<EGLint>?) -> EGLBoolean
+        typealias DestroyImage = @convention(c) (EGLDisplay?, EGLImageKHR?) -> EGLBoolean
+        guard let createAddress = eglGetProcAddress("eglCreateImageKHR"),
+              let queryAddress = eglGetProcAddress("eglExportDMABUFImageQueryMESA"),
+              let exportAddress = eglGetProcAddress("eglExportDMABUFImageMESA"),
+              let destroyAddress = eglGetProcAddress("eglDestroyImageKHR") else {
+            return .failure(BenchError("the EGL export entry points are missing"))
+        }
+
+        var texture: GLuint = 0, framebuffer: GLuint = 0
+        glGenTextures(1, &texture)
+        glBindTexture(GLenum(GL_TEXTURE_2D), texture)
+        glTexStorage2D(GLenum(GL_TEXTURE_2D), 1, GLenum(GL_RGBA8), GLsizei(width), GLsizei(height))
+        glGenFramebuffers(1, &framebuffer)
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
+        glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), texture, 0)
+        glEnable(GLenum(GL_SCISSOR_TEST))
+        let halfWidth = GLsizei(width / 2), halfHeight = GLsizei(height / 2)
+        // GL's rows run up: the top quadrants start at half the height; the buffer is bottom first.
+        let origins: [(GLint, GLint)] = [(0, halfHeight), (halfWidth, halfHeight), (0, 0), (halfWidth, 0)]
+        for (colour, origin) in zip(quadrants, origins) {
+            glScissor(origin.0, origin.1, halfWidth, halfHeight)
+            glClearColor(Float(colour.x / 255), Float(colour.y / 255), Float(colour.z / 255), 1)
+            glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+        }
+        glDisable(GLenum(GL_SCISSOR_TEST))
+        glDeleteFramebuffers(1, &framebuffer)
+        glBindTexture(GLenum(GL_TEXTURE_2D), 0)
+        glFinish()
+
+        let attributes: [EGLint] = [EGL_NONE]
+        guard let image = unsafeBitCast(createAddress, to: CreateImage.self)(
+            display, eglContext, EGLenum(EGL_GL_TEXTURE_2D_KHR), EGLClientBuffer(bitPattern: UInt(texture)), attributes) else {
+            glDeleteTextures(1, &texture)
+            return .failure(BenchError("eglCreateImageKHR from a texture failed: EGL error 0x\(String(eglGetError(), radix: 16))"))
+        }
+        defer { _ = unsafeBitCast(destroyAddress, to: DestroyImage.self)(display, image) }
+        var fourCC: Int32 = 0, planes: Int32 = 0
+        var modifiers = [UInt64](repeating: 0, count: 4)
+        guard unsafeBitCast(queryAddress, to: Query.self)(display, image, &fourCC, &planes, &modifiers) == EGL_TRUE else {
+            glDeleteTextures(1, &texture)
+            return .failure(BenchError("eglExportDMABUFImageQueryMESA failed: EGL error 0x\(String(eglGetError(), radix: 16))"))
+        }
+        var descriptors = [Int32](repeating: -1, count: 4)
+        var strides = [EGLint](repeating: 0, count: 4), offsets = [EGLint](repeating: 0, count: 4)
+        guard planes == 1, unsafeBitCast(exportAddress, to: Export.self)(display, image, &descriptors, &strides, &offsets) == EGL_TRUE,
+              descriptors[0] >= 0 else {
+            for descriptor in descriptors where descriptor >= 0 { close(descriptor) }
+            glDeleteTextures(1, &texture)
+            return .failure(BenchError("eglExportDMABUFImageMESA gave \(planes) planes or failed: EGL error 0x\(String(eglGetError(), radix: 16))"))
+        }
+        let code = UInt32(bitPattern: fourCC)
+        let name = String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: code >> (8 * $0)) }, as: UTF8.self)
+        guard let format = EngineDmaBuf.Format(drmFourCC: code) else {
+            close(descriptors[0])
+            glDeleteTextures(1, &texture)
+            return .failure(BenchError("the driver exported fourcc '\(name)', which the canvas does not take"))
+        }
+        let buffer = EngineDmaBuf(format: format, width: width, height: height,
+                                  plane: .init(fileDescriptor: descriptors[0], offset: Int(offsets[0]), bytesPerRow: Int(strides[0])),
+                                  modifier: modifiers[0], firstRow: .bottom)
+        return .success(Exported(buffer: buffer, fourCC: name, texture: texture))
+    }
+}
