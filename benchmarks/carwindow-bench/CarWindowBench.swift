@@ -51,6 +51,7 @@ struct CarWindowBench: AsyncParsableCommand {
             let info = context.info
             print("platform=\(info.platform)\ndevice=\(info.device ?? "")\nvendor=\(info.vendor)\nrenderer=\(info.renderer)")
             print("version=\(info.version)\nsoftware=\(info.isSoftwareRenderer ? "yes" : "no")")
+            print("dmabuf_import=\(context.importsDmaBufs ? "yes" : "no")")
             await context.shutdown()
             return
         }

@@ -128,7 +128,10 @@ struct EncodeSection: BenchmarkSection {
             }
 
             var peerFPS = "skipped", peerPSNR = "-", ratio = "-"
-            if let peer = context.peer {
+            if context.peer != nil, context.ffmpeg == nil {
+                result.notes.append("encode \(size): the MapLibre Native -> libx264 peer skipped: ffmpeg (its libx264 encoder) is not installed")
+            }
+            if let peer = context.peer, context.ffmpeg != nil {
                 let (theirFPS, folder) = try peer.pipeToX264(path, size: size, bitrate: bitrate, fps: fps, style: context.style("day"))
                 entry.add("peer_fps", theirFPS, "fps", better: .higher)
                 entry.add("fps_ratio", sessionFPS / theirFPS, "ratio", better: .higher)

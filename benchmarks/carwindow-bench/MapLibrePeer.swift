@@ -13,8 +13,9 @@ struct MapLibrePeer: Sendable {
 
     struct Timing: Sendable { var total: Double; var png: Double? }
 
-    /// nil and the reason when the peer cannot run here: no glyphs, no mapli for `python`, or no
-    /// ffmpeg (which its H.264 pipe needs).
+    /// nil and the reason when the peer cannot run here: no glyphs, or no mapli for `python`.
+    /// Without ffmpeg it still renders (the render and agreement sections); only its libx264
+    /// pipe, in the encode section, needs ffmpeg.
     static func probe(python: String, glyphs: String?, root: URL, out: URL) -> (MapLibrePeer?, String?) {
         guard let glyphs, !glyphs.isEmpty else {
             return (nil, "MapLibre Native peer skipped: no glyph folder (--glyphs or $CARWINDOW_GLYPHS)")
@@ -28,9 +29,6 @@ struct MapLibrePeer: Sendable {
         }
         guard (try? runTool(python, ["-c", "import mapli, pmtiles, PIL"]).status) == 0 else {
             return (nil, "MapLibre Native peer skipped: \(python) cannot import mapli, pmtiles and PIL (see benchmarks/README.md)")
-        }
-        guard findExecutable("ffmpeg") != nil else {
-            return (nil, "MapLibre Native peer skipped: ffmpeg (its libx264 encoder) is not installed")
         }
         return (MapLibrePeer(python: python, glyphs: glyphs, root: root, out: out), nil)
     }
