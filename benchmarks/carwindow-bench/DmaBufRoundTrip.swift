@@ -15,7 +15,10 @@ struct DmaBufRoundTrip {
     struct Exported: Sendable {
         var buffer: EngineDmaBuf
         var fourCC: String
-        var texture: UInt32
+        /// The texture or renderbuffer the picture was drawn into, and how it was made; nil
+        /// for a buffer of system memory.
+        var name: UInt32 = 0
+        var madeWith: ExportSource?
     }
 
     struct Outcome {
@@ -36,7 +39,18 @@ struct DmaBufRoundTrip {
         let draw: EngineGLDraw = { frame in exported.withLock { $0 = exportQuadrants(width: frame.width, height: frame.height) } }
         _ = await scratch.drawStreamFrame(.gl(draw, scale: 1), fullRange: false, readbackSlot: 0, collecting: nil)
         guard let made = exported.withLock({ $0 }) else { throw BenchError("dma-buf export: the draw did not run") }
-        let export = try made.get()
+        let export: Exported
+        switch made {
+        case .success(let fromGL):
+            export = fromGL
+        case .failure(let glRefusal):
+            // No GL export: a dma-buf of system memory from the kernel's udmabuf device, where
+            // there is one, still runs the import (or the mapping with the real sync ioctl).
+            switch exportUdmabuf(width: size.width, height: size.height) {
+            case .success(let fromMemory): export = fromMemory
+            case .failure(let memoryRefusal): throw BenchError("\(glRefusal.description); \(memoryRefusal.description)")
+            }
+        }
         var outcome: Outcome?
         var failure: (any Error)?
         do {
@@ -45,12 +59,11 @@ struct DmaBufRoundTrip {
             failure = error
         }
         export.buffer.closeDescriptors()
-        let texture = export.texture
-        let release: EngineGLDraw = { _ in
-            var name = texture
-            glDeleteTextures(1, &name)
+        if let way = export.madeWith {
+            let name = export.name
+            let release: EngineGLDraw = { _ in delete(way, name) }
+            _ = await scratch.drawStreamFrame(.gl(release, scale: 1), fullRange: false, readbackSlot: 1, collecting: nil)
         }
-        _ = await scratch.drawStreamFrame(.gl(release, scale: 1), fullRange: false, readbackSlot: 1, collecting: nil)
         if let failure { throw failure }
         guard let outcome else { throw BenchError("dma-buf round trip: no outcome") }
         return outcome
@@ -125,13 +138,81 @@ struct DmaBufRoundTrip {
             return .failure(BenchError("the EGL export entry points are missing"))
         }
 
-        var texture: GLuint = 0, framebuffer: GLuint = 0
-        glGenTextures(1, &texture)
-        glBindTexture(GLenum(GL_TEXTURE_2D), texture)
-        glTexStorage2D(GLenum(GL_TEXTURE_2D), 1, GLenum(GL_RGBA8), GLsizei(width), GLsizei(height))
+        // Drivers differ in what they export; each way is tried in turn and each refusal kept.
+        var refusals: [String] = []
+        for way in ExportSource.allCases {
+            let name = makeQuadrants(way, width: width, height: height)
+            let target = way == .renderbuffer ? EGL_GL_RENDERBUFFER_KHR : EGL_GL_TEXTURE_2D_KHR
+            let attributes: [EGLint] = [EGL_NONE]
+            guard let image = unsafeBitCast(createAddress, to: CreateImage.self)(
+                display, eglContext, EGLenum(target), EGLClientBuffer(bitPattern: UInt(name)), attributes) else {
+                refusals.append("\(way.rawValue): eglCreateImageKHR failed with EGL error 0x\(String(eglGetError(), radix: 16))")
+                delete(way, name)
+                continue
+            }
+            defer { _ = unsafeBitCast(destroyAddress, to: DestroyImage.self)(display, image) }
+            var fourCC: Int32 = 0, planes: Int32 = 0
+            var modifiers = [UInt64](repeating: 0, count: 4)
+            guard unsafeBitCast(queryAddress, to: Query.self)(display, image, &fourCC, &planes, &modifiers) == EGL_TRUE else {
+                refusals.append("\(way.rawValue): eglExportDMABUFImageQueryMESA failed with EGL error 0x\(String(eglGetError(), radix: 16))")
+                delete(way, name)
+                continue
+            }
+            let code = UInt32(bitPattern: fourCC)
+            let fourCCName = String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: code >> (8 * $0)) }, as: UTF8.self)
+            let queried = "'\(fourCCName)', \(planes) plane(s), modifier 0x\(String(modifiers[0], radix: 16))"
+            var descriptors = [Int32](repeating: -1, count: 4)
+            var strides = [EGLint](repeating: 0, count: 4), offsets = [EGLint](repeating: 0, count: 4)
+            let exported = unsafeBitCast(exportAddress, to: Export.self)(display, image, &descriptors, &strides, &offsets) == EGL_TRUE
+            let error = eglGetError()
+            guard exported, planes == 1, descriptors[0] >= 0, let format = EngineDmaBuf.Format(drmFourCC: code) else {
+                for descriptor in descriptors where descriptor >= 0 { close(descriptor) }
+                refusals.append("\(way.rawValue): queried \(queried); "
+                                + (exported ? "a layout the canvas does not take" : "eglExportDMABUFImageMESA failed with EGL error 0x\(String(error, radix: 16))"))
+                delete(way, name)
+                continue
+            }
+            let buffer = EngineDmaBuf(format: format, width: width, height: height,
+                                      plane: .init(fileDescriptor: descriptors[0], offset: Int(offsets[0]), bytesPerRow: Int(strides[0])),
+                                      modifier: modifiers[0], firstRow: .bottom)
+            return .success(Exported(buffer: buffer, fourCC: "\(fourCCName) from a \(way.rawValue)", name: name, madeWith: way))
+        }
+        return .failure(BenchError("no way of exporting worked: " + refusals.joined(separator: "; ")))
+    }
+
+    /// What the exported picture is drawn into.
+    enum ExportSource: String, CaseIterable {
+        case textureStorage = "texture (glTexStorage2D)"
+        case textureImage = "texture (glTexImage2D)"
+        case renderbuffer = "renderbuffer"
+    }
+
+    /// Draws the quadrants into a new GL object made `way`, bottom row first, and finishes.
+    private static func makeQuadrants(_ way: ExportSource, width: Int, height: Int) -> GLuint {
+        var name: GLuint = 0, framebuffer: GLuint = 0
         glGenFramebuffers(1, &framebuffer)
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
-        glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), texture, 0)
+        switch way {
+        case .textureStorage, .textureImage:
+            glGenTextures(1, &name)
+            glBindTexture(GLenum(GL_TEXTURE_2D), name)
+            if way == .textureStorage {
+                glTexStorage2D(GLenum(GL_TEXTURE_2D), 1, GLenum(GL_RGBA8), GLsizei(width), GLsizei(height))
+            } else {
+                glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_RGBA8, GLsizei(width), GLsizei(height), 0, GLenum(GL_RGBA),
+                             GLenum(GL_UNSIGNED_BYTE), nil)
+                glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
+            }
+            glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), name, 0)
+            glBindTexture(GLenum(GL_TEXTURE_2D), 0)
+        case .renderbuffer:
+            glGenRenderbuffers(1, &name)
+            glBindRenderbuffer(GLenum(GL_RENDERBUFFER), name)
+            glRenderbufferStorage(GLenum(GL_RENDERBUFFER), GLenum(GL_RGBA8), GLsizei(width), GLsizei(height))
+            glFramebufferRenderbuffer(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_RENDERBUFFER), name)
+            glBindRenderbuffer(GLenum(GL_RENDERBUFFER), 0)
+        }
+        glViewport(0, 0, GLsizei(width), GLsizei(height))
         glEnable(GLenum(GL_SCISSOR_TEST))
         let halfWidth = GLsizei(width / 2), halfHeight = GLsizei(height / 2)
         // GL's rows run up: the top quadrants start at half the height; the buffer is bottom first.
@@ -142,41 +223,55 @@ struct DmaBufRoundTrip {
             glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
         }
         glDisable(GLenum(GL_SCISSOR_TEST))
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), 0)
         glDeleteFramebuffers(1, &framebuffer)
-        glBindTexture(GLenum(GL_TEXTURE_2D), 0)
         glFinish()
+        return name
+    }
 
-        let attributes: [EGLint] = [EGL_NONE]
-        guard let image = unsafeBitCast(createAddress, to: CreateImage.self)(
-            display, eglContext, EGLenum(EGL_GL_TEXTURE_2D_KHR), EGLClientBuffer(bitPattern: UInt(texture)), attributes) else {
-            glDeleteTextures(1, &texture)
-            return .failure(BenchError("eglCreateImageKHR from a texture failed: EGL error 0x\(String(eglGetError(), radix: 16))"))
+    /// Deletes what `makeQuadrants` made. Render thread.
+    static func delete(_ way: ExportSource, _ name: GLuint) {
+        var name = name
+        if way == .renderbuffer { glDeleteRenderbuffers(1, &name) } else { glDeleteTextures(1, &name) }
+    }
+
+    /// The quadrants in a dma-buf of system memory: a sealed memfd handed to /dev/udmabuf.
+    private static func exportUdmabuf(width: Int, height: Int) -> Result<Exported, BenchError> {
+        typealias MemfdCreate = @convention(c) (UnsafePointer<CChar>?, UInt32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "memfd_create") else {
+            return .failure(BenchError("no memfd_create for a udmabuf"))
         }
-        defer { _ = unsafeBitCast(destroyAddress, to: DestroyImage.self)(display, image) }
-        var fourCC: Int32 = 0, planes: Int32 = 0
-        var modifiers = [UInt64](repeating: 0, count: 4)
-        guard unsafeBitCast(queryAddress, to: Query.self)(display, image, &fourCC, &planes, &modifiers) == EGL_TRUE else {
-            glDeleteTextures(1, &texture)
-            return .failure(BenchError("eglExportDMABUFImageQueryMESA failed: EGL error 0x\(String(eglGetError(), radix: 16))"))
+        let device = open("/dev/udmabuf", O_RDWR | O_CLOEXEC)
+        guard device >= 0 else { return .failure(BenchError("no udmabuf either: /dev/udmabuf cannot be opened (errno \(errno))")) }
+        defer { close(device) }
+        let bytesPerRow = 4 * width
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let size = (bytesPerRow * height + pageSize - 1) / pageSize * pageSize
+        // MFD_CLOEXEC | MFD_ALLOW_SEALING
+        let memory = unsafeBitCast(symbol, to: MemfdCreate.self)("carwindow-bench-udmabuf", 0x0001 | 0x0002)
+        guard memory >= 0 else { return .failure(BenchError("memfd_create failed (errno \(errno))")) }
+        defer { close(memory) }
+        var pixels = [UInt8](repeating: 0, count: size)
+        for y in 0..<height {
+            for x in 0..<width {
+                let colour = quadrants[(y < height / 2 ? 0 : 2) + (x < width / 2 ? 0 : 1)]
+                let index = y * bytesPerRow + 4 * x
+                (pixels[index], pixels[index + 1], pixels[index + 2], pixels[index + 3]) =
+                    (UInt8(colour.x), UInt8(colour.y), UInt8(colour.z), 255)
+            }
         }
-        var descriptors = [Int32](repeating: -1, count: 4)
-        var strides = [EGLint](repeating: 0, count: 4), offsets = [EGLint](repeating: 0, count: 4)
-        guard planes == 1, unsafeBitCast(exportAddress, to: Export.self)(display, image, &descriptors, &strides, &offsets) == EGL_TRUE,
-              descriptors[0] >= 0 else {
-            for descriptor in descriptors where descriptor >= 0 { close(descriptor) }
-            glDeleteTextures(1, &texture)
-            return .failure(BenchError("eglExportDMABUFImageMESA gave \(planes) planes or failed: EGL error 0x\(String(eglGetError(), radix: 16))"))
+        // F_ADD_SEALS with F_SEAL_SHRINK: udmabuf takes only memfds that cannot shrink.
+        guard pixels.withUnsafeBytes({ write(memory, $0.baseAddress, size) }) == size,
+              fcntl(memory, 1033, 0x0002) == 0 else {
+            return .failure(BenchError("the memfd for a udmabuf could not be filled and sealed (errno \(errno))"))
         }
-        let code = UInt32(bitPattern: fourCC)
-        let name = String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: code >> (8 * $0)) }, as: UTF8.self)
-        guard let format = EngineDmaBuf.Format(drmFourCC: code) else {
-            close(descriptors[0])
-            glDeleteTextures(1, &texture)
-            return .failure(BenchError("the driver exported fourcc '\(name)', which the canvas does not take"))
-        }
-        let buffer = EngineDmaBuf(format: format, width: width, height: height,
-                                  plane: .init(fileDescriptor: descriptors[0], offset: Int(offsets[0]), bytesPerRow: Int(strides[0])),
-                                  modifier: modifiers[0], firstRow: .bottom)
-        return .success(Exported(buffer: buffer, fourCC: name, texture: texture))
+        // struct udmabuf_create { __u32 memfd; __u32 flags; __u64 offset; __u64 size; }, flags UDMABUF_FLAGS_CLOEXEC.
+        var request: (UInt32, UInt32, UInt64, UInt64) = (UInt32(memory), 1, 0, UInt64(size))
+        let buffer = ioctl(device, 0x4018_7542, &request)
+        guard buffer >= 0 else { return .failure(BenchError("UDMABUF_CREATE failed (errno \(errno))")) }
+        return .success(Exported(buffer: EngineDmaBuf(format: .abgr8888, width: width, height: height,
+                                                      plane: .init(fileDescriptor: buffer, bytesPerRow: bytesPerRow),
+                                                      modifier: 0, firstRow: .top),
+                                 fourCC: "AB24 from udmabuf (system memory)"))
     }
 }
