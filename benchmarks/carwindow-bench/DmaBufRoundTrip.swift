@@ -19,6 +19,8 @@ struct DmaBufRoundTrip {
         /// for a buffer of system memory.
         var name: UInt32 = 0
         var madeWith: ExportSource?
+        /// Frees memory the buffer was exported from outside GL (CUDA's).
+        var releaseMemory: (@Sendable () -> Void)?
     }
 
     struct Outcome {
@@ -44,11 +46,18 @@ struct DmaBufRoundTrip {
         case .success(let fromGL):
             export = fromGL
         case .failure(let glRefusal):
-            // No GL export: a dma-buf of system memory from the kernel's udmabuf device, where
-            // there is one, still runs the import (or the mapping with the real sync ioctl).
-            switch exportUdmabuf(width: size.width, height: size.height) {
-            case .success(let fromMemory): export = fromMemory
-            case .failure(let memoryRefusal): throw BenchError("\(glRefusal.description); \(memoryRefusal.description)")
+            // No GL export: CUDA's export of device memory (NVIDIA), then a dma-buf of system
+            // memory from the kernel's udmabuf device, still run the import (or the mapping
+            // with the real sync ioctl).
+            switch exportCUDA(width: size.width, height: size.height) {
+            case .success(let fromCUDA):
+                export = fromCUDA
+            case .failure(let cudaRefusal):
+                switch exportUdmabuf(width: size.width, height: size.height) {
+                case .success(let fromMemory): export = fromMemory
+                case .failure(let memoryRefusal):
+                    throw BenchError("\(glRefusal.description); \(cudaRefusal.description); \(memoryRefusal.description)")
+                }
             }
         }
         var outcome: Outcome?
@@ -59,6 +68,7 @@ struct DmaBufRoundTrip {
             failure = error
         }
         export.buffer.closeDescriptors()
+        export.releaseMemory?()
         if let way = export.madeWith {
             let name = export.name
             let release: EngineGLDraw = { _ in delete(way, name) }
@@ -273,5 +283,68 @@ struct DmaBufRoundTrip {
                                                       plane: .init(fileDescriptor: buffer, bytesPerRow: bytesPerRow),
                                                       modifier: 0, firstRow: .top),
                                  fourCC: "AB24 from udmabuf (system memory)"))
+    }
+
+    /// The quadrants in CUDA device memory exported as a dma-buf
+    /// (`cuMemGetHandleForAddressRange`), as an engine that renders or decodes with CUDA would
+    /// hand them over. libcuda comes with NVIDIA's driver; nothing here links it.
+    private static func exportCUDA(width: Int, height: Int) -> Result<Exported, BenchError> {
+        guard let cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) else {
+            return .failure(BenchError("no CUDA export: libcuda.so.1 is not here"))
+        }
+        func function<T>(_ name: String, as type: T.Type) -> T? {
+            dlsym(cuda, name).map { unsafeBitCast($0, to: type) }
+        }
+        typealias Initialise = @convention(c) (UInt32) -> Int32
+        typealias DeviceGet = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
+        typealias PrimaryRetain = @convention(c) (UnsafeMutablePointer<OpaquePointer?>, Int32) -> Int32
+        typealias SetCurrent = @convention(c) (OpaquePointer?) -> Int32
+        typealias Allocate = @convention(c) (UnsafeMutablePointer<UInt64>, Int) -> Int32
+        typealias CopyIn = @convention(c) (UInt64, UnsafeRawPointer, Int) -> Int32
+        typealias Handle = @convention(c) (UnsafeMutableRawPointer, UInt64, Int, Int32, UInt64) -> Int32
+        typealias Free = @convention(c) (UInt64) -> Int32
+        guard let initialise = function("cuInit", as: Initialise.self), let deviceGet = function("cuDeviceGet", as: DeviceGet.self),
+              let retain = function("cuDevicePrimaryCtxRetain", as: PrimaryRetain.self),
+              let setCurrent = function("cuCtxSetCurrent", as: SetCurrent.self),
+              let allocate = function("cuMemAlloc_v2", as: Allocate.self), let copyIn = function("cuMemcpyHtoD_v2", as: CopyIn.self),
+              let handle = function("cuMemGetHandleForAddressRange", as: Handle.self),
+              let free = function("cuMemFree_v2", as: Free.self) else {
+            return .failure(BenchError("no CUDA export: libcuda lacks cuMemGetHandleForAddressRange (CUDA 11.7 or later)"))
+        }
+        var device: Int32 = 0
+        var context: OpaquePointer?
+        var status = initialise(0)
+        if status == 0 { status = deviceGet(&device, 0) }
+        if status == 0 { status = retain(&context, device) }
+        if status == 0 { status = setCurrent(context) }
+        guard status == 0 else { return .failure(BenchError("no CUDA export: CUDA did not start (CUresult \(status))")) }
+        // Rows on a 256-byte pitch and the range on 2 MiB, which the export asks of device memory.
+        let bytesPerRow = (4 * width + 255) / 256 * 256
+        let size = (bytesPerRow * height + (2 << 20) - 1) / (2 << 20) * (2 << 20)
+        var memory: UInt64 = 0
+        guard allocate(&memory, size) == 0 else { return .failure(BenchError("no CUDA export: cuMemAlloc failed")) }
+        var pixels = [UInt8](repeating: 0, count: size)
+        for y in 0..<height {
+            for x in 0..<width {
+                let colour = quadrants[(y < height / 2 ? 0 : 2) + (x < width / 2 ? 0 : 1)]
+                let index = y * bytesPerRow + 4 * x
+                (pixels[index], pixels[index + 1], pixels[index + 2], pixels[index + 3]) =
+                    (UInt8(colour.x), UInt8(colour.y), UInt8(colour.z), 255)
+            }
+        }
+        status = pixels.withUnsafeBytes { copyIn(memory, $0.baseAddress!, size) }
+        var descriptor: Int32 = -1
+        // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1
+        if status == 0 { status = handle(&descriptor, memory, size, 1, 0) }
+        guard status == 0, descriptor >= 0 else {
+            _ = free(memory)
+            return .failure(BenchError("no CUDA export: cuMemGetHandleForAddressRange gave CUresult \(status)"))
+        }
+        let allocated = memory
+        let release: @Sendable () -> Void = { _ = free(allocated) }
+        return .success(Exported(buffer: EngineDmaBuf(format: .abgr8888, width: width, height: height,
+                                                      plane: .init(fileDescriptor: descriptor, bytesPerRow: bytesPerRow),
+                                                      modifier: 0, firstRow: .top),
+                                 fourCC: "AB24 from CUDA device memory (linear, pitch \(bytesPerRow))", releaseMemory: release))
     }
 }

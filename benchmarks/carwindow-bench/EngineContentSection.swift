@@ -41,13 +41,21 @@ struct EngineContentSection: BenchmarkSection {
                                            bitrate: EncodeSection.bitrate(for: size), threads: context.encoderThreads)
             var entry = CaseResult(label: size.description)
             var fps: [String: Double] = [:]
-            for content in ["map", "gl"] {
+            var mapRender = Double.nan
+            let costly = SameCostScene()
+            for content in ["map", "gl", "costly"] {
                 let sink = CountingSink()
                 let session: ProjectionSession
                 if content == "map" {
                     session = try context.makeEncodingSession(size: size, settings: settings, sink: sink, camera: path[0])
                 } else {
-                    var configuration = ProjectionSessionConfiguration(engine: .gl(Self.engineScene), makeSink: { _ in sink })
+                    if content == "costly" {
+                        let layers = try await costly.calibrate(context.render, size: size, toMilliseconds: mapRender)
+                        result.notes.append("engine \(size): the same-cost scene draws \(layers) blended full-screen layers, "
+                            + "\(formatted(costly.calibratedMilliseconds)) ms a picture on the render thread against the map's \(formatted(mapRender)) ms")
+                    }
+                    var configuration = ProjectionSessionConfiguration(engine: .gl(content == "gl" ? Self.engineScene : costly.draw),
+                                                                       makeSink: { _ in sink })
                     configuration.encoder = .automatic
                     configuration.encoderSettings = settings
                     configuration.refinementFrames = 0
@@ -68,13 +76,19 @@ struct EngineContentSection: BenchmarkSection {
                 let sessionFPS = Double(sent) / wall
                 fps[content] = sessionFPS
                 let render = Summary(milliseconds: statistics.renderTimes).mean
+                if content == "map" { mapRender = render }
                 let encoder = Summary(milliseconds: statistics.encodeTimes).mean
                 entry.add("\(content)_session_fps", sessionFPS, "fps", better: .higher)
                 entry.add("\(content)_render_ms", render, "ms", better: .lower)
                 entry.add("\(content)_encoder_ms", encoder, "ms", better: .lower)
                 entry.add("\(content)_change_latency_ms_p50", latency.p50, "ms", better: .lower)
                 entry.add("\(content)_change_latency_ms_p99", latency.p99, "ms", better: .lower)
-                table.rows.append([size.description, content == "map" ? "CarWindow's map" : "engine's GL", formatted(sessionFPS, "%.1f"),
+                let label = switch content {
+                case "map": "CarWindow's map"
+                case "gl": "engine's GL"
+                default: "engine's GL, the map's cost"
+                }
+                table.rows.append([size.description, label, formatted(sessionFPS, "%.1f"),
                                    formatted(render), formatted(encoder),
                                    "\(formatted(latency.p50, "%.1f")) / \(formatted(latency.p99, "%.1f"))", "-"])
                 result.checks.append(.expect(sent == frames, "engine \(size): \(content) pictures produced", "\(sent) of \(frames)"))
@@ -99,6 +113,9 @@ struct EngineContentSection: BenchmarkSection {
             }
             if let map = fps["map"], let gl = fps["gl"] {
                 entry.add("gl_to_map_fps_ratio", gl / map, "ratio", better: .higher)
+            }
+            if let map = fps["map"], let same = fps["costly"] {
+                entry.add("same_cost_gl_to_map_fps_ratio", same / map, "ratio", better: .higher)
             }
             result.cases.append(entry)
         }
@@ -154,5 +171,109 @@ struct EngineContentSection: BenchmarkSection {
         }
         let upload = Summary(withUpload).p50, convert = Summary(convertOnly).p50
         return (convert, max(upload - convert, 0))
+    }
+}
+
+/// An engine scene whose draw costs what the map's does, so that the map and the engine's GL are
+/// compared through the same session with the same work on the render thread: the pipeline
+/// around the draw, not the scenes. Blended full-screen layers with a one-line shader, as many
+/// as `calibrate` finds; every picture shifts their colours.
+///
+/// - Important: its GL objects are made and used on the render thread only (in `draw`).
+final class SameCostScene: @unchecked Sendable {
+    private let layers = LockedState(1)
+    private var program: GLuint = 0
+    private var colourLocation: GLint = -1
+    private var vertexArray: GLuint = 0
+    private(set) var calibratedMilliseconds = Double.nan
+
+    /// The draw, for `EngineContent.gl`.
+    var draw: EngineGLDraw { { [self] frame in drawLayers(frame) } }
+
+    /// Finds the layer count whose canvas visit (draw, conversion, readback) takes about
+    /// `target` milliseconds at `size`: doubling, then halving the step, medians of 8 pictures.
+    func calibrate(_ context: RenderContext, size: FrameSize, toMilliseconds target: Double) async throws -> Int {
+        let canvas = try await EngineCanvas(context: context, width: size.width, height: size.height)
+        var frame = NV12Frame(width: size.width, height: size.height, fullRange: false)
+        func milliseconds(_ count: Int) async -> Double {
+            layers.withLock { $0 = count }
+            var times: [Double] = []
+            for _ in 0..<8 {
+                let start = DispatchTime.now().uptimeNanoseconds
+                let drawn = await canvas.drawStreamFrame(.gl(draw, scale: 1), fullRange: false, readbackSlot: 0, collecting: (0, frame))
+                times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+                if case .success(let collected)? = drawn.collected { frame = collected }
+            }
+            return Summary(times).p50
+        }
+        guard target.isFinite, target > 0 else { throw BenchError("same-cost scene: the map's render time is not known") }
+        _ = await milliseconds(1)      // warm: the program is linked at the first draw
+        var low = 1, high = 1
+        var highTime = await milliseconds(high)
+        while highTime < target, high < 4096 {
+            low = high
+            high *= 2
+            highTime = await milliseconds(high)
+        }
+        while high - low > max(1, high / 16) {
+            let middle = (low + high) / 2
+            if await milliseconds(middle) < target { low = middle } else { high = middle }
+        }
+        calibratedMilliseconds = await milliseconds(high)
+        return high
+    }
+
+    private func drawLayers(_ frame: EngineGLFrame) {
+        if program == 0 { makeProgram() }
+        glClearColor(0.1, 0.1, 0.12, 1)
+        glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+        glEnable(GLenum(GL_BLEND))
+        glBlendFunc(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA))
+        glUseProgram(program)
+        glBindVertexArray(vertexArray)
+        let count = layers.withLock { $0 }
+        let shift = Float(frame.pictureNumber % 64) / 64
+        for layer in 0..<count {
+            let hue = (Float(layer) / Float(max(count, 1)) + shift).truncatingRemainder(dividingBy: 1)
+            glUniform4f(colourLocation, hue, 0.5, 1 - hue, 0.08)
+            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+        }
+        glBindVertexArray(0)
+        glUseProgram(0)
+        glDisable(GLenum(GL_BLEND))
+    }
+
+    private func makeProgram() {
+        func shader(_ type: Int32, _ source: String) -> GLuint {
+            let name = glCreateShader(GLenum(type))
+            source.withCString { text in
+                var pointer: UnsafePointer<GLchar>? = text
+                glShaderSource(name, 1, &pointer, nil)
+            }
+            glCompileShader(name)
+            return name
+        }
+        let vertex = shader(GL_VERTEX_SHADER, """
+            #version 300 es
+            void main() {
+                vec2 corner = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
+                gl_Position = vec4(corner * 2.0 - 1.0, 0.0, 1.0);
+            }
+            """)
+        let fragment = shader(GL_FRAGMENT_SHADER, """
+            #version 300 es
+            precision mediump float;
+            uniform vec4 u_colour;
+            out vec4 colour;
+            void main() { colour = u_colour; }
+            """)
+        program = glCreateProgram()
+        glAttachShader(program, vertex)
+        glAttachShader(program, fragment)
+        glLinkProgram(program)
+        glDeleteShader(vertex)
+        glDeleteShader(fragment)
+        colourLocation = glGetUniformLocation(program, "u_colour")
+        glGenVertexArrays(1, &vertexArray)
     }
 }
