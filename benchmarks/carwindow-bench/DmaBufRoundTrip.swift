@@ -67,6 +67,20 @@ struct DmaBufRoundTrip {
         } catch {
             failure = error
         }
+        // A linear buffer the driver would not import may be taken with the layout left
+        // implicit, as some drivers want for memory they did not allocate for scan-out.
+        if export.buffer.modifier == 0, outcome?.path.hasPrefix("imported") != true {
+            var implicit = export
+            implicit.buffer.modifier = DRMFormat.invalidModifier
+            do {
+                var second = try await show(implicit, context: context, size: size, pictures: pictures)
+                second.path += " (with the modifier left implicit; as linear: \(outcome?.path ?? "\(failure.map { "\($0)" } ?? "")"))"
+                outcome = second
+                failure = nil
+            } catch {
+                failure = BenchError("\(failure.map { "\($0)" } ?? outcome?.path ?? ""); with the modifier left implicit: \(error)")
+            }
+        }
         export.buffer.closeDescriptors()
         export.releaseMemory?()
         if let way = export.madeWith {

@@ -227,8 +227,12 @@ package actor EngineCanvas {
         } else if imports.canImport {
             refusal = "the driver refused an earlier buffer of this format and modifier"
         }
-        try DmaBufMapping.withPlanes(of: buffer) { first, chroma in
-            show(format, pass: pass, first: first, chroma: chroma ?? first, crPlane: nil)
+        do {
+            try DmaBufMapping.withPlanes(of: buffer) { first, chroma in
+                show(format, pass: pass, first: first, chroma: chroma ?? first, crPlane: nil)
+            }
+        } catch .dmaBufUnreadable(let reason) {
+            throw .dmaBufUnreadable("EGL did not import it (\(refusal)), and \(reason)")
         }
         targetBottomFirst = bottomFirst
         mappedReason = refusal

@@ -253,8 +253,7 @@ enum DmaBufMapping {
     static func withPlanes<Result>(of buffer: EngineDmaBuf,
                                    _ body: (_ first: PlaneRows, _ chroma: PlaneRows?) -> Result) throws(EngineContentError) -> Result {
         guard buffer.modifier == 0 || buffer.modifier == DRMFormat.invalidModifier else {
-            throw .dmaBufUnreadable("EGL cannot import it here, and its modifier 0x\(String(buffer.modifier, radix: 16)) is a "
-                                    + "tiled layout a mapping cannot read")
+            throw .dmaBufUnreadable("its modifier 0x\(String(buffer.modifier, radix: 16)) is a tiled layout a mapping cannot read")
         }
         let layout = buffer.pixelLayout
         let rowBytes = buffer.format == .nv12 ? buffer.width : 4 * buffer.width
@@ -287,7 +286,7 @@ enum DmaBufMapping {
         }
         guard Int(status.st_size) >= length else { throw .bufferTooShort(bytes: Int(status.st_size), needed: length) }
         guard let base = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor, 0), base != MAP_FAILED else {
-            throw .dmaBufUnreadable("EGL cannot import it here, and it cannot be mapped either (errno \(errno))")
+            throw .dmaBufUnreadable("it cannot be mapped (errno \(errno))")
         }
         defer { munmap(base, length) }
         // Not a dma-buf (a memfd, say) answers ENOTTY: there is nothing to wait for then.
