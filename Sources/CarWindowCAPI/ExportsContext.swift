@@ -91,3 +91,10 @@ public func capiSetLog(_ callback: carwindow_log_callback?, _ userData: UnsafeMu
         LogForwarding.target.withLock { $0 = LogForwarding.Target(callback: callback, userData: userData, minimum: level) }
     }
 }
+
+/// `carwindow_context_imports_dmabufs` (see carwindow.h).
+@_cdecl("carwindow_context_imports_dmabufs")
+public func capiContextImportsDmaBufs(_ handle: OpaquePointer?) -> Int32 {
+    guard let entry = try? ContextEntry.table.entry(handle, in: "carwindow_context_imports_dmabufs") else { return 0 }
+    return entry.renderContext.importsDmaBufs ? 1 : 0
+}

@@ -468,6 +468,8 @@ public func capiSessionPushPixels(_ handle: OpaquePointer?, _ format: Int32, _ w
         switch format {
         case CARWINDOW_PIXELS_RGBA: pixelFormat = .rgba
         case CARWINDOW_PIXELS_BGRA: pixelFormat = .bgra
+        case CARWINDOW_PIXELS_NV12: pixelFormat = .nv12
+        case CARWINDOW_PIXELS_I420: pixelFormat = .i420
         default: throw .invalidArgument("\(what): format \(format) is none of the CARWINDOW_PIXELS_* values")
         }
         // A size_t above Int.max arrives negative: no buffer is that large.
@@ -477,8 +479,33 @@ public func capiSessionPushPixels(_ handle: OpaquePointer?, _ format: Int32, _ w
         // The caller waits here, so its buffer stays valid while the session copies from it.
         nonisolated(unsafe) let source = UnsafeRawBufferPointer(start: pixels, count: size)
         try waitForThrowing(doing: what) {
-            try await projection.pushPixels(copying: source, layout: PixelLayout(format: pixelFormat, width: Int(width),
-                                                                                 height: Int(height), bytesPerRow: bytesPerRow))
+            // The packed layout EnginePixels takes when only the first plane's rows are given.
+            let packed = EnginePixels(format: pixelFormat, width: Int(width), height: Int(height), bytesPerRow: bytesPerRow,
+                                      bytes: []).layout
+            try await projection.pushPixels(copying: source, layout: packed)
         }
+    }
+}
+
+/// `carwindow_session_push_dmabuf` (see carwindow.h).
+@_cdecl("carwindow_session_push_dmabuf")
+public func capiSessionPushDmaBuf(_ handle: OpaquePointer?, _ described: UnsafePointer<carwindow_dmabuf>?) -> Int32 {
+    apiCall { () throws(APIFailure) in
+        let what = "carwindow_session_push_dmabuf"
+        let projection = try session(handle, what).session
+        guard let described else { throw .invalidArgument("\(what): buffer is NULL") }
+        let given = described.pointee
+        guard let format = EngineDmaBuf.Format(drmFourCC: given.fourcc) else {
+            throw .invalidArgument("\(what): \(EngineContentError.dmaBufFormatUnsupported(fourCC: given.fourcc))")
+        }
+        guard given.plane_count == Int32(format.planeCount) else {
+            throw .invalidArgument("\(what): plane_count \(given.plane_count) does not fit \(format.rawValue), which has \(format.planeCount)")
+        }
+        let first = EngineDmaBuf.Plane(fileDescriptor: given.fds.0, offset: Int(given.offsets.0), bytesPerRow: Int(given.strides.0))
+        let second = EngineDmaBuf.Plane(fileDescriptor: given.fds.1, offset: Int(given.offsets.1), bytesPerRow: Int(given.strides.1))
+        let buffer = EngineDmaBuf(format: format, width: Int(given.width), height: Int(given.height), plane: first,
+                                  chromaPlane: format.planeCount == 2 ? second : nil, modifier: given.modifier,
+                                  firstRow: given.bottom_first != 0 ? .bottom : .top)
+        try waitForThrowing(doing: what) { try await projection.pushDmaBuf(buffer) }
     }
 }

@@ -574,6 +574,45 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, 256, picture, (size_t)-1));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_continuous(pixels, 2));
     EXPECT(CARWINDOW_ERROR_INVALID_STATE, carwindow_session_add_custom_layer(pixels, "layer", NULL, counting_layer, NULL));
+    /* NV12 and I420 in one packed buffer: 64 * 48 luma bytes, then 64 * 24 of chroma. */
+    EXPECT(CARWINDOW_OK, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_NV12, 64, 48, 64, picture, 64 * 72));
+    EXPECT(CARWINDOW_OK, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_I420, 64, 48, 64, picture, 64 * 72));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_NV12, 64, 48, 64, picture, 64 * 72 - 1));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_I420, 64, 48, 63, picture, 64 * 72));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_I420, 64, 48, (size_t)-2, picture, 64 * 72));
+    /* dma-bufs: every refusal before anything is duplicated; a plain file stands in for one. */
+    FILE *stand_in = tmpfile();
+    REQUIRE(stand_in != NULL && fwrite(picture, 1, sizeof picture, stand_in) == sizeof picture && fflush(stand_in) == 0);
+    carwindow_dmabuf buffer = {.fourcc = 0x34324241 /* AB24 */, .width = 64, .height = 48, .plane_count = 1,
+                               .fds = {fileno(stand_in), -1}, .offsets = {0, 0}, .strides = {256, 0},
+                               .modifier = 0x00ffffffffffffffULL, .bottom_first = 0};
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_dmabuf(pixels, NULL));
+    EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_push_dmabuf(NULL, &buffer));
+    carwindow_dmabuf bad = buffer;
+    bad.fourcc = 0x56595559; /* YUYV */
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_dmabuf(pixels, &bad));
+    bad = buffer;
+    bad.plane_count = 2;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_dmabuf(pixels, &bad));
+    bad = buffer;
+    bad.fds[0] = -1;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_dmabuf(pixels, &bad));
+    bad = buffer;
+    bad.fds[0] = 1000000;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_dmabuf(pixels, &bad));
+    bad = buffer;
+    bad.strides[0] = 128;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_dmabuf(pixels, &bad));
+    bad = buffer;
+    bad.offsets[0] = 0xffffffffu;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_dmabuf(pixels, &bad));
+    bad = buffer;
+    bad.width = 32;
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_push_dmabuf(pixels, &bad));
+    EXPECT(CARWINDOW_OK, carwindow_session_push_dmabuf(pixels, &buffer));
+    fclose(stand_in);
+    REQUIRE(carwindow_context_imports_dmabufs(NULL) == 0);
+    REQUIRE(carwindow_context_imports_dmabufs(context) == 0 || carwindow_context_imports_dmabufs(context) == 1);
     EXPECT(CARWINDOW_OK, carwindow_session_push_pixels(pixels, CARWINDOW_PIXELS_BGRA, 64, 48, 256, picture, sizeof picture));
     EXPECT(CARWINDOW_OK, carwindow_session_set_continuous(pixels, 1));
     sleep_ms(300);

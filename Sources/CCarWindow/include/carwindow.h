@@ -46,7 +46,7 @@ extern "C" {
 /** The major version of this header: a library of another major version is not compatible. */
 #define CARWINDOW_API_VERSION_MAJOR 0
 /** The minor version: a library of a higher minor version has everything this header names. */
-#define CARWINDOW_API_VERSION_MINOR 3
+#define CARWINDOW_API_VERSION_MINOR 4
 
 /** What a call did: CARWINDOW_OK or one of the CARWINDOW_ERROR_* values below. */
 typedef int32_t carwindow_status;
@@ -386,11 +386,31 @@ typedef struct carwindow_custom_layer_frame {
  */
 typedef int (*carwindow_custom_layer_callback)(const carwindow_custom_layer_frame *frame, void *user_data);
 
-/** The order of each pixel's four bytes in memory (carwindow_session_push_pixels). */
+/** How a picture's bytes are laid out (carwindow_session_push_pixels). */
 typedef int32_t carwindow_pixel_format;
 #define CARWINDOW_PIXELS_RGBA 0 /**< Red, green, blue, then alpha or padding. */
 #define CARWINDOW_PIXELS_BGRA 1 /**< Blue, green, red, then alpha or padding: Cairo's ARGB32 and RGB24
                                      on a little-endian machine. */
+#define CARWINDOW_PIXELS_NV12 2 /**< Since 0.4. Luma rows, then rows of Cb, Cr pairs as long as the
+                                     luma's, for half the height rounded up (BT.601 limited range). */
+#define CARWINDOW_PIXELS_I420 3 /**< Since 0.4. Luma rows, then the Cb plane and the Cr plane, each of
+                                     rows half as long as the luma's (rounded up), for half the height. */
+
+/**
+ * A picture in a GPU buffer the engine exported (a Linux dma-buf), for
+ * carwindow_session_push_dmabuf (since 0.4).
+ */
+typedef struct carwindow_dmabuf {
+    uint32_t fourcc;      /**< DRM fourcc: AB24, XB24 (bytes R, G, B, A/X), AR24, XR24 (B, G, R, A/X) or NV12. */
+    uint32_t width;       /**< The stream's encoded width. */
+    uint32_t height;      /**< The stream's encoded height. */
+    int32_t plane_count;  /**< 1, or 2 for NV12 (luma, then Cb, Cr pairs). */
+    int32_t fds[2];       /**< Each plane's dma-buf descriptor (planes may share one); duplicated. */
+    uint32_t offsets[2];  /**< Bytes from the buffer's start to each plane's first row. */
+    uint32_t strides[2];  /**< Bytes from one row of each plane to the next. */
+    uint64_t modifier;    /**< DRM format modifier as exported; DRM_FORMAT_MOD_INVALID (2^56 - 1) if none. */
+    int32_t bottom_first; /**< 1 when the buffer holds the bottom row first (a GL drawing), else 0. */
+} carwindow_dmabuf;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Context: the render thread and its headless GL context                                     */
@@ -422,6 +442,13 @@ carwindow_status carwindow_context_describe(carwindow_context *context, char **o
  * Errors: INVALID_HANDLE, BUSY (sessions still open on it; nothing was closed). Thread-safe.
  */
 carwindow_status carwindow_context_close(carwindow_context *context);
+
+/**
+ * Whether the context's EGL display imports dma-bufs (EGL_EXT_image_dma_buf_import): 1 when
+ * carwindow_session_push_dmabuf converts buffers with no copy, 0 when it must map them (since 0.4).
+ * Errors: INVALID_HANDLE (returned as 0). Thread-safe.
+ */
+int32_t carwindow_context_imports_dmabufs(carwindow_context *context);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Session: one head-unit screen                                                              */
@@ -697,19 +724,36 @@ carwindow_status carwindow_session_invalidate(carwindow_session *session);
 carwindow_status carwindow_session_set_continuous(carwindow_session *session, int32_t continuous);
 
 /**
- * Hands over the engine's next picture (CARWINDOW_CONTENT_PIXELS): `height` rows of `width`
- * 4-byte pixels, top row first, each row `bytes_per_row` bytes from the last (at least 4 * width,
- * a multiple of 4), copied before this returns. The alpha byte is not used: the picture is taken
- * as opaque. The latest pixels win; the picture is drawn at the stream's pace. Before the first
- * push, a started stream waits up to half a second, then shows black.
+ * Hands over the engine's next picture (CARWINDOW_CONTENT_PIXELS), copied before this returns:
+ * RGBA or BGRA, `height` rows of `width` 4-byte pixels, top row first, each row `bytes_per_row`
+ * bytes from the last (at least 4 * width, a multiple of 4), the alpha byte unused (the picture
+ * is opaque); or NV12 or I420, luma rows `bytes_per_row` apart (at least `width`) followed by
+ * the chroma planes as CARWINDOW_PIXELS_NV12 and _I420 describe. The latest picture wins; it is
+ * drawn at the stream's pace. Before the first push, a started stream waits up to half a second,
+ * then shows black.
  * Errors: INVALID_HANDLE, INVALID_ARGUMENT (pixels NULL, a format out of range, a size other than
  * the stream's encoded size of the last STREAM_STARTED event, rows too short or unaligned, `size`
- * shorter than the rows), INVALID_STATE (the session shows other content, or has no stream size
+ * shorter than the planes), INVALID_STATE (the session shows other content, or has no stream size
  * yet: start it first). Thread-safe.
  */
 carwindow_status carwindow_session_push_pixels(carwindow_session *session, carwindow_pixel_format format,
                                                uint32_t width, uint32_t height, size_t bytes_per_row,
                                                const void *pixels, size_t size);
+
+/**
+ * Hands over the engine's next picture as a dma-buf it exported (CARWINDOW_CONTENT_PIXELS; since
+ * 0.4). The descriptors are duplicated before this returns: close yours when you like. The buffer
+ * is read at the next picture: imported as an EGL image with no copy where the context imports
+ * dma-bufs (carwindow_context_imports_dmabufs), else read through a mapping when it is linear
+ * (logged once); keep drawing into other buffers (a swap chain) until a later one is handed over.
+ * A buffer unreadable at the draw (tiled where nothing imports, shorter than its planes) is an
+ * ERROR event; hand over pixels instead then.
+ * Errors: INVALID_HANDLE, INVALID_ARGUMENT (buffer NULL, a fourcc not listed, a plane count that
+ * does not fit it, a descriptor that is not open, offsets or strides out of range, a size other
+ * than the stream's), INVALID_STATE (the session shows other content, or has no stream size yet).
+ * Thread-safe.
+ */
+carwindow_status carwindow_session_push_dmabuf(carwindow_session *session, const carwindow_dmabuf *buffer);
 
 /**
  * Adds the engine's own GL drawing to the map as layer `id` (replacing a custom layer of that
