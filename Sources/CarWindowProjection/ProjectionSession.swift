@@ -171,11 +171,12 @@ public actor ProjectionSession {
     /// Encoder stages made and not finished yet: one while a stream exists, else none.
     package internal(set) var liveEncoderStages = 0
 
-    /// A session for `configuration` drawing on `context`; it starts disconnected.
+    /// A dma-buf handed over and never drawn is closed with the session.
     deinit {
         if case .dmaBuf(let buffer) = pendingHandover { buffer.closeDescriptors() }
     }
 
+    /// A session for `configuration` drawing on `context`; it starts disconnected.
     public init(configuration: ProjectionSessionConfiguration, context: RenderContext) {
         self.configuration = configuration
         self.context = context

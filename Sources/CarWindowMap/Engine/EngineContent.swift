@@ -306,6 +306,10 @@ public struct EngineDmaBuf: Sendable, Equatable {
             throw .dmaBufPlanes("\(format.rawValue) has \(format.planeCount) plane(s), but \(chromaPlane == nil ? 1 : 2) were described")
         }
         try Self.check(plane, rowBytes: format == .nv12 ? width : 4 * width, name: "plane 0")
+        // GL reads 4-byte pixels by whole pixels per row: a pitch between them cannot be said.
+        guard format == .nv12 || plane.bytesPerRow % 4 == 0 else {
+            throw .dmaBufPlanes("plane 0: bytesPerRow \(plane.bytesPerRow) is not a multiple of the 4 bytes of a pixel")
+        }
         if let chromaPlane { try Self.check(chromaPlane, rowBytes: 2 * (width / 2 + width % 2), name: "plane 1") }
     }
 
