@@ -275,15 +275,7 @@ struct DmaBufRoundTrip {
         let memory = unsafeBitCast(symbol, to: MemfdCreate.self)("carwindow-bench-udmabuf", 0x0001 | 0x0002)
         guard memory >= 0 else { return .failure(BenchError("memfd_create failed (errno \(errno))")) }
         defer { close(memory) }
-        var pixels = [UInt8](repeating: 0, count: size)
-        for y in 0..<height {
-            for x in 0..<width {
-                let colour = quadrants[(y < height / 2 ? 0 : 2) + (x < width / 2 ? 0 : 1)]
-                let index = y * bytesPerRow + 4 * x
-                (pixels[index], pixels[index + 1], pixels[index + 2], pixels[index + 3]) =
-                    (UInt8(colour.x), UInt8(colour.y), UInt8(colour.z), 255)
-            }
-        }
+        let pixels = quadrantBytes(width: width, height: height, bytesPerRow: bytesPerRow, size: size)
         // F_ADD_SEALS with F_SEAL_SHRINK: udmabuf takes only memfds that cannot shrink.
         guard pixels.withUnsafeBytes({ write(memory, $0.baseAddress, size) }) == size,
               fcntl(memory, 1033, 0x0002) == 0 else {
@@ -337,15 +329,7 @@ struct DmaBufRoundTrip {
         let size = (bytesPerRow * height + (2 << 20) - 1) / (2 << 20) * (2 << 20)
         var memory: UInt64 = 0
         guard allocate(&memory, size) == 0 else { return .failure(BenchError("no CUDA export: cuMemAlloc failed")) }
-        var pixels = [UInt8](repeating: 0, count: size)
-        for y in 0..<height {
-            for x in 0..<width {
-                let colour = quadrants[(y < height / 2 ? 0 : 2) + (x < width / 2 ? 0 : 1)]
-                let index = y * bytesPerRow + 4 * x
-                (pixels[index], pixels[index + 1], pixels[index + 2], pixels[index + 3]) =
-                    (UInt8(colour.x), UInt8(colour.y), UInt8(colour.z), 255)
-            }
-        }
+        let pixels = quadrantBytes(width: width, height: height, bytesPerRow: bytesPerRow, size: size)
         status = pixels.withUnsafeBytes { copyIn(memory, $0.baseAddress!, size) }
         var descriptor: Int32 = -1
         // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1
@@ -360,5 +344,19 @@ struct DmaBufRoundTrip {
                                                       plane: .init(fileDescriptor: descriptor, bytesPerRow: bytesPerRow),
                                                       modifier: 0, firstRow: .top),
                                  fourCC: "AB24 from CUDA device memory (linear, pitch \(bytesPerRow))", releaseMemory: release))
+    }
+
+    /// The quadrants as RGBA rows `bytesPerRow` apart, top row first, in `size` bytes (the rest zero).
+    private static func quadrantBytes(width: Int, height: Int, bytesPerRow: Int, size: Int) -> [UInt8] {
+        var pixels = [UInt8](repeating: 0, count: size)
+        for y in 0..<height {
+            for x in 0..<width {
+                let colour = quadrants[(y < height / 2 ? 0 : 2) + (x < width / 2 ? 0 : 1)]
+                let index = y * bytesPerRow + 4 * x
+                (pixels[index], pixels[index + 1], pixels[index + 2], pixels[index + 3]) =
+                    (UInt8(colour.x), UInt8(colour.y), UInt8(colour.z), 255)
+            }
+        }
+        return pixels
     }
 }
