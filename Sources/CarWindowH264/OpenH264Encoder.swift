@@ -120,6 +120,12 @@ public final class OpenH264Encoder: VideoEncoder {
         parameters.iMaxBitrate = Int32(Self.cap(for: settings.bitrate))
         // A skipped frame would leave the head unit showing a stale map; the caller paces frames.
         parameters.bEnableFrameSkip = false
+        // The whole QP range, so that a picture can always be made to fit its budget: left at
+        // OpenH264's default minimum of 0 the range becomes 12...42, and at 1080p and 600 kbit/s
+        // every moving picture sat at QP 42 and the stream ran at 1.7x the target. The session
+        // lowers frame rate and detail before the quantiser gets that far (StreamQualityLadder).
+        parameters.iMinQp = 12
+        parameters.iMaxQp = 51
         parameters.uiIntraPeriod = UInt32(settings.idrInterval ?? 0)
         parameters.iMultipleThreadIdc = UInt16(threadCount)
         parameters.iTemporalLayerNum = 1
@@ -233,6 +239,8 @@ public final class OpenH264Encoder: VideoEncoder {
                 throw .encodeFailed(.openh264, "H264StreamRewriter.normalize failed on frame \(frameNumber): \(error)")
             }
         }
+        // OpenH264 2.3's statistics leave the picture's QP at 0; the session reads the slice
+        // header's instead (SkipPictureStream).
         return AccessUnit(data: data, isKeyframe: isKeyframe, presentationTime: presentationTime, frameNumber: frameNumber)
     }
 

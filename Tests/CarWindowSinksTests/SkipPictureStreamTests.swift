@@ -58,6 +58,33 @@ import Testing
         }
     }
 
+    /// Each unit passed carries its first slice's QP, as ffmpeg's trace_headers reads it:
+    /// 26 + pic_init_qp_minus26 + slice_qp_delta. A sliced stream (three threads) too, and at a
+    /// bitrate so low that the quantiser reaches the top of its range.
+    @Test(.enabled(if: FFmpegTool.isAvailable, "ffmpeg/ffprobe not installed (apt-get install ffmpeg)"),
+          arguments: [(1, 400_000), (3, 20_000)])
+    func passedUnitsCarryTheirSliceQuantizer(threads: Int, bitrate: Int) throws {
+        var settings = EncoderSettings(width: Self.width, height: 3 * 64, bitrate: bitrate)
+        settings.threads = .fixed(threads)
+        let encoder = try OpenH264Encoder(settings: settings)
+        var follower = SkipPictureStream()
+        let units = try (0..<12).map { index in
+            follower.pass(try encoder.encode(MapLikeFrames.frame(width: Self.width, height: 3 * 64, index: index, texture: 12),
+                                             presentationTime: .seconds(Double(index) / 15), forceIDR: index == 8))
+        }
+        let sections = try FFmpegTool.traceHeaders(units.flatMap(\.data))
+        func field(_ section: (title: String, fields: [(String, Int)]), _ name: String) -> Int? {
+            section.fields.first { $0.0 == name }?.1
+        }
+        let initial = try #require(sections.first { $0.title == "Picture Parameter Set" }.flatMap { field($0, "pic_init_qp_minus26") })
+        // The first slice of each picture: first_mb_in_slice 0.
+        let traced = sections.filter { $0.title.contains("Slice Header") && field($0, "first_mb_in_slice") == 0 }
+            .compactMap { field($0, "slice_qp_delta").map { 26 + initial + $0 } }
+        #expect(traced.count == units.count)
+        #expect(units.map(\.quantizer) == traced.map(Optional.some), "trace_headers says \(traced)")
+        if bitrate < 100_000 { #expect(traced.contains { $0 >= 45 }, "QP \(traced)") }
+    }
+
     @Test func aStreamItCannotFollowGivesNoSkipPicture() throws {
         var follower = SkipPictureStream()
         let first = follower.skipPicture(presentationTime: .zero, frameNumber: 0)

@@ -29,6 +29,8 @@ package struct SkipPictureStream: Sendable {
     private var usable = false
     /// The unescaped start of the slice header being read (at most ``headerPrefixBytes``).
     private var headerScratch: [UInt8] = []
+    /// SliceQP of the first slice of the unit being passed, when its header parsed that far.
+    private var sliceQuantizer: Int?
 
     /// A rewriter that has seen no picture yet: it can skip once the first IDR has passed.
     package init() {}
@@ -37,9 +39,11 @@ package struct SkipPictureStream: Sendable {
     package var canSkip: Bool { usable && lastFrameNum != nil }
 
     /// Passes one of the encoder's access units: remembers its parameter sets and numbering,
-    /// and renumbers its slices after skip pictures. Returns the unit to send.
+    /// and renumbers its slices after skip pictures. Returns the unit to send, with the first
+    /// slice's QP as its ``AccessUnit/quantizer`` where the encoder gave none.
     package mutating func pass(_ unit: AccessUnit) -> AccessUnit {
         var data = unit.data
+        sliceQuantizer = nil
         var rewritten: [UInt8]?
         // Ranges refer to `unit.data`; rewritten slices are assembled into a new stream.
         for range in NALUnitRanges(unit.data) {
@@ -78,6 +82,7 @@ package struct SkipPictureStream: Sendable {
         if let rewritten { data = rewritten }
         var result = unit
         result.data = data
+        if result.quantizer == nil { result.quantizer = sliceQuantizer }
         return result
     }
 
@@ -129,11 +134,11 @@ package struct SkipPictureStream: Sendable {
         NALUnit.removeEmulationPrevention(nal.dropFirst().prefix(Self.headerPrefixBytes), into: &headerScratch)
         var reader = BitReader(headerScratch)
         let frameNumBits = sps.frameNumBits, lsbBits = sps.picOrderCountLSBBits
-        let frameNumPosition: Int, frameNum: Int
+        let frameNumPosition: Int, frameNum: Int, sliceType: Int
         var lsbPosition: Int?, lsb: Int?
         do {
             _ = try reader.readUE("first_mb_in_slice")
-            _ = try reader.readUE("slice_type")
+            sliceType = Int(try reader.readUE("slice_type"))
             _ = try reader.readUE("pic_parameter_set_id")
             frameNumPosition = reader.bitPosition
             frameNum = Int(try reader.readBits(frameNumBits, "frame_num"))
@@ -147,6 +152,9 @@ package struct SkipPictureStream: Sendable {
         }
         // Non-reference pictures would need their own numbering rules; our encoders make none.
         guard referenceIDC != 0 else { return nil }
+        if sliceQuantizer == nil {
+            sliceQuantizer = Self.readQuantizer(&reader, sliceType: sliceType, isIDR: isIDR, pps: pps)
+        }
         let shiftedFrameNum = (frameNum + frameNumShift) % (1 << frameNumBits)
         var shiftedLSB: Int?
         if let lsb {
@@ -164,6 +172,54 @@ package struct SkipPictureStream: Sendable {
         if let lsbPosition, let shiftedLSB { Self.overwrite(&rbsp, at: lsbPosition, bits: lsbBits, with: shiftedLSB) }
         guard let headerByte = nal.first else { return nil }
         return .rewritten([headerByte] + NALUnit.insertEmulationPrevention(rbsp))
+    }
+
+    /// Reads on from after pic_order_cnt_lsb to slice_qp_delta (clause 7.3.3, for the streams
+    /// ``streamIsFollowable`` allows: reference frames, CAVLC, no weighted prediction) and
+    /// returns SliceQP, 26 + pic_init_qp_minus26 + slice_qp_delta; nil where the header does not
+    /// parse within the bytes read or the QP is out of range.
+    private static func readQuantizer(_ reader: inout BitReader, sliceType: Int, isIDR: Bool,
+                                      pps: PictureParameterSet?) -> Int? {
+        guard let pps else { return nil }
+        do {
+            if pps.redundantPicCountPresent { _ = try reader.readUE("redundant_pic_cnt") }
+            let predicted = sliceType % 5 == 0 || sliceType % 5 == 3
+            if predicted {
+                if try reader.readFlag("num_ref_idx_active_override_flag") { _ = try reader.readUE("num_ref_idx_l0_active_minus1") }
+                if try reader.readFlag("ref_pic_list_modification_flag_l0") {
+                    // At most one modification per reference index and a few more: a longer
+                    // list is garbage.
+                    for _ in 0..<33 {
+                        let operation = try reader.readUE("modification_of_pic_nums_idc")
+                        if operation == 3 { break }
+                        _ = try reader.readUE("abs_diff_pic_num_minus1 or long_term_pic_num")
+                    }
+                }
+            }
+            if isIDR {
+                _ = try reader.readFlag("no_output_of_prior_pics_flag")
+                _ = try reader.readFlag("long_term_reference_flag")
+            } else if try reader.readFlag("adaptive_ref_pic_marking_mode_flag") {
+                for _ in 0..<33 {
+                    let operation = try reader.readUE("memory_management_control_operation")
+                    if operation == 0 { break }
+                    switch operation {
+                    case 1: _ = try reader.readUE("difference_of_pic_nums_minus1")
+                    case 2: _ = try reader.readUE("long_term_pic_num")
+                    case 3:
+                        _ = try reader.readUE("difference_of_pic_nums_minus1")
+                        _ = try reader.readUE("long_term_frame_idx")
+                    case 4: _ = try reader.readUE("max_long_term_frame_idx_plus1")
+                    case 6: _ = try reader.readUE("long_term_frame_idx")
+                    default: break
+                    }
+                }
+            }
+            let quantizer = 26 + pps.picInitQPMinus26 + (try reader.readSE("slice_qp_delta"))
+            return (0...51).contains(quantizer) ? quantizer : nil
+        } catch {
+            return nil
+        }
     }
 
     /// Escaped bytes read for a slice's numbering: first_mb_in_slice, slice_type, the PPS id,

@@ -57,6 +57,8 @@ public final class VAAPIEncoder: VideoEncoder, ZeroCopyEncoderInput {
     private var deriveImageWorks = true
     private var framesEncoded = 0
     private var coded: [UInt8] = []
+    /// The mean QP the driver reported for the last picture read, if it reports one.
+    private var lastQuantizer: Int?
     private var pictureBuffers: [VABufferID] = []
 
     private var inputSurface: VASurfaceID { surfaces[0] }
@@ -312,7 +314,8 @@ public final class VAAPIEncoder: VideoEncoder, ZeroCopyEncoderInput {
                 throw .encodeFailed(.vaapi, "\(capabilities.driverVendor) wrote an IDR without SPS and PPS in front (NAL types \(types)); this driver cannot be used, choose the openh264 backend")
             }
         }
-        return AccessUnit(data: data, isKeyframe: isKeyframe, presentationTime: presentationTime, frameNumber: frameNumber)
+        return AccessUnit(data: data, isKeyframe: isKeyframe, presentationTime: presentationTime, frameNumber: frameNumber,
+                          quantizer: lastQuantizer)
     }
 
     private func codePicture(_ picture: LowDelayGOP.Picture) throws(VAStatusError) {
@@ -361,6 +364,7 @@ public final class VAAPIEncoder: VideoEncoder, ZeroCopyEncoderInput {
         coded.removeAll(keepingCapacity: true)
         do {
             try VACodedSegments.append(from: UnsafeRawPointer(mapped), into: &coded, limit: codedBufferSize)
+            lastQuantizer = VACodedSegments.quantizer(from: UnsafeRawPointer(mapped))
         } catch {
             throw .encodeFailed(.vaapi, error.description)
         }

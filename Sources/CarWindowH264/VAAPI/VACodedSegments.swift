@@ -29,6 +29,15 @@ enum VACodedSegments {
     /// Status bits that mean bytes were lost.
     static let overflowMask = UInt32(VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK) | UInt32(VA_CODED_BUF_STATUS_FRAME_SIZE_OVERFLOW)
 
+    /// The picture's mean QP, which a driver may put in the first segment's status
+    /// (`VA_CODED_BUF_STATUS_PICTURE_AVE_QP_MASK`); nil where it leaves it 0 or out of range.
+    static func quantizer(from head: UnsafeRawPointer?) -> Int? {
+        guard let head else { return nil }
+        let status = head.assumingMemoryBound(to: VACodedBufferSegment.self).pointee.status
+        let quantizer = Int(status & UInt32(VA_CODED_BUF_STATUS_PICTURE_AVE_QP_MASK))
+        return (1...51).contains(quantizer) ? quantizer : nil
+    }
+
     /// Appends the bytes of every segment, in list order, to `output`, which keeps its capacity
     /// across pictures. Returns how many segments there were.
     @discardableResult
