@@ -75,4 +75,49 @@ import Testing
         let collected = try #require(second)
         #expect(collected.luma != first.luma, "the second slot holds the second view")
     }
+
+    /// Sum of the differences between horizontal and vertical neighbours in the visible luma:
+    /// the picture's fine detail.
+    static func detail(_ frame: NV12Frame) -> Double {
+        var sum = 0.0
+        for y in 0..<(frame.height - 1) {
+            for x in 0..<(frame.width - 1) {
+                let here = Double(frame.luma[y * frame.codedWidth + x])
+                sum += abs(here - Double(frame.luma[y * frame.codedWidth + x + 1]))
+                sum += abs(here - Double(frame.luma[(y + 1) * frame.codedWidth + x]))
+            }
+        }
+        return sum
+    }
+
+    /// A stream whose bitrate cannot carry its size keeps its size and loses detail: half the
+    /// resolution is the same picture (mean luma within 2 levels) with far less fine detail, and
+    /// three quarters lies between.
+    @Test func aReducedResolutionKeepsThePictureAndLosesItsDetail() async throws {
+        let (context, renderer) = try await makeRenderer(width: 640, height: 384,
+                                                         camera: Camera(center: helsinki, zoom: 16, bearing: 20, pitch: 40))
+        _ = await renderer.renderWhenLoaded()
+        var frames: [NV12Frame] = []
+        for scale in [1.0, 0.75, 0.5] {
+            try await renderer.convertToNV12(fullRange: false, slot: 0, resolutionScale: scale)
+            frames.append(try #require(await renderer.collectNV12(slot: 0, into: NV12Frame(width: 640, height: 384))))
+        }
+        // Full detail again after a reduced picture: the reduction leaves the map's own picture alone.
+        try await renderer.convertToNV12(fullRange: false, slot: 1, resolutionScale: 1)
+        let again = try #require(await renderer.collectNV12(slot: 1, into: NV12Frame(width: 640, height: 384)))
+        await context.shutdown()
+        #expect(again.luma == frames[0].luma)
+        func mean(_ frame: NV12Frame) -> Double {
+            var sum = 0.0
+            for y in 0..<frame.height { for x in 0..<frame.width { sum += Double(frame.luma[y * frame.codedWidth + x]) } }
+            return sum / Double(frame.width * frame.height)
+        }
+        let details = frames.map(Self.detail)
+        for frame in frames.dropFirst() {
+            #expect(abs(mean(frame) - mean(frames[0])) <= 2, "mean luma \(mean(frame)) against \(mean(frames[0]))")
+        }
+        #expect(details[1] < 0.85 * details[0], "detail \(details)")
+        #expect(details[2] < 0.7 * details[0], "detail \(details)")
+        #expect(details[2] < details[1], "detail \(details)")
+    }
 }

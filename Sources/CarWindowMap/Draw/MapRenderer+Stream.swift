@@ -21,11 +21,11 @@ extension MapRenderer {
     /// other slot by an earlier visit into `previous.frame`. Collecting one picture behind lets
     /// the GPU (or llvmpipe's rasterizer threads) finish it while this picture is submitted.
     package func drawStreamFrame(camera: Camera, overlays: MapOverlays, fullRange: Bool, readbackSlot slot: Int,
-                                 collecting previous: (slot: Int, frame: NV12Frame)?,
+                                 collecting previous: (slot: Int, frame: NV12Frame)?, resolutionScale: Double = 1,
                                  tileArrived: @escaping @Sendable () -> Void) -> StreamDraw {
         var draw = drawForStream(camera: camera, overlays: overlays, tileArrived: tileArrived)
         do {
-            try convertToNV12(fullRange: fullRange, slot: slot)
+            try convertToNV12(fullRange: fullRange, slot: slot, resolutionScale: resolutionScale)
         } catch {
             draw.error = error
         }
@@ -45,10 +45,10 @@ extension MapRenderer {
     /// encoder's input surface (`planes`), in one visit to the render thread. Nothing is read
     /// back; the error, if any, says why the picture is not in the surface.
     package func drawStreamFrame(camera: Camera, overlays: MapOverlays, fullRange: Bool, into planes: DMABufPlanes,
-                                 tileArrived: @escaping @Sendable () -> Void) -> StreamDraw {
+                                 resolutionScale: Double = 1, tileArrived: @escaping @Sendable () -> Void) -> StreamDraw {
         var draw = drawForStream(camera: camera, overlays: overlays, tileArrived: tileArrived)
         do {
-            try convertToNV12(into: planes, fullRange: fullRange)
+            try convertToNV12(into: planes, fullRange: fullRange, resolutionScale: resolutionScale)
         } catch {
             draw.error = error
         }

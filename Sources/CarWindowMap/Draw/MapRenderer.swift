@@ -420,8 +420,14 @@ public actor MapRenderer {
     /// 1) without waiting: collect it with ``collectNV12(slot:into:)`` after drawing the next
     /// frame, so the copy overlaps that work.
     public func convertToNV12(fullRange: Bool = false, slot: Int) throws(MapRenderError) {
+        try convertToNV12(fullRange: fullRange, slot: slot, resolutionScale: 1)
+    }
+
+    /// ``convertToNV12(fullRange:slot:)`` keeping only `resolutionScale` (0-1] of the picture's
+    /// detail (a stream whose bitrate cannot carry its size).
+    package func convertToNV12(fullRange: Bool, slot: Int, resolutionScale: Double) throws(MapRenderError) {
         try resources.output.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
-                                     flipsRows: false, slot: slot)
+                                     flipsRows: false, slot: slot, resolutionScale: resolutionScale)
     }
 
     /// The NV12 frame whose readback was started in `slot`, copied into `frame`'s storage (which
@@ -434,8 +440,13 @@ public actor MapRenderer {
     /// encoder's input surface, given as the dma-buf planes it exported. Nothing crosses to the
     /// CPU; the planes are imported once and reused while they stay the same.
     public func convertToNV12(into planes: DMABufPlanes, fullRange: Bool = false) throws(MapRenderError) {
+        try convertToNV12(into: planes, fullRange: fullRange, resolutionScale: 1)
+    }
+
+    /// ``convertToNV12(into:fullRange:)`` keeping only `resolutionScale` (0-1] of the detail.
+    package func convertToNV12(into planes: DMABufPlanes, fullRange: Bool, resolutionScale: Double) throws(MapRenderError) {
         try resources.output.convert(source: target.color.name, width: width, height: height, fullRange: fullRange,
-                                     flipsRows: false, into: planes)
+                                     flipsRows: false, into: planes, resolutionScale: resolutionScale)
     }
 
     /// Draws nothing new: converts the last frame and waits for its NV12 bytes.

@@ -96,11 +96,12 @@ package actor EngineCanvas {
     /// Draws or uploads `drawing`, converts the picture to NV12 and starts reading it back into
     /// `slot`; then, if asked, collects the picture an earlier visit read into the other slot.
     package func drawStreamFrame(_ drawing: EngineDrawing, fullRange: Bool, readbackSlot slot: Int,
-                                 collecting previous: (slot: Int, frame: NV12Frame)?) -> EngineStreamDraw {
+                                 collecting previous: (slot: Int, frame: NV12Frame)?,
+                                 resolutionScale: Double = 1) -> EngineStreamDraw {
         var draw = EngineStreamDraw()
         draw.error = render(drawing) { source, flipsRows throws(MapRenderError) in
             try output.convert(source: source, width: width, height: height, fullRange: fullRange,
-                               flipsRows: flipsRows, slot: slot)
+                               flipsRows: flipsRows, slot: slot, resolutionScale: resolutionScale)
         }
         draw.dmaBufMapped = mappedReason
         if let previous { draw.collected = collectStreamFrame(slot: previous.slot, into: previous.frame) }
@@ -115,12 +116,12 @@ package actor EngineCanvas {
 
     /// Zero copy: draws or uploads `drawing` and converts it straight into the encoder's
     /// surface; its error, if any, says why the picture is not in the surface.
-    package func drawStreamFrame(_ drawing: EngineDrawing, fullRange: Bool, into planes: DMABufPlanes)
-        -> EngineStreamDraw {
+    package func drawStreamFrame(_ drawing: EngineDrawing, fullRange: Bool, into planes: DMABufPlanes,
+                                 resolutionScale: Double = 1) -> EngineStreamDraw {
         var draw = EngineStreamDraw()
         draw.error = render(drawing) { source, flipsRows throws(MapRenderError) in
             try output.convert(source: source, width: width, height: height, fullRange: fullRange,
-                               flipsRows: flipsRows, into: planes)
+                               flipsRows: flipsRows, into: planes, resolutionScale: resolutionScale)
         }
         draw.dmaBufMapped = mappedReason
         return draw

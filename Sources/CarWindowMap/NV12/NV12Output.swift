@@ -20,15 +20,27 @@ final class NV12Output {
         self.binaries = binaries
     }
 
+    /// Made on first use: only a stream whose bitrate cannot carry its size needs it.
+    private var reduction: ResolutionReduction?
+
     /// Converts `source` (RGBA, `width` x `height`) to NV12 and starts reading it back into
-    /// `slot` (0 or 1) without waiting. `flipsRows` when the source's first row is the bottom.
-    func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, flipsRows: Bool, slot: Int)
-        throws(MapRenderError) {
+    /// `slot` (0 or 1) without waiting. `flipsRows` when the source's first row is the bottom;
+    /// a `resolutionScale` below 1 keeps only that share of the picture's detail.
+    func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, flipsRows: Bool, slot: Int,
+                 resolutionScale: Double = 1) throws(MapRenderError) {
         guard width % 2 == 0, height % 2 == 0 else {
             throw .invalidSize(width: width, height: height, reason: "NV12 needs even sides")
         }
-        try nv12Converter().convert(source: source, width: width, height: height, fullRange: fullRange,
-                                    flipsRows: flipsRows, slot: slot & 1)
+        try nv12Converter().convert(source: reduced(source, width: width, height: height, scale: resolutionScale),
+                                    width: width, height: height, fullRange: fullRange, flipsRows: flipsRows, slot: slot & 1)
+    }
+
+    /// `source`, or a copy of it with the detail of `scale` of its sides.
+    private func reduced(_ source: GLuint, width: Int, height: Int, scale: Double) -> GLuint {
+        guard scale > 0, scale < 1 else { return source }
+        let reduction = self.reduction ?? ResolutionReduction()
+        self.reduction = reduction
+        return reduction.reduce(source: source, width: width, height: height, scale: scale) ?? source
     }
 
     /// The NV12 frame whose readback was started in `slot`, copied into `frame`'s storage; nil
@@ -41,8 +53,8 @@ final class NV12Output {
     /// Zero copy: converts `source` straight into the encoder's input surface, given as the
     /// dma-buf planes it exported. The planes are imported once and reused while they stay the
     /// same.
-    func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, flipsRows: Bool, into planes: DMABufPlanes)
-        throws(MapRenderError) {
+    func convert(source: GLuint, width: Int, height: Int, fullRange: Bool, flipsRows: Bool, into planes: DMABufPlanes,
+                 resolutionScale: Double = 1) throws(MapRenderError) {
         if importedPlanes?.planes != planes {
             releaseImportedPlanes()
             do {
@@ -56,7 +68,8 @@ final class NV12Output {
         guard let imported = importedPlanes else { return }
         let converter = try nv12Converter()
         do {
-            try converter.convert(source: source, width: width, height: height, fullRange: fullRange, flipsRows: flipsRows,
+            try converter.convert(source: reduced(source, width: width, height: height, scale: resolutionScale),
+                                  width: width, height: height, fullRange: fullRange, flipsRows: flipsRows,
                                   intoLuma: imported.luma.texture, chroma: imported.chroma.texture)
         } catch {
             throw .gl(error)
