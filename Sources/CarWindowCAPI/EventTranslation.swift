@@ -50,6 +50,11 @@ enum EventTranslation {
             event.type = CARWINDOW_EVENT_RESIZED
             fillSizes(&event, stream)
             return "resized: \(stream.encodedSize) (screen \(stream.displaySize))"
+        case .qualityChanged(let quality):
+            event.type = CARWINDOW_EVENT_QUALITY_CHANGED
+            event.frames_per_second = quality.framesPerSecond
+            event.x = quality.resolutionScale
+            return "quality for the bitrate: \(quality)"
         case .hapticRegions(let regions):
             event.type = CARWINDOW_EVENT_HAPTIC_REGIONS
             return "haptic regions: \(regions.count)"

@@ -45,6 +45,9 @@ final class FrameSource {
     /// Zero copy: the encoder's input surface, which the canvas draws into (GL on GBM, a
     /// VA-API encoder that exports its surface); nil when pictures are read back and copied.
     let encoderSurface: DMABufPlanes?
+    /// The share of the stream's width and height whose detail pictures keep
+    /// (``StreamQuality/resolutionScale``): 1 unless the bitrate cannot carry the size.
+    var resolutionScale = 1.0
     /// The readback slot the next picture uses.
     private var nextSlot = 0
     /// A frame to read the next picture into: the one the encoder gave back last.
@@ -81,7 +84,8 @@ final class FrameSource {
         let (slot, collect) = slots(collecting)
         guard case .map(let renderer) = canvas else { return (Ticket(slot: slot), SourceDraw(error: Self.mismatch)) }
         let drawn = await renderer.drawStreamFrame(camera: camera, overlays: overlays, fullRange: fullRange,
-                                                   readbackSlot: slot, collecting: collect, tileArrived: tileArrived)
+                                                   readbackSlot: slot, collecting: collect, resolutionScale: resolutionScale,
+                                                   tileArrived: tileArrived)
         return (Ticket(slot: slot), SourceDraw(error: drawn.error.map { .renderer($0) },
                                                collected: drawn.collected?.mapError { .renderer($0) },
                                                controls: drawn.controls, transform: drawn.transform))
@@ -93,7 +97,8 @@ final class FrameSource {
                     isolation: isolated (any Actor)? = #isolation) async -> (ticket: Ticket, draw: SourceDraw) {
         let (slot, collect) = slots(collecting)
         guard case .engine(let engineCanvas) = canvas else { return (Ticket(slot: slot), SourceDraw(error: Self.mismatch)) }
-        let drawn = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, readbackSlot: slot, collecting: collect)
+        let drawn = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, readbackSlot: slot, collecting: collect,
+                                                        resolutionScale: resolutionScale)
         return (Ticket(slot: slot), SourceDraw(error: drawn.error.map { .engineContent($0) },
                                                collected: drawn.collected?.mapError { .renderer($0) },
                                                dmaBufMapped: drawn.dmaBufMapped))
@@ -128,7 +133,7 @@ final class FrameSource {
                                    isolation: isolated (any Actor)? = #isolation) async -> SourceDraw {
         guard case .map(let renderer) = canvas else { return SourceDraw(error: Self.mismatch) }
         let drawn = await renderer.drawStreamFrame(camera: camera, overlays: overlays, fullRange: fullRange,
-                                                   into: surface, tileArrived: tileArrived)
+                                                   into: surface, resolutionScale: resolutionScale, tileArrived: tileArrived)
         return SourceDraw(error: drawn.error.map { .renderer($0) }, controls: drawn.controls, transform: drawn.transform)
     }
 
@@ -136,7 +141,8 @@ final class FrameSource {
     func drawEngineIntoEncoderSurface(_ surface: DMABufPlanes, _ drawing: EngineDrawing,
                                       isolation: isolated (any Actor)? = #isolation) async -> SourceDraw {
         guard case .engine(let engineCanvas) = canvas else { return SourceDraw(error: Self.mismatch) }
-        let drawn = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, into: surface)
+        let drawn = await engineCanvas.drawStreamFrame(drawing, fullRange: fullRange, into: surface,
+                                                        resolutionScale: resolutionScale)
         return SourceDraw(error: drawn.error.map { .engineContent($0) }, dmaBufMapped: drawn.dmaBufMapped)
     }
 

@@ -35,6 +35,7 @@ extension ProjectionSession {
             case .render:
                 tickGestures(at: now)
                 await setIdleRate(false, live)
+                await applyQualityToEncoder(live)
                 await renderAndSend(live, at: now)
             case .refine:
                 await setIdleRate(false, live)
@@ -116,11 +117,50 @@ extension ProjectionSession {
                 try await encoder.setBitrate(min(Self.idleBitrate, settings.bitrate))
             } else {
                 try await encoder.setBitrate(settings.bitrate)
-                try await encoder.setFrameRate(settings.framesPerSecond)
+                try await encoder.setFrameRate(live.movingFramesPerSecond)
+                live.encoderFramesPerSecond = live.movingFramesPerSecond
             }
         } catch {
             emit(.warning(.encoderRateUnchanged(forKeepAlives: idle, error)))
         }
+    }
+
+    /// Starts `live`'s quality ladder on the level its bitrate, size and rate allow, and draws
+    /// at that level's detail; nil where the session keeps the quality it was given (turned
+    /// off, or offline encoding at fixed settings).
+    func startQualityLadder(_ live: LiveStream) {
+        let settings = live.settings
+        if configuration.adaptsQualityToBitrate, configuration.encoderSettings == nil {
+            live.quality = StreamQualityLadder(width: settings.width, height: settings.height,
+                                               framesPerSecond: settings.framesPerSecond, bitrate: settings.bitrate)
+        } else {
+            live.quality = nil
+        }
+        live.frames.resolutionScale = live.quality?.quality.resolutionScale ?? 1
+    }
+
+    /// Gives the encoder the moving map's frame rate where the ladder moved since it was last
+    /// given one: the rate control shares the bitrate among that many pictures a second.
+    func applyQualityToEncoder(_ live: LiveStream) async {
+        let rate = live.movingFramesPerSecond
+        guard !live.encoderIsIdle, live.encoderFramesPerSecond != rate else { return }
+        live.encoderFramesPerSecond = rate
+        do {
+            try await live.encoder.setFrameRate(rate)
+        } catch {
+            emit(.warning(.encoderRateUnchanged(forKeepAlives: false, error)))
+        }
+    }
+
+    /// Feeds a drawn picture that went out to the quality ladder, and applies a new level: the
+    /// pacer's rate now, the encoder's before the next picture, the detail from the next draw.
+    private func recordQuality(of unit: AccessUnit, _ live: LiveStream) {
+        guard let changed = live.quality?.record(bits: unit.data.count * 8, quantizer: unit.quantizer,
+                                                 isKeyframe: unit.isKeyframe, at: clock.now) else { return }
+        pacer.configuration.framesPerSecond = FramePacer.Configuration(framesPerSecond: changed.framesPerSecond).framesPerSecond
+        live.frames.resolutionScale = changed.resolutionScale
+        logger.info("quality for \(live.settings.bitrate / 1000) kbit/s at \(live.settings.width)x\(live.settings.height): \(changed)")
+        emit(.qualityChanged(changed))
     }
 
     /// Draws the current view and starts encoding it; the encoder works while the loop goes on
@@ -364,6 +404,7 @@ extension ProjectionSession {
         guard state == .streaming, picture.run == pictureRun, deliver(unit, to: live.sink) else { return }
         if picture.forceIDR { needsIDR = false }
         record(sent: unit, as: picture.kind, changeSince: picture.changeSince)
+        if picture.kind == .rendered { recordQuality(of: unit, live) }
         script?.noteSent()
     }
 

@@ -544,7 +544,8 @@ public actor ProjectionSession {
         if let asked = stream.display.preferredFramesPerSecond, Double(asked) > EncoderSettings.maximumStreamingFramesPerSecond {
             emit(.warning(.frameRateCapped(asked: asked, streamed: settings.framesPerSecond)))
         }
-        pacer = FramePacer(configuration: .init(framesPerSecond: settings.framesPerSecond,
+        startQualityLadder(live)
+        pacer = FramePacer(configuration: .init(framesPerSecond: live.movingFramesPerSecond,
                                                 refinementFrames: configuration.refinementFrames,
                                                 keepAliveInterval: configuration.keepAliveInterval.inSeconds))
         restartPictures()
@@ -555,6 +556,10 @@ public actor ProjectionSession {
         if state != .suspended, streamingSince == nil { streamingSince = now }
         if statisticsOrigin == nil { statisticsOrigin = now }
         emit(.streamStarted(stream, settings))
+        if let quality = live.quality?.quality, quality != StreamQuality(framesPerSecond: settings.framesPerSecond) {
+            logger.info("\(settings.bitrate / 1000) kbit/s cannot carry \(stream.encodedSize) at \(settings.framesPerSecond) fps: starting at \(quality)")
+            emit(.qualityChanged(quality))
+        }
     }
 
     /// The next picture is drawn afresh and is an IDR.
@@ -586,9 +591,13 @@ public actor ProjectionSession {
         }
         live.settings.bitrate = wanted.bitrate
         live.settings.framesPerSecond = wanted.framesPerSecond
+        live.encoderFramesPerSecond = wanted.framesPerSecond
         // The moving-map rates are in force now; keep-alives switch back to theirs.
         live.encoderIsIdle = false
-        pacer.configuration.framesPerSecond = FramePacer.Configuration(framesPerSecond: wanted.framesPerSecond).framesPerSecond
+        let before = live.quality?.quality
+        startQualityLadder(live)
+        pacer.configuration.framesPerSecond = FramePacer.Configuration(framesPerSecond: live.movingFramesPerSecond).framesPerSecond
+        if let quality = live.quality?.quality, quality != before { emit(.qualityChanged(quality)) }
     }
 
     /// Starts `live`'s frame loop and encode loop; the frame loop counts as running from here

@@ -82,6 +82,11 @@ public struct ProjectionSessionConfiguration: Sendable {
     public var customBitrate: Int?
     /// How the encoder spends its bits; the default is `RateControl.cbr`.
     public var rateControl = RateControl.cbr
+    /// Whether a stream whose bitrate cannot carry its size and frame rate sends fewer pictures
+    /// a second, then less detail in each, rather than a picture of blocks (each change is a
+    /// ``ProjectionSessionEvent/qualityChanged(_:)`` event), and goes back up when the bitrate
+    /// allows; on by default. Off, the encoder's quantiser alone holds the bitrate.
+    public var adaptsQualityToBitrate = true
     /// Which H.264 encoder to use; the default is VA-API where a GPU offers it, else OpenH264.
     public var encoder = EncoderChoice.automatic
     /// OpenH264's threads, one slice of each picture apiece; the default chooses from the cores
@@ -239,6 +244,11 @@ public enum ProjectionSessionEvent: Sendable, Equatable {
     case streamStarted(StreamResolution, EncoderSettings)
     /// The head unit's display changed the stream size; the stream restarts at it.
     case resized(StreamResolution)
+    /// The stream's frame rate or detail changed to fit its bitrate (see
+    /// ``ProjectionSessionConfiguration/adaptsQualityToBitrate``); also sent when a stream
+    /// starts below the head unit's rate. An engine that draws on its own clock may draw this
+    /// often and no more.
+    case qualityChanged(StreamQuality)
     /// The haptic regions changed: the full set, in head-unit pixels (scaled), ids stable; an
     /// empty set clears them. A head-unit link sends these as SendHapticData.
     case hapticRegions([HapticRegion])

@@ -108,6 +108,10 @@ final class LiveStream {
     var lastPictureInSurface = false
     /// Whether the encoder runs at the keep-alive rate.
     var encoderIsIdle = false
+    /// The frame rate and detail the bitrate carries; nil when the session does not adapt them.
+    var quality: StreamQualityLadder?
+    /// The frame rate the encoder was last given for the moving map.
+    var encoderFramesPerSecond: Double
     /// Follows the encoder's stream so keep-alives can be hand-made skip pictures.
     var skipPictures = SkipPictureStream()
     /// The hand-over between the frame loop and the encode loop.
@@ -123,7 +127,12 @@ final class LiveStream {
         self.sink = sink
         self.settings = settings
         self.frames = frames
+        encoderFramesPerSecond = settings.framesPerSecond
     }
+
+    /// Frames per second while the map moves: the negotiated rate, or less where the bitrate
+    /// cannot carry it.
+    var movingFramesPerSecond: Double { quality?.quality.framesPerSecond ?? settings.framesPerSecond }
 }
 
 /// The one-picture queue between the frame loop and the encode loop. Its waits allocate

@@ -430,6 +430,8 @@ struct DriveCommand: AsyncParsableCommand {
             say(String(format: "map tapped at (%.0f, %.0f)", point.x, point.y))
         case .resized(let stream):
             say("the head unit resized the stream to \(stream.encodedSize)")
+        case .qualityChanged(let quality):
+            say("the bitrate carries \(quality)")
         case .warning(let warning):
             Console.warning(warning.description)
         case .error(.noMatchingResolution):

@@ -173,6 +173,55 @@ import Testing
         await context.shutdown()
     }
 
+    /// A head unit whose bitrate cannot carry a moving map at its rate (320x192 at 15 fps and
+    /// 40 kbit/s): the encoder's quantiser climbs, so the stream steps down to fewer pictures a
+    /// second, says so, and sends at the rate it said; the bitrate holds. Turned off, the stream
+    /// keeps its 15 pictures a second and says nothing.
+    @Test(arguments: [true, false])
+    func aBitrateThatCannotCarryTheRateLowersItAndSaysSo(adapts: Bool) async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        var configuration = try SessionFixtures.configuration(sink: sink, clock: time.clock)
+        configuration.adaptsQualityToBitrate = adapts
+        let session = ProjectionSession(configuration: configuration, context: context)
+        time.watch(session)
+        let log = EventLog(session)
+        var display = SessionFixtures.display
+        display.maximumBitrate = 40_000
+        try await session.connect(display: display)
+        try await session.startStreaming()
+        await time.settle()
+        await time.advance(by: 0.005)
+        await Self.drive(session, seconds: 5, time: time)
+        let qualities = log.all.compactMap { if case .qualityChanged(let quality) = $0 { quality } else { nil } }
+        let rate = qualities.last?.framesPerSecond ?? 15
+        let start = time.now
+        await Self.drive(session, seconds: 2, time: time)
+        let end = time.now
+        let later = log.all.compactMap { if case .qualityChanged(let quality) = $0 { quality } else { nil } }
+        await session.stop()
+        await session.close()
+        await context.shutdown()
+        let moving = sink.received.filter { $0.time > start && $0.time <= end }
+        let quantizers = moving.compactMap(\.unit.quantizer)
+        if adapts {
+            #expect(rate < 15, "qualities \(qualities)")
+            // The last two seconds at the rate last announced (unless it moved again meanwhile).
+            if later.count == qualities.count {
+                #expect(abs(Double(moving.count) - 2 * rate) <= 1, "\(moving.count) pictures in 2 s at \(rate) fps")
+            }
+        } else {
+            #expect(qualities.isEmpty && later.isEmpty)
+            #expect(moving.count == 30, "\(moving.count) pictures in 2 s")
+        }
+        // OpenH264 reports each picture's quantiser.
+        #expect(quantizers.count == moving.count && quantizers.allSatisfy { (12...51).contains($0) },
+                "QP \(moving.map { $0.unit.quantizer.map(String.init) ?? "-" }), qualities \(later)")
+        let bits = moving.reduce(0) { $0 + $1.unit.data.count * 8 }
+        #expect(Double(bits) / 2 <= 1.2 * 40_000, "\(bits / 2) bit/s against 40 kbit/s, QP \(quantizers)")
+    }
+
     @Test func aStillMapSendsOnlyKeepAlivesUnderOneSecondApartAfterRefinements() async throws {
         let context = try await RenderContext()
         let time = ManualTime()

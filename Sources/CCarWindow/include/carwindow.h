@@ -46,7 +46,7 @@ extern "C" {
 /** The major version of this header: a library of another major version is not compatible. */
 #define CARWINDOW_API_VERSION_MAJOR 0
 /** The minor version: a library of a higher minor version has everything this header names. */
-#define CARWINDOW_API_VERSION_MINOR 4
+#define CARWINDOW_API_VERSION_MINOR 5
 
 /** What a call did: CARWINDOW_OK or one of the CARWINDOW_ERROR_* values below. */
 typedef int32_t carwindow_status;
@@ -274,6 +274,12 @@ typedef int32_t carwindow_event_type;
 #define CARWINDOW_EVENT_COMMAND_PERFORMED 14
 /** dropped: events were dropped because the callback fell more than 4096 events behind. */
 #define CARWINDOW_EVENT_EVENTS_DROPPED 15
+/**
+ * frames_per_second, x (the share of the stream's width and height whose detail pictures keep,
+ * 0-1): the stream's bitrate cannot carry its size and rate (or can again), so it sends this many
+ * pictures a second with this much detail. The stream's size does not change. (API 0.5)
+ */
+#define CARWINDOW_EVENT_QUALITY_CHANGED 16
 
 /**
  * One event. Only the fields its type lists are meaningful; the others are 0 or NULL. Every
@@ -288,13 +294,13 @@ typedef struct carwindow_event {
     uint32_t height;            /**< STREAM_STARTED, RESIZED: encoded height. */
     uint32_t display_width;     /**< STREAM_STARTED, RESIZED: the head unit's width (touch space). */
     uint32_t display_height;    /**< STREAM_STARTED, RESIZED: the head unit's height. */
-    double frames_per_second;   /**< STREAM_STARTED: the stream's rate. */
+    double frames_per_second;   /**< STREAM_STARTED: the stream's rate; QUALITY_CHANGED: the rate now. */
     int64_t bitrate;            /**< STREAM_STARTED: the target in bit/s. */
     const carwindow_haptic_region *regions; /**< HAPTIC_REGIONS: the regions. */
     size_t region_count;        /**< HAPTIC_REGIONS: how many. */
     carwindow_control control;  /**< CONTROL_TAPPED: which control. */
     int64_t region_id;          /**< REGION_TAPPED, FOCUS_CHANGED: the region (-1: none). */
-    double x;                   /**< MAP_TAPPED: rendered pixels from the left. */
+    double x;                   /**< MAP_TAPPED: rendered pixels from the left; QUALITY_CHANGED: the detail kept. */
     double y;                   /**< MAP_TAPPED: rendered pixels from the top. */
     int32_t has_coordinate;     /**< MAP_TAPPED: 1 when latitude and longitude are set. */
     double latitude;            /**< MAP_TAPPED: the place tapped. */

@@ -1,0 +1,195 @@
+import Foundation
+
+/// What a stream carries while its bitrate cannot carry the head unit's size and frame rate:
+/// fewer pictures a second first, then less detail in each (``resolutionScale``). The stream's
+/// size never changes, so the head unit sees the same stream, only blurrier or less fluid.
+public struct StreamQuality: Sendable, Equatable, CustomStringConvertible {
+    /// Pictures a second while the map moves; at most the stream's negotiated rate.
+    public var framesPerSecond: Double
+    /// The share of the stream's width and height whose detail each picture keeps, in
+    /// (0, 1]: at 0.5 a picture is drawn at full size, reduced to half its width and height
+    /// and enlarged again before encoding, so it costs the bits of a picture a quarter the size.
+    public var resolutionScale: Double
+
+    /// A quality as given.
+    public init(framesPerSecond: Double, resolutionScale: Double = 1) {
+        self.framesPerSecond = framesPerSecond
+        self.resolutionScale = resolutionScale
+    }
+
+    public var description: String {
+        let rate = framesPerSecond.rounded() == framesPerSecond ? "\(Int(framesPerSecond))" : String(format: "%.1f", framesPerSecond)
+        return resolutionScale < 1 ? "\(rate) fps, detail \(Int((resolutionScale * 100).rounded()))%" : "\(rate) fps, full detail"
+    }
+}
+
+/// Decides, picture by picture, the ``StreamQuality`` a stream's bitrate can carry.
+///
+/// The signal is the encoder's quantiser (H.264 QP, 0-51): the rate control raises it until each
+/// picture fits its share of the bitrate, and a map above ``degradeQuantizer`` is a smear of
+/// blocks. There the ladder steps down: the next lower frame rate gives each picture more bits
+/// (halving the rate halves the bits a picture needs at the same QP, which is about 6 QP), and
+/// below the lowest rate the next lower resolution. It steps back up when the quantiser, raised by
+/// what the step up costs (6 QP per doubling of pixels a second), would stay at or below
+/// ``recoverQuantizer``. Where the encoder does not report its quantiser, whole seconds over the
+/// target step down and a step up is tried after ``blindRetry`` seconds.
+///
+/// Only drawn pictures count: refinements and keep-alives re-encode a still picture. A plain
+/// value: the session records each sent picture and applies what it answers.
+package struct StreamQualityLadder: Sendable {
+    /// Mean QP over a second of pictures at or above which the stream steps down.
+    package static let degradeQuantizer = 45.0
+    /// The mean QP a step up may lead to at most: OpenH264's own ceiling at low bitrates, where
+    /// lines and labels still read.
+    package static let recoverQuantizer = 40.0
+    /// Lowest frame rate the ladder goes to: below it a moving map jumps rather than moves.
+    package static let lowestFramesPerSecond = 5.0
+    /// Resolution scales below full detail, tried in order at the lowest frame rate.
+    package static let resolutionScales = [0.75, 0.5]
+    /// A stream starts on the first level where a pixel gets at least this many bits a second,
+    /// so its first seconds need not climb down: 1080p at 15 fps and 600 kbit/s (0.019) reached
+    /// QP 51 within half a second and stepped down to 5 fps and 50% in three; 800x480 at 15 fps
+    /// and 600 kbit/s (0.10) moves at QP 33-40. One drive each: started from 0.035 (7.5 fps),
+    /// 1080p's first three windows ran at 1.06-1.26x the target and the ladder took three
+    /// seconds to reach 5 fps and 50%; from 0.06 (5 fps, 75%) at 0.82-1.47x, and one step.
+    package static let startingBitsPerPixel = 0.06
+    /// Seconds on a level before stepping down again: the rate control needs a few pictures to
+    /// follow a new budget.
+    package static let settleSeconds = 1.0
+    /// Seconds on a level before stepping up.
+    package static let recoverSeconds = 3.0
+    /// Without a quantiser: seconds on a lower level before a step up is tried.
+    package static let blindRetry = 10.0
+    /// Without a quantiser: a second of pictures this far over the target steps down.
+    package static let overshootRatio = 1.15
+
+    /// Every level, best first.
+    package let levels: [StreamQuality]
+    /// The level in force.
+    package private(set) var index: Int
+    /// Bits per second the stream may take.
+    package let bitrate: Int
+    private var enteredAt: Double?
+    /// The drawn pictures of the last two seconds: time, bits and QP (negative when unknown).
+    private var times: [Double]
+    private var bits: [Int]
+    private var quantizers: [Double]
+    private var start = 0
+    private var count = 0
+
+    /// The ladder for a stream of `width` x `height` at `framesPerSecond` and `bitrate`, on the
+    /// level its bits per pixel allow.
+    package init(width: Int, height: Int, framesPerSecond: Double, bitrate: Int) {
+        let rate = max(framesPerSecond, 1)
+        let floor = min(Self.lowestFramesPerSecond, rate)
+        var rates: [Double] = []
+        for divisor in [1.0, 1.5, 2, 3, 4, 6] {
+            let candidate = max(rate / divisor, floor)
+            if rates.last.map({ candidate < $0 - 0.01 }) ?? true { rates.append(candidate) }
+        }
+        var levels = rates.map { StreamQuality(framesPerSecond: $0) }
+        for scale in Self.resolutionScales {
+            levels.append(StreamQuality(framesPerSecond: rates[rates.count - 1], resolutionScale: scale))
+        }
+        self.levels = levels
+        self.bitrate = bitrate
+        let pixels = Double(max(width, 1) * max(height, 1))
+        index = levels.firstIndex {
+            Double(bitrate) / (pixels * $0.resolutionScale * $0.resolutionScale * $0.framesPerSecond) >= Self.startingBitsPerPixel
+        } ?? levels.count - 1
+        // Two seconds at up to 60 pictures a second.
+        times = [Double](repeating: 0, count: 128)
+        bits = [Int](repeating: 0, count: 128)
+        quantizers = [Double](repeating: -1, count: 128)
+    }
+
+    /// The quality in force.
+    package var quality: StreamQuality { levels[index] }
+
+    /// Records a drawn picture of `size` bits sent at `time` (seconds), with the encoder's mean
+    /// QP where known; returns the new quality when the ladder moves.
+    package mutating func record(bits size: Int, quantizer: Int?, isKeyframe: Bool, at time: Double) -> StreamQuality? {
+        // The level counts from the first picture, or from a clock that went back.
+        if enteredAt.map({ time < $0 }) ?? true { enteredAt = time }
+        // An IDR's quantiser says how the stream started, not what its pictures cost.
+        guard !isKeyframe else { return nil }
+        append(time: time, bits: size, quantizer: quantizer.map(Double.init) ?? -1)
+        drop(before: time - 2)
+        guard let entered = enteredAt else { return nil }
+        let onLevel = time - entered
+        let lastSecond = summary(since: time - 1)
+        let level = quality
+        // A second's worth of pictures at this level, allowing for a late one.
+        let enough = max(3, Int(level.framesPerSecond * 0.8))
+        if onLevel >= Self.settleSeconds, lastSecond.pictures >= enough, index + 1 < levels.count {
+            let tooCoarse = lastSecond.quantizer.map { $0 >= Self.degradeQuantizer } ?? false
+            let overshot = lastSecond.quantizer == nil && Double(lastSecond.bits) > Double(bitrate) * Self.overshootRatio
+            if tooCoarse || overshot { return move(to: index + 1, at: time) }
+        }
+        if onLevel >= Self.recoverSeconds, index > 0 {
+            let twoSeconds = summary(since: time - 2)
+            guard twoSeconds.pictures >= 2 * enough else { return nil }
+            if let quantizer = twoSeconds.quantizer {
+                if quantizer + cost(from: level, to: levels[index - 1]) <= Self.recoverQuantizer {
+                    return move(to: index - 1, at: time)
+                }
+            } else if onLevel >= Self.blindRetry {
+                return move(to: index - 1, at: time)
+            }
+        }
+        return nil
+    }
+
+    /// QP a move from `level` to `better` adds: 6 per doubling of the pixels a second.
+    private func cost(from level: StreamQuality, to better: StreamQuality) -> Double {
+        let ratio = (better.framesPerSecond * better.resolutionScale * better.resolutionScale)
+            / (level.framesPerSecond * level.resolutionScale * level.resolutionScale)
+        return 6 * log2(max(ratio, 1))
+    }
+
+    private mutating func move(to newIndex: Int, at time: Double) -> StreamQuality {
+        index = newIndex
+        enteredAt = time
+        // What the pictures cost at the old level says nothing about the new one.
+        start = 0
+        count = 0
+        return quality
+    }
+
+    /// Pictures, bits and mean QP (nil when any is unknown) of the pictures since `cutoff`.
+    private func summary(since cutoff: Double) -> (pictures: Int, bits: Int, quantizer: Double?) {
+        var pictures = 0, total = 0, quantizerSum = 0.0, known = true
+        for offset in 0..<count {
+            let slot = (start + offset) % times.count
+            guard times[slot] > cutoff else { continue }
+            pictures += 1
+            total += bits[slot]
+            if quantizers[slot] < 0 { known = false } else { quantizerSum += quantizers[slot] }
+        }
+        return (pictures, total, known && pictures > 0 ? quantizerSum / Double(pictures) : nil)
+    }
+
+    private mutating func append(time: Double, bits size: Int, quantizer: Double) {
+        // Times only grow; one that went back starts the record over.
+        if count > 0, times[(start + count - 1) % times.count] > time {
+            start = 0
+            count = 0
+        }
+        if count == times.count {
+            start = (start + 1) % times.count
+            count -= 1
+        }
+        let slot = (start + count) % times.count
+        times[slot] = time
+        bits[slot] = size
+        quantizers[slot] = quantizer
+        count += 1
+    }
+
+    private mutating func drop(before cutoff: Double) {
+        while count > 0, times[start] <= cutoff {
+            start = (start + 1) % times.count
+            count -= 1
+        }
+    }
+}

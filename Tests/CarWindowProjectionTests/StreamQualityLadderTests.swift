@@ -1,0 +1,102 @@
+import Testing
+@testable import CarWindowProjection
+
+/// The ladder fed pictures on a simulated clock: the same answers every run.
+@Suite struct StreamQualityLadderTests {
+    /// Feeds pictures at the ladder's own rate from `start` for `seconds`, each of `bits` and
+    /// QP `quantizer`, following the rate as it changes; returns every change with its time.
+    static func feed(_ ladder: inout StreamQualityLadder, from start: Double, seconds: Double, bits: Int = 40_000,
+                     quantizer: Int?) -> [(time: Double, quality: StreamQuality)] {
+        var time = start
+        var changes: [(Double, StreamQuality)] = []
+        while time < start + seconds {
+            if let changed = ladder.record(bits: bits, quantizer: quantizer, isKeyframe: false, at: time) {
+                changes.append((time, changed))
+            }
+            time += 1 / ladder.quality.framesPerSecond
+        }
+        return changes
+    }
+
+    @Test func levelsLowerTheRateToFiveThenTheDetail() {
+        let fifteen = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
+        #expect(fifteen.levels == [StreamQuality(framesPerSecond: 15), StreamQuality(framesPerSecond: 10),
+                                   StreamQuality(framesPerSecond: 7.5), StreamQuality(framesPerSecond: 5),
+                                   StreamQuality(framesPerSecond: 5, resolutionScale: 0.75),
+                                   StreamQuality(framesPerSecond: 5, resolutionScale: 0.5)])
+        // A head unit that asks for fewer than five pictures a second keeps its rate.
+        let three = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 3, bitrate: 600_000)
+        #expect(three.levels.map(\.framesPerSecond) == [3, 3, 3])
+        #expect(three.levels.map(\.resolutionScale) == [1, 0.75, 0.5])
+    }
+
+    @Test func aStreamStartsWhereItsBitsPerPixelAllow() {
+        #expect(StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000).quality
+                == StreamQuality(framesPerSecond: 15))
+        // 1080p at 600 kbit/s: 0.019 bits per pixel at 15 fps, 0.058 at 5, 0.10 at 5 fps and 75%.
+        #expect(StreamQualityLadder(width: 1920, height: 1080, framesPerSecond: 15, bitrate: 600_000).quality
+                == StreamQuality(framesPerSecond: 5, resolutionScale: 0.75))
+        // 720p at 600 kbit/s: 0.043 at 15 fps, 0.065 at 10.
+        #expect(StreamQualityLadder(width: 1280, height: 720, framesPerSecond: 15, bitrate: 600_000).quality
+                == StreamQuality(framesPerSecond: 10))
+        // Too few bits for any level: the last one.
+        #expect(StreamQualityLadder(width: 1920, height: 1080, framesPerSecond: 15, bitrate: 10_000).quality
+                == StreamQuality(framesPerSecond: 5, resolutionScale: 0.5))
+    }
+
+    @Test func aCoarseSecondStepsDownOnceSettled() {
+        var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
+        let changes = Self.feed(&ladder, from: 100, seconds: 2.5, quantizer: 48)
+        // Not before a second on the level, then one step per settled second.
+        #expect(changes.map(\.quality) == [StreamQuality(framesPerSecond: 10), StreamQuality(framesPerSecond: 7.5)])
+        #expect(changes[0].time >= 101 && changes[0].time < 101.1)
+        #expect(changes[1].time - changes[0].time >= StreamQualityLadder.settleSeconds)
+    }
+
+    @Test func aFineStreamStaysAndAKeyframeCountsForNothing() {
+        var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
+        #expect(Self.feed(&ladder, from: 0, seconds: 10, quantizer: 40).isEmpty)
+        for step in 0..<30 {
+            #expect(ladder.record(bits: 900_000, quantizer: 51, isKeyframe: true, at: 10 + Double(step) / 15) == nil)
+        }
+        #expect(ladder.quality == StreamQuality(framesPerSecond: 15))
+    }
+
+    @Test func theLadderGoesDownToTheDetailAndStaysAtTheBottom() {
+        var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
+        let changes = Self.feed(&ladder, from: 0, seconds: 20, quantizer: 51)
+        #expect(changes.map(\.quality) == Array(ladder.levels.dropFirst()))
+        #expect(ladder.quality == StreamQuality(framesPerSecond: 5, resolutionScale: 0.5))
+    }
+
+    @Test func itStepsUpOnlyWhenTheStepWouldStayFine() {
+        var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
+        _ = Self.feed(&ladder, from: 0, seconds: 1.1, quantizer: 50)
+        #expect(ladder.quality == StreamQuality(framesPerSecond: 10))
+        // 10 -> 15 fps costs 3.5 QP: from 38 that is 41.5, over the line of 40.
+        #expect(Self.feed(&ladder, from: 2, seconds: 10, quantizer: 38).isEmpty)
+        // From 30 it is 33.5: up, after three seconds on the level.
+        let changes = Self.feed(&ladder, from: 12, seconds: 5, quantizer: 30)
+        #expect(changes.map(\.quality) == [StreamQuality(framesPerSecond: 15)])
+    }
+
+    @Test func withoutAQuantizerOvershootStepsDownAndAStepUpIsTriedLater() {
+        var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
+        // 15 pictures of 50 kbit: 750 kbit a second, 1.25x the target.
+        let down = Self.feed(&ladder, from: 0, seconds: 1.1, bits: 50_000, quantizer: nil)
+        #expect(down.map(\.quality) == [StreamQuality(framesPerSecond: 10)])
+        // At the target nothing moves until the retry.
+        let after = Self.feed(&ladder, from: 1.1, seconds: 10.5, bits: 60_000, quantizer: nil)
+        #expect(after.map(\.quality) == [StreamQuality(framesPerSecond: 15)])
+        #expect(after[0].time - down[0].time >= StreamQualityLadder.blindRetry)
+    }
+
+    @Test func timeGoingBackStartsTheRecordOver() {
+        var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
+        #expect(Self.feed(&ladder, from: 50, seconds: 0.9, quantizer: 51).isEmpty)
+        // A clock that went back: the pictures stamped after it do not count. With them, the
+        // second up to 11 s would average QP 46 and step down.
+        #expect(Self.feed(&ladder, from: 10, seconds: 1.2, quantizer: 42).isEmpty)
+        #expect(ladder.quality == StreamQuality(framesPerSecond: 15))
+    }
+}
