@@ -17,6 +17,22 @@ struct AdherenceSection: BenchmarkSection {
     static let goalMaxRatio = 1.2
     static let checkedShareWithin = 0.8
     static let checkedMaxRatio = 1.3
+    /// The quick run's starved case: its first window (the IDR's) and the one after it, which
+    /// pays the IDR back, are 2 of its 14 windows.
+    static let checkedStarvedShareWithin = 0.7
+
+    /// The starved case of issue 29: 1080p at 600 kbit/s, 0.019 bits per pixel at 15 fps. The
+    /// quick run (800x480 only) gives its first size the same bits per pixel.
+    static let starvedSize = FrameSize(width: 1920, height: 1080)
+    static let starvedKilobits = 600
+
+    /// One stream's moving windows against its target, and the qualities it announced.
+    struct Measured {
+        var target: Double
+        var backend: String
+        var windows: [Double]
+        var qualities: [StreamQuality]
+    }
 
     func run(_ context: BenchContext) async throws -> SectionResult {
         var result = SectionResult(name: name)
@@ -27,74 +43,130 @@ struct AdherenceSection: BenchmarkSection {
         var table = TextTable(title: "Bitrate while moving, with stops: "
                                   + periods.map { "\($0.moving ? "move" : "stop") \($0.seconds) s" }.joined(separator: ", "),
                               header: ["size", "backend", "windows", "within ±10%", "max window / target", "min window / target",
-                                       "kbit/s per window (target)"])
-        for size in context.sizes {
-            let sink = CountingSink()
-            let path = CameraPath.helsinki(frames: periods.filter(\.moving).map(\.seconds).reduce(0, +) * Self.framesPerSecond)
-            let session = try context.makeSession(size: size, sink: { sink }, camera: path[0])
-            try await session.connect(display: BenchContext.display(size, fps: Self.framesPerSecond))
-            await session.preloadTiles(along: path)
-            try await session.startStreaming()
-            let target = Double(await session.encoderSettings?.bitrate ?? 0)
-            let backend = await session.encoderBackend?.rawValue ?? "none"
-            var camera = 0
-            var movingSpans: [(start: Double, end: Double)] = []
-            for period in periods {
-                let start = now()
-                if period.moving {
-                    // One new camera per frame slot, on an even clock.
-                    for tick in 0..<(period.seconds * Self.framesPerSecond) {
-                        let due = start + Double(tick) / Double(Self.framesPerSecond)
-                        let wait = due - now()
-                        if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
-                        await session.setCamera(path[min(camera, path.count - 1)])
-                        camera += 1
-                    }
-                    let end = start + Double(period.seconds)
-                    let wait = end - now()
-                    if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
-                    movingSpans.append((start, end))
-                } else {
-                    try await Task.sleep(for: .seconds(Double(period.seconds)))
-                }
-            }
-            await session.close()
-
-            // Whole seconds of each moving span, from the moment it started.
-            let times = sink.times, sizes = sink.sizes
-            var windows: [Double] = []
-            for span in movingSpans {
-                var second = span.start
-                while second + 1 <= span.end + 1e-6 {
-                    let bits = zip(times, sizes).filter { $0.0 >= second && $0.0 < second + 1 }.map { $0.1 * 8 }.reduce(0, +)
-                    windows.append(Double(bits))
-                    second += 1
-                }
-            }
-            let ratios = windows.map { $0 / max(target, 1) }
+                                       "quality (fps, detail)", "kbit/s per window (target)"])
+        var cases: [(label: String, size: FrameSize, kilobits: Int?)] = context.sizes.map { ($0.description, $0, nil) }
+        if let first = context.sizes.first {
+            let starved = context.quick
+                ? FrameSize(width: first.width, height: first.height)
+                : Self.starvedSize
+            let kilobits = context.quick
+                ? max(Self.starvedKilobits * first.width * first.height / (Self.starvedSize.width * Self.starvedSize.height), 1)
+                : Self.starvedKilobits
+            cases.append(("\(starved) at \(kilobits) kbit/s", starved, kilobits))
+        }
+        for (label, size, kilobits) in cases {
+            let measured = try await measure(size: size, kilobits: kilobits, periods: periods, context: context)
+            let ratios = measured.windows.map { $0 / max(measured.target, 1) }
             let within = ratios.isEmpty ? .nan : Double(ratios.filter { abs($0 - 1) <= Self.tolerance }.count) / Double(ratios.count)
             let maxRatio = ratios.max() ?? .nan, minRatio = ratios.min() ?? .nan
-            var entry = CaseResult(label: size.description)
-            entry.add("target_bitrate", target, "bit/s")
-            entry.add("windows", Double(windows.count), "windows")
+            var entry = CaseResult(label: label)
+            entry.add("target_bitrate", measured.target, "bit/s")
+            entry.add("windows", Double(measured.windows.count), "windows")
             entry.add("windows_within_10_percent", within * 100, "%", better: .higher)
             entry.add("max_window_ratio", maxRatio, "ratio", better: .lower)
             entry.add("min_window_ratio", minRatio, "ratio", better: .higher)
-            entry.series.append(Series(name: "moving_windows", unit: "bit/s", values: windows))
+            entry.add("quality_changes", Double(measured.qualities.count), "changes")
+            if let last = measured.qualities.last {
+                entry.add("last_frames_per_second", last.framesPerSecond, "fps")
+                entry.add("last_resolution_scale", last.resolutionScale, "ratio")
+            }
+            entry.series.append(Series(name: "moving_windows", unit: "bit/s", values: measured.windows))
             result.cases.append(entry)
-            table.rows.append([size.description, backend, "\(windows.count)", formatted(within * 100, "%.0f%%"),
-                               formatted(maxRatio, "%.2f"), formatted(minRatio, "%.2f"),
-                               windows.map { formatted($0 / 1000, "%.0f") }.joined(separator: " ") + " (\(Int(target / 1000)))"])
+            let qualities = measured.qualities.isEmpty ? "as negotiated"
+                : measured.qualities.map(\.description).joined(separator: " -> ")
+            table.rows.append([label, measured.backend, "\(measured.windows.count)", formatted(within * 100, "%.0f%%"),
+                               formatted(maxRatio, "%.2f"), formatted(minRatio, "%.2f"), qualities,
+                               measured.windows.map { formatted($0 / 1000, "%.0f") }.joined(separator: " ")
+                                   + " (\(Int(measured.target / 1000)))"])
             let share = context.quick ? Self.checkedShareWithin : Self.goalShareWithin
             let ceiling = context.quick ? Self.checkedMaxRatio : Self.goalMaxRatio
-            result.checks.append(.expect(within >= share, "adherence \(size): \(Int(share * 100))% of moving windows within ±10%",
-                                         "\(formatted(within * 100, "%.0f"))% of \(windows.count)"))
-            result.checks.append(.expect(maxRatio <= ceiling, "adherence \(size): no moving window above \(ceiling)x the target",
-                                         "largest \(formatted(maxRatio, "%.2f"))x"))
+            if kilobits == nil || !context.quick {
+                result.checks.append(.expect(within >= share, "adherence \(label): \(Int(share * 100))% of moving windows within ±10%",
+                                             "\(formatted(within * 100, "%.0f"))% of \(measured.windows.count)"))
+                result.checks.append(.expect(maxRatio <= ceiling, "adherence \(label): no moving window above \(ceiling)x the target",
+                                             "largest \(formatted(maxRatio, "%.2f"))x"))
+            } else {
+                // The quick run's starved case: its first window is checked apart (below).
+                result.checks.append(.expect(within >= Self.checkedStarvedShareWithin,
+                                             "adherence \(label): \(Int(Self.checkedStarvedShareWithin * 100))% of moving windows within ±10%",
+                                             "\(formatted(within * 100, "%.0f"))% of \(measured.windows.count)"))
+            }
+            if kilobits != nil {
+                result.checks.append(.expect(measured.qualities.last.map { $0.framesPerSecond < Double(Self.framesPerSecond) } ?? false,
+                                             "adherence \(label): the stream lowers its frame rate for the bitrate",
+                                             qualities))
+                // The first window holds the stream's IDR, which at these bits per pixel takes
+                // up to two seconds' worth (a known gap to the goal); the windows after it are
+                // checked with the usual margin.
+                let afterFirst = ratios.dropFirst().max() ?? .nan
+                entry.add("max_window_ratio_after_first", afterFirst, "ratio", better: .lower)
+                result.checks.append(.expect(afterFirst <= Self.checkedMaxRatio,
+                                             "adherence \(label): no moving window after the first above \(Self.checkedMaxRatio)x the target",
+                                             "largest \(formatted(afterFirst, "%.2f"))x"))
+            }
         }
         result.tables.append(table)
-        result.notes.append("Windows are whole seconds from the start of each moving period; the first holds the stream's IDR, and the first after each stop follows refinements and keep-alives. Goal: \(Int(Self.goalShareWithin * 100))% within ±10%, none above \(Self.goalMaxRatio)x; the quick run checks \(Int(Self.checkedShareWithin * 100))% and \(Self.checkedMaxRatio)x.")
+        result.notes.append("Windows are whole seconds from the start of each moving period; the first holds the stream's IDR, and the first after each stop follows refinements and keep-alives. Goal: \(Int(Self.goalShareWithin * 100))% within ±10%, none above \(Self.goalMaxRatio)x; the quick run checks \(Int(Self.checkedShareWithin * 100))% and \(Self.checkedMaxRatio)x. The last case is a bitrate that cannot carry the size at \(Self.framesPerSecond) fps (issue 29's 1080p at 600 kbit/s, or the same bits per pixel in a quick run): the session lowers its frame rate, then its detail, and says so; the camera still changes every \(Self.framesPerSecond)th of a second.")
         return result
+    }
+
+    /// Streams `size` at `kilobits` (default: the bench's head unit) through `periods` and
+    /// counts every whole second of motion.
+    private func measure(size: FrameSize, kilobits: Int?, periods: [(moving: Bool, seconds: Int)],
+                         context: BenchContext) async throws -> Measured {
+        let sink = CountingSink()
+        let path = CameraPath.helsinki(frames: periods.filter(\.moving).map(\.seconds).reduce(0, +) * Self.framesPerSecond)
+        let session = try context.makeSession(size: size, sink: { sink }, camera: path[0])
+        let events = session.events
+        let qualities = Task {
+            var seen: [StreamQuality] = []
+            for await event in events {
+                if case .qualityChanged(let quality) = event { seen.append(quality) }
+            }
+            return seen
+        }
+        try await session.connect(display: BenchContext.display(size, fps: Self.framesPerSecond, kilobits: kilobits))
+        await session.preloadTiles(along: path)
+        try await session.startStreaming()
+        let target = Double(await session.encoderSettings?.bitrate ?? 0)
+        let backend = await session.encoderBackend?.rawValue ?? "none"
+        var camera = 0
+        var movingSpans: [(start: Double, end: Double)] = []
+        for period in periods {
+            let start = now()
+            if period.moving {
+                // One new camera per frame slot, on an even clock.
+                for tick in 0..<(period.seconds * Self.framesPerSecond) {
+                    let due = start + Double(tick) / Double(Self.framesPerSecond)
+                    let wait = due - now()
+                    if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+                    await session.setCamera(path[min(camera, path.count - 1)])
+                    camera += 1
+                }
+                let end = start + Double(period.seconds)
+                let wait = end - now()
+                if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+                movingSpans.append((start, end))
+            } else {
+                try await Task.sleep(for: .seconds(Double(period.seconds)))
+            }
+        }
+        await session.close()
+        // The event stream ends when the session closes.
+        let announced = await qualities.value
+
+        // Whole seconds of each moving span, from the moment it started.
+        let times = sink.times, sizes = sink.sizes
+        var windows: [Double] = []
+        for span in movingSpans {
+            var second = span.start
+            while second + 1 <= span.end + 1e-6 {
+                let bits = zip(times, sizes).filter { $0.0 >= second && $0.0 < second + 1 }.map { $0.1 * 8 }.reduce(0, +)
+                windows.append(Double(bits))
+                second += 1
+            }
+        }
+        return Measured(target: target, backend: backend, windows: windows, qualities: announced)
     }
 
     private func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }

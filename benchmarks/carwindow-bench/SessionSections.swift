@@ -90,15 +90,17 @@ extension BenchContext {
         return ProjectionSession(configuration: configuration, context: render)
     }
 
-    static func capability(_ size: FrameSize, fps: Int = 15) -> VideoStreamingCapability {
+    /// A head unit's capability for `size` at `fps`, with `kilobits` a second (default: 600
+    /// kbit/s scaled with the area from 800x480).
+    static func capability(_ size: FrameSize, fps: Int = 15, kilobits: Int? = nil) -> VideoStreamingCapability {
         VideoStreamingCapability(preferredResolution: ImageResolution(width: size.width, height: size.height),
-                                 maxBitrate: 600 * size.width * size.height / (800 * 480), supportedFormats: [.h264Raw],
+                                 maxBitrate: kilobits ?? 600 * size.width * size.height / (800 * 480), supportedFormats: [.h264Raw],
                                  hapticSpatialDataSupported: true, scale: 1, preferredFPS: fps)
     }
 
-    /// ``capability(_:fps:)`` as a session takes it without a head unit.
-    static func display(_ size: FrameSize, fps: Int = 15) -> HeadUnitDisplay {
-        capability(size, fps: fps).headUnitDisplay
+    /// ``capability(_:fps:kilobits:)`` as a session takes it without a head unit.
+    static func display(_ size: FrameSize, fps: Int = 15, kilobits: Int? = nil) -> HeadUnitDisplay {
+        capability(size, fps: fps, kilobits: kilobits).headUnitDisplay
     }
 }
 
