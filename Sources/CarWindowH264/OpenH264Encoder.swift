@@ -1,5 +1,7 @@
 internal import COpenH264
+import Dispatch
 import Logging
+import CarWindowSystemSupport
 import CarWindowVideoCore
 
 private let openH264Logger = Logger(label: "carwindow.encoder.openh264")
@@ -89,8 +91,12 @@ public final class OpenH264Encoder: VideoEncoder {
     }
 
     deinit {
-        _ = functions.Uninitialize?(handle)
-        WelsDestroySVCEncoder(handle)
+        let retired = RetiredOpenH264Encoder(handle: handle, functions: functions)
+        if threadCount > 1 {
+            retired.releaseLater()
+        } else {
+            retired.release()
+        }
     }
 
     private func configure(content: ContentKind) throws(EncoderError) {
@@ -386,6 +392,46 @@ public final class OpenH264Encoder: VideoEncoder {
         case cmInitExpected.rawValue: "cmInitExpected: the encoder is not initialised"
         case cmUnsupportedData.rawValue: "cmUnsupportedData: the input format is not supported"
         default: "unknown OpenH264 result"
+        }
+    }
+}
+
+/// An OpenH264 encoder no longer used, released at once or, with worker threads, later.
+///
+/// OpenH264 2.3's threaded encoder frees its task manager in `Uninitialize` while the pool
+/// thread that finished the picture's last slice may still be about to unlock that manager's
+/// mutex: the thread sets the "slices done" event, which returns `EncodeFrame`, and unlocks
+/// afterwards (`CWelsTaskManageBase::OnTaskMinusOne`). An encoder released right after its last
+/// picture, by a preempted pool thread, then gets a write into freed memory.
+/// `scripts/openh264-release-race.sh` shows it under valgrind (create, two pictures, release, on
+/// four threads: "Invalid read of size 4 at pthread_mutex_unlock" in a block freed by
+/// `ReleaseMtResource`), and nothing with a grace period. It fits the rare heap corruption seen
+/// in the parallel test run since sessions got encoder threads.
+///
+/// Ownership passes here from the encoder's deinit, and nothing else touches the handle after
+/// it: sending it to the release queue is safe.
+struct RetiredOpenH264Encoder: @unchecked Sendable {
+    let handle: UnsafeMutablePointer<ISVCEncoder?>
+    let functions: ISVCEncoderVtbl
+
+    /// How long a threaded encoder outlives its last picture.
+    static let gracePeriod = DispatchTimeInterval.seconds(1)
+    private static let queue = DispatchQueue(label: "carwindow.encoder.openh264.release")
+    private static let waiting = LockedState(0)
+
+    /// Threaded encoders released but not yet uninitialised; a census waits for none.
+    package static var pendingReleases: Int { waiting.withLock { $0 } }
+
+    func release() {
+        _ = functions.Uninitialize?(handle)
+        WelsDestroySVCEncoder(handle)
+    }
+
+    func releaseLater() {
+        Self.waiting.withLock { $0 += 1 }
+        Self.queue.asyncAfter(deadline: .now() + Self.gracePeriod) {
+            release()
+            Self.waiting.withLock { $0 -= 1 }
         }
     }
 }

@@ -30,6 +30,7 @@ import Testing
         // A released map's tile workers finish the load in hand before they end.
         _ = await eventually {
             RenderThread.running(named: "carwindow.encode") == 0 && TileLoader.runningWorkers == 0
+                && RetiredOpenH264Encoder.pendingReleases == 0
         }
         return ProcessResourceCensus.now()
     }
