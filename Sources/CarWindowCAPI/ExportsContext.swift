@@ -78,6 +78,8 @@ public func capiContextClose(_ handle: OpaquePointer?) -> Int32 {
         // The render thread ends after shutdown returns; a host that exits next would run the GL
         // driver's exit-time destructors while that thread's thread-local ones still run.
         context.thread.waitUntilEnded()
+        // And the encoders of its closed sessions, whose threads would otherwise race it too.
+        OpenH264Encoder.waitForReleasedEncoders()
     }
 }
 

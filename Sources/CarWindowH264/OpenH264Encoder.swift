@@ -1,5 +1,6 @@
 internal import COpenH264
 import Dispatch
+import Glibc
 import Logging
 import CarWindowSystemSupport
 import CarWindowVideoCore
@@ -316,6 +317,18 @@ public final class OpenH264Encoder: VideoEncoder {
         try check(setOption(handle, ENCODER_OPTION_FRAME_RATE, &rate), "SetOption(ENCODER_OPTION_FRAME_RATE)")
         governor.framesPerSecond = framesPerSecond
         settings = changed
+    }
+
+    /// Returns once every threaded encoder released so far has been shut down, at most about
+    /// two seconds from now. A released encoder with worker threads is shut down a second after
+    /// its last picture (an OpenH264 2.3 bug makes an earlier shutdown unsafe); call this before
+    /// the process exits, after closing its sessions, so that no encoder thread is left running
+    /// while the process's libraries are torn down.
+    public static func waitForReleasedEncoders() {
+        let deadline = DispatchTime.now() + .seconds(2)
+        while RetiredOpenH264Encoder.pendingReleases > 0, DispatchTime.now() < deadline {
+            usleep(10_000)
+        }
     }
 
     /// OpenH264 returns every picture from the call that took it, so nothing is left.

@@ -197,6 +197,7 @@ struct DriveCommand: AsyncParsableCommand {
             let status = try await stream(session: session, display: display, plan: plan, headUnit: headUnit,
                                           outputs: outputs, page: page, signals: signals)
             await made.shutdown()
+            OpenH264Encoder.waitForReleasedEncoders()
             return status
         } catch {
             outputs.closeUnused()

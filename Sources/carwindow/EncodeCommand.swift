@@ -132,6 +132,7 @@ struct EncodeCommand: AsyncParsableCommand {
         await session.close()
         let failure = await failures.value
         await context.shutdown()
+        OpenH264Encoder.waitForReleasedEncoders()
         if let status = signals.exitStatus {
             print("stopped by \(StopSignals.name(signals.received ?? SIGINT)) after \(sent) frames")
             print("wrote \(out) (\(sent) frames, \(statistics.bytesSent) bytes)")
