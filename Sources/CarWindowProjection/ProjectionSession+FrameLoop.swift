@@ -33,6 +33,16 @@ extension ProjectionSession {
             let action = pacer.nextAction(at: now)
             switch action {
             case .render:
+                if let until = live.bitrateGate?.holdUntil(at: now, target: live.settings.bitrate,
+                                                           framesPerSecond: live.movingFramesPerSecond) {
+                    // The change waits for room in the window; the picture in the encoder
+                    // goes out first, as before any wait.
+                    pacer.markChanged()
+                    await live.encoding.waitUntilIdle()
+                    await wake.wait(until: until)
+                    if givesUpAfterFailures() { return }
+                    continue
+                }
                 tickGestures(at: now)
                 await setIdleRate(false, live)
                 await applyQualityToEncoder(live)
@@ -126,15 +136,17 @@ extension ProjectionSession {
     }
 
     /// Starts `live`'s quality ladder on the level its bitrate, size and rate allow, and draws
-    /// at that level's detail; nil where the session keeps the quality it was given (turned
-    /// off, or offline encoding at fixed settings).
+    /// at that level's detail, with the bitrate gate; neither where the session keeps the
+    /// quality it was given (turned off, or offline encoding at fixed settings).
     func startQualityLadder(_ live: LiveStream) {
         let settings = live.settings
         if configuration.adaptsQualityToBitrate, configuration.encoderSettings == nil {
             live.quality = StreamQualityLadder(width: settings.width, height: settings.height,
                                                framesPerSecond: settings.framesPerSecond, bitrate: settings.bitrate)
+            if live.bitrateGate == nil { live.bitrateGate = BitrateGate() }
         } else {
             live.quality = nil
+            live.bitrateGate = nil
         }
         live.frames.resolutionScale = live.quality?.quality.resolutionScale ?? 1
     }
@@ -404,6 +416,8 @@ extension ProjectionSession {
         guard state == .streaming, picture.run == pictureRun, deliver(unit, to: live.sink) else { return }
         if picture.forceIDR { needsIDR = false }
         record(sent: unit, as: picture.kind, changeSince: picture.changeSince)
+        live.bitrateGate?.record(bits: unit.data.count * 8, at: clock.now, drawn: picture.kind == .rendered,
+                                 isKeyframe: unit.isKeyframe)
         if picture.kind == .rendered { recordQuality(of: unit, live) }
         script?.noteSent()
     }
@@ -458,7 +472,10 @@ extension ProjectionSession {
         guard let unit = live.skipPictures.skipPicture(presentationTime: .seconds(presentation),
                                                   frameNumber: skipPictureCount) else { return false }
         // A refused skip picture still counts as handled: the IDR that follows resets the numbering.
-        if deliver(unit, to: live.sink) { record(sent: unit, as: .keepAlive, changeSince: nil) }
+        if deliver(unit, to: live.sink) {
+            record(sent: unit, as: .keepAlive, changeSince: nil)
+            live.bitrateGate?.record(bits: unit.data.count * 8, at: clock.now, drawn: false, isKeyframe: false)
+        }
         return true
     }
 

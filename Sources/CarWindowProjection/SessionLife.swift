@@ -110,6 +110,8 @@ final class LiveStream {
     var encoderIsIdle = false
     /// The frame rate and detail the bitrate carries; nil when the session does not adapt them.
     var quality: StreamQualityLadder?
+    /// Holds drawn pictures back while the last second has no room for them; nil with ``quality``.
+    var bitrateGate: BitrateGate?
     /// The frame rate the encoder was last given for the moving map.
     var encoderFramesPerSecond: Double
     /// Follows the encoder's stream so keep-alives can be hand-made skip pictures.

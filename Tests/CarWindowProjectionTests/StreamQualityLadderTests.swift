@@ -99,4 +99,32 @@ import Testing
         #expect(Self.feed(&ladder, from: 10, seconds: 1.2, quantizer: 42).isEmpty)
         #expect(ladder.quality == StreamQuality(framesPerSecond: 15))
     }
+
+    @Test func theGateHoldsAPictureUntilTheWindowHasRoomForIt() {
+        var gate = BitrateGate()
+        // Nothing sent yet, or no drawn picture to estimate from: draw.
+        #expect(gate.holdUntil(at: 0, target: 100_000, framesPerSecond: 5) == nil)
+        gate.record(bits: 80_000, at: 0, drawn: true, isKeyframe: true)
+        #expect(gate.holdUntil(at: 0.2, target: 100_000, framesPerSecond: 5) == nil, "an IDR says nothing of the pictures after it")
+        gate.record(bits: 10_000, at: 0.2, drawn: true, isKeyframe: false)
+        // 90 kbit in the window and 10 expected: 100 fits 115.
+        #expect(gate.holdUntil(at: 0.4, target: 100_000, framesPerSecond: 5) == nil)
+        gate.record(bits: 20_000, at: 0.4, drawn: true, isKeyframe: false)
+        // 110 kbit in the window and 13 expected: the next waits until the IDR has left it, at 1 s.
+        let until = gate.holdUntil(at: 0.6, target: 100_000, framesPerSecond: 5)
+        #expect(until.map { abs($0 - 1) < 0.001 } ?? false, "held until \(String(describing: until))")
+        #expect(gate.holdUntil(at: 1.01, target: 100_000, framesPerSecond: 5) == nil)
+    }
+
+    @Test func aPictureLargerThanTheWindowWaitsOnlyForAnEmptyOne() {
+        var gate = BitrateGate()
+        gate.record(bits: 300_000, at: 0, drawn: true, isKeyframe: false)
+        gate.record(bits: 300_000, at: 0.5, drawn: true, isKeyframe: false)
+        let until = gate.holdUntil(at: 0.6, target: 100_000, framesPerSecond: 5)
+        #expect(until.map { abs($0 - 1.5) < 0.001 } ?? false, "held until \(String(describing: until))")
+        #expect(gate.holdUntil(at: 1.51, target: 100_000, framesPerSecond: 5) == nil)
+        // A clock that went back starts the record over.
+        gate.record(bits: 300_000, at: 0.1, drawn: false, isKeyframe: false)
+        #expect(gate.holdUntil(at: 0.2, target: 1_000_000, framesPerSecond: 5) == nil)
+    }
 }

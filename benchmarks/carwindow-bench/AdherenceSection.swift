@@ -17,9 +17,9 @@ struct AdherenceSection: BenchmarkSection {
     static let goalMaxRatio = 1.2
     static let checkedShareWithin = 0.8
     static let checkedMaxRatio = 1.3
-    /// The quick run's starved case: its first window (the IDR's) and the one after it, which
-    /// pays the IDR back, are 2 of its 14 windows.
-    static let checkedStarvedShareWithin = 0.7
+    /// The quick run's starved case: the windows after the IDR's average at least this share
+    /// of the target (0.85x in a debug run here).
+    static let checkedStarvedMeanRatio = 0.7
 
     /// The starved case of issue 29: 1080p at 600 kbit/s, 0.019 bits per pixel at 15 fps. The
     /// quick run (800x480 only) gives its first size the same bits per pixel.
@@ -86,10 +86,16 @@ struct AdherenceSection: BenchmarkSection {
                 result.checks.append(.expect(maxRatio <= ceiling, "adherence \(label): no moving window above \(ceiling)x the target",
                                              "largest \(formatted(maxRatio, "%.2f"))x"))
             } else {
-                // The quick run's starved case: its first window is checked apart (below).
-                result.checks.append(.expect(within >= Self.checkedStarvedShareWithin,
-                                             "adherence \(label): \(Int(Self.checkedStarvedShareWithin * 100))% of moving windows within ±10%",
-                                             "\(formatted(within * 100, "%.0f"))% of \(measured.windows.count)"))
+                // The quick run's starved case: its first window is checked apart (below), and
+                // the rest must not starve the stream either. The session holds a picture back
+                // when the window has no room for it, and the windows after the IDR's pay the
+                // IDR back, so they run under the target rather than around it.
+                let rest = Array(ratios.dropFirst())
+                let mean = rest.isEmpty ? .nan : rest.reduce(0, +) / Double(rest.count)
+                entry.add("mean_window_ratio_after_first", mean, "ratio", better: .higher)
+                result.checks.append(.expect(mean >= Self.checkedStarvedMeanRatio,
+                                             "adherence \(label): windows after the first average \(Self.checkedStarvedMeanRatio)x the target or more",
+                                             "\(formatted(mean, "%.2f"))x"))
             }
             if kilobits != nil {
                 result.checks.append(.expect(measured.qualities.last.map { $0.framesPerSecond < Double(Self.framesPerSecond) } ?? false,
