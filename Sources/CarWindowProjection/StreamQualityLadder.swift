@@ -37,7 +37,7 @@ public struct StreamQuality: Sendable, Equatable, CustomStringConvertible {
 /// Only drawn pictures count: refinements and keep-alives re-encode a still picture. A plain
 /// value: the session records each sent picture and applies what it answers.
 package struct StreamQualityLadder: Sendable {
-    /// Mean QP over a second of pictures at or above which the stream steps down.
+    /// Mean QP over ``judgedSeconds`` of pictures at or above which the stream steps down.
     package static let degradeQuantizer = 45.0
     /// The mean QP a step up may lead to at most: OpenH264's own ceiling at low bitrates, where
     /// lines and labels still read.
@@ -53,9 +53,14 @@ package struct StreamQualityLadder: Sendable {
     /// 1080p's first three windows ran at 1.06-1.26x the target and the ladder took three
     /// seconds to reach 5 fps and 50%; from 0.06 (5 fps, 75%) at 0.82-1.47x, and one step.
     package static let startingBitsPerPixel = 0.06
+    /// Seconds of pictures whose mean QP decides a step down: a camera animation or the tiles
+    /// of a new view take QP 51 for half a second (800x480 at 600 kbit/s, which moves at QP
+    /// 33-40), and a stream that stepped down for that, with a player joining an RTP stream at
+    /// the same time, kept ffmpeg from showing a picture within 5 s.
+    package static let judgedSeconds = 2.0
     /// Seconds on a level before stepping down again: the rate control needs a few pictures to
-    /// follow a new budget.
-    package static let settleSeconds = 1.0
+    /// follow a new budget, and the pictures judged must all be of this level.
+    package static let settleSeconds = 2.0
     /// Seconds on a level before stepping up.
     package static let recoverSeconds = 3.0
     /// Without a quantiser: seconds on a lower level before a step up is tried.
@@ -118,16 +123,16 @@ package struct StreamQualityLadder: Sendable {
         guard let entered = enteredAt else { return nil }
         let onLevel = time - entered
         let lastSecond = summary(since: time - 1)
+        let twoSeconds = summary(since: time - Self.judgedSeconds)
         let level = quality
         // A second's worth of pictures at this level, allowing for a late one.
         let enough = max(3, Int(level.framesPerSecond * 0.8))
-        if onLevel >= Self.settleSeconds, lastSecond.pictures >= enough, index + 1 < levels.count {
-            let tooCoarse = lastSecond.quantizer.map { $0 >= Self.degradeQuantizer } ?? false
+        if onLevel >= Self.settleSeconds, twoSeconds.pictures >= 2 * enough, index + 1 < levels.count {
+            let tooCoarse = twoSeconds.quantizer.map { $0 >= Self.degradeQuantizer } ?? false
             let overshot = lastSecond.quantizer == nil && Double(lastSecond.bits) > Double(bitrate) * Self.overshootRatio
             if tooCoarse || overshot { return move(to: index + 1, at: time) }
         }
         if onLevel >= Self.recoverSeconds, index > 0 {
-            let twoSeconds = summary(since: time - 2)
             guard twoSeconds.pictures >= 2 * enough else { return nil }
             if let quantizer = twoSeconds.quantizer {
                 if quantizer + cost(from: level, to: levels[index - 1]) <= Self.recoverQuantizer {

@@ -44,12 +44,12 @@ import Testing
                 == StreamQuality(framesPerSecond: 5, resolutionScale: 0.5))
     }
 
-    @Test func aCoarseSecondStepsDownOnceSettled() {
+    @Test func coarseSecondsStepDownOnceSettled() {
         var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
-        let changes = Self.feed(&ladder, from: 100, seconds: 2.5, quantizer: 48)
-        // Not before a second on the level, then one step per settled second.
+        let changes = Self.feed(&ladder, from: 100, seconds: 4.5, quantizer: 48)
+        // Not before two seconds on the level, then one step per two settled seconds.
         #expect(changes.map(\.quality) == [StreamQuality(framesPerSecond: 10), StreamQuality(framesPerSecond: 7.5)])
-        #expect(changes[0].time >= 101 && changes[0].time < 101.1)
+        #expect(changes.first.map { $0.time >= 102 && $0.time < 102.1 } ?? false, "changes \(changes)")
         #expect(changes[1].time - changes[0].time >= StreamQualityLadder.settleSeconds)
     }
 
@@ -71,22 +71,22 @@ import Testing
 
     @Test func itStepsUpOnlyWhenTheStepWouldStayFine() {
         var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
-        _ = Self.feed(&ladder, from: 0, seconds: 1.1, quantizer: 50)
+        _ = Self.feed(&ladder, from: 0, seconds: 2.1, quantizer: 50)
         #expect(ladder.quality == StreamQuality(framesPerSecond: 10))
         // 10 -> 15 fps costs 3.5 QP: from 38 that is 41.5, over the line of 40.
-        #expect(Self.feed(&ladder, from: 2, seconds: 10, quantizer: 38).isEmpty)
+        #expect(Self.feed(&ladder, from: 3, seconds: 10, quantizer: 38).isEmpty)
         // From 30 it is 33.5: up, after three seconds on the level.
-        let changes = Self.feed(&ladder, from: 12, seconds: 5, quantizer: 30)
+        let changes = Self.feed(&ladder, from: 13, seconds: 5, quantizer: 30)
         #expect(changes.map(\.quality) == [StreamQuality(framesPerSecond: 15)])
     }
 
     @Test func withoutAQuantizerOvershootStepsDownAndAStepUpIsTriedLater() {
         var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
         // 15 pictures of 50 kbit: 750 kbit a second, 1.25x the target.
-        let down = Self.feed(&ladder, from: 0, seconds: 1.1, bits: 50_000, quantizer: nil)
+        let down = Self.feed(&ladder, from: 0, seconds: 2.1, bits: 50_000, quantizer: nil)
         #expect(down.map(\.quality) == [StreamQuality(framesPerSecond: 10)])
         // At the target nothing moves until the retry.
-        let after = Self.feed(&ladder, from: 1.1, seconds: 10.5, bits: 60_000, quantizer: nil)
+        let after = Self.feed(&ladder, from: 2.1, seconds: 10.5, bits: 60_000, quantizer: nil)
         #expect(after.map(\.quality) == [StreamQuality(framesPerSecond: 15)])
         #expect(after[0].time - down[0].time >= StreamQualityLadder.blindRetry)
     }
@@ -95,8 +95,8 @@ import Testing
         var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
         #expect(Self.feed(&ladder, from: 50, seconds: 0.9, quantizer: 51).isEmpty)
         // A clock that went back: the pictures stamped after it do not count. With them, the
-        // second up to 11 s would average QP 46 and step down.
-        #expect(Self.feed(&ladder, from: 10, seconds: 1.2, quantizer: 42).isEmpty)
+        // two seconds up to 12 s would average QP 45.5 and step down.
+        #expect(Self.feed(&ladder, from: 10, seconds: 2.2, quantizer: 43).isEmpty)
         #expect(ladder.quality == StreamQuality(framesPerSecond: 15))
     }
 
