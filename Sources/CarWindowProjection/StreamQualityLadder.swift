@@ -29,9 +29,9 @@ public struct StreamQuality: Sendable, Equatable, CustomStringConvertible {
 /// picture fits its share of the bitrate, and a map above ``degradeQuantizer`` is a smear of
 /// blocks. There the ladder steps down: the next lower frame rate gives each picture more bits
 /// (halving the rate halves the bits a picture needs at the same QP, which is about 6 QP), and
-/// below the lowest rate the next lower resolution. It steps back up when the quantiser, raised by
-/// what the step up costs (6 QP per doubling of pixels a second), would stay at or below
-/// ``recoverQuantizer``. Where the encoder does not report its quantiser, whole seconds over the
+/// below the lowest rate the next lower resolution. It steps back up, never above the level the
+/// stream's bits per pixel started it on, when the quantiser, raised by what the step up costs
+/// (6 QP per doubling of pixels a second), would stay at or below ``recoverQuantizer``. Where the encoder does not report its quantiser, whole seconds over the
 /// target step down and a step up is tried after ``blindRetry`` seconds.
 ///
 /// Only drawn pictures count: refinements and keep-alives re-encode a still picture. A plain
@@ -63,6 +63,9 @@ package struct StreamQualityLadder: Sendable {
     package static let settleSeconds = 2.0
     /// Seconds on a level before stepping up.
     package static let recoverSeconds = 3.0
+    /// A step up is taken only while the largest recent picture, with the better level's
+    /// pixels, would take at most this share of a second's bits.
+    package static let largestPictureShare = 0.5
     /// Without a quantiser: seconds on a lower level before a step up is tried.
     package static let blindRetry = 10.0
     /// Without a quantiser: a second of pictures this far over the target steps down.
@@ -72,6 +75,10 @@ package struct StreamQualityLadder: Sendable {
     package let levels: [StreamQuality]
     /// The level in force.
     package private(set) var index: Int
+    /// The best level this stream may reach: the one its bits per pixel start it on. Above it
+    /// a steady mean QP said a step up was fine, and the next turn's pictures did not fit (1080p
+    /// at 600 kbit/s back at full detail: windows of 1.6x the target).
+    private let ceiling: Int
     /// Bits per second the stream may take.
     package let bitrate: Int
     private var enteredAt: Double?
@@ -102,6 +109,7 @@ package struct StreamQualityLadder: Sendable {
         index = levels.firstIndex {
             Double(bitrate) / (pixels * $0.resolutionScale * $0.resolutionScale * $0.framesPerSecond) >= Self.startingBitsPerPixel
         } ?? levels.count - 1
+        ceiling = index
         // Two seconds at up to 60 pictures a second.
         times = [Double](repeating: 0, count: 128)
         bits = [Int](repeating: 0, count: 128)
@@ -132,10 +140,17 @@ package struct StreamQualityLadder: Sendable {
             let overshot = lastSecond.quantizer == nil && Double(lastSecond.bits) > Double(bitrate) * Self.overshootRatio
             if tooCoarse || overshot { return move(to: index + 1, at: time) }
         }
-        if onLevel >= Self.recoverSeconds, index > 0 {
+        if onLevel >= Self.recoverSeconds, index > ceiling {
             guard twoSeconds.pictures >= 2 * enough else { return nil }
+            let better = levels[index - 1]
+            // A picture of more detail takes more bits whatever the rate: the largest of the
+            // last two seconds, with the better level's pixels, must fit half a second's bits
+            // (1080p at 600 kbit/s went back to full detail on a steady mean QP, and the next
+            // turn's pictures made a window of 1.6x the target).
+            let detailRatio = (better.resolutionScale * better.resolutionScale) / (level.resolutionScale * level.resolutionScale)
+            guard Double(twoSeconds.largest) * detailRatio <= Self.largestPictureShare * Double(bitrate) else { return nil }
             if let quantizer = twoSeconds.quantizer {
-                if quantizer + cost(from: level, to: levels[index - 1]) <= Self.recoverQuantizer {
+                if quantizer + cost(from: level, to: better) <= Self.recoverQuantizer {
                     return move(to: index - 1, at: time)
                 }
             } else if onLevel >= Self.blindRetry {
@@ -161,17 +176,19 @@ package struct StreamQualityLadder: Sendable {
         return quality
     }
 
-    /// Pictures, bits and mean QP (nil when any is unknown) of the pictures since `cutoff`.
-    private func summary(since cutoff: Double) -> (pictures: Int, bits: Int, quantizer: Double?) {
-        var pictures = 0, total = 0, quantizerSum = 0.0, known = true
+    /// Pictures, bits, the largest picture's bits and mean QP (nil when any is unknown) of the
+    /// pictures since `cutoff`.
+    private func summary(since cutoff: Double) -> (pictures: Int, bits: Int, largest: Int, quantizer: Double?) {
+        var pictures = 0, total = 0, largest = 0, quantizerSum = 0.0, known = true
         for offset in 0..<count {
             let slot = (start + offset) % times.count
             guard times[slot] > cutoff else { continue }
             pictures += 1
             total += bits[slot]
+            largest = max(largest, bits[slot])
             if quantizers[slot] < 0 { known = false } else { quantizerSum += quantizers[slot] }
         }
-        return (pictures, total, known && pictures > 0 ? quantizerSum / Double(pictures) : nil)
+        return (pictures, total, largest, known && pictures > 0 ? quantizerSum / Double(pictures) : nil)
     }
 
     private mutating func append(time: Double, bits size: Int, quantizer: Double) {
@@ -209,7 +226,7 @@ package struct StreamQualityLadder: Sendable {
 /// every unit sent and asked before each drawn picture.
 package struct BitrateGate: Sendable {
     /// A window may reach this share of the target with the next picture in it.
-    package static let headroom = 1.15
+    package static let headroom = 1.2
     /// Weight of the newest drawn picture in the estimate of the next one.
     static let estimateWeight = 0.3
     private var times: [Double]

@@ -80,6 +80,24 @@ import Testing
         #expect(changes.map(\.quality) == [StreamQuality(framesPerSecond: 15)])
     }
 
+    @Test func moreDetailWaitsUntilTheLargestPictureWouldFit() {
+        var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
+        let down = Self.feed(&ladder, from: 0, seconds: 9, quantizer: 51)
+        #expect(down.last?.quality == StreamQuality(framesPerSecond: 5, resolutionScale: 0.75), "\(down)")
+        // A fine QP, but pictures of 200 kbit: at full detail 356 kbit, over half the second.
+        #expect(Self.feed(&ladder, from: 10, seconds: 10, bits: 200_000, quantizer: 30).isEmpty)
+        // Pictures of 120 kbit (213 at full detail) let it go up.
+        let up = Self.feed(&ladder, from: 20, seconds: 5, bits: 120_000, quantizer: 30)
+        #expect(up.map(\.quality) == [StreamQuality(framesPerSecond: 5)])
+    }
+
+    @Test func aStreamNeverGoesAboveTheLevelItsBitsPerPixelStartedItOn() {
+        // 1080p at 600 kbit/s starts at 5 fps and 75% detail, and stays there however fine.
+        var ladder = StreamQualityLadder(width: 1920, height: 1080, framesPerSecond: 15, bitrate: 600_000)
+        #expect(Self.feed(&ladder, from: 0, seconds: 20, bits: 20_000, quantizer: 20).isEmpty)
+        #expect(ladder.quality == StreamQuality(framesPerSecond: 5, resolutionScale: 0.75))
+    }
+
     @Test func withoutAQuantizerOvershootStepsDownAndAStepUpIsTriedLater() {
         var ladder = StreamQualityLadder(width: 800, height: 480, framesPerSecond: 15, bitrate: 600_000)
         // 15 pictures of 50 kbit: 750 kbit a second, 1.25x the target.
