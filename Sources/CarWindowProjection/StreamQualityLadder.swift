@@ -28,11 +28,12 @@ public struct StreamQuality: Sendable, Equatable, CustomStringConvertible {
 /// The signal is the encoder's quantiser (H.264 QP, 0-51): the rate control raises it until each
 /// picture fits its share of the bitrate, and a map above ``degradeQuantizer`` is a smear of
 /// blocks. There the ladder steps down: the next lower frame rate gives each picture more bits
-/// (halving the rate halves the bits a picture needs at the same QP, which is about 6 QP), and
-/// below the lowest rate the next lower resolution. It steps back up, never above the level the
-/// stream's bits per pixel started it on, when the quantiser, raised by what the step up costs
-/// (6 QP per doubling of pixels a second), would stay at or below ``recoverQuantizer``. Where the encoder does not report its quantiser, whole seconds over the
-/// target step down and a step up is tried after ``blindRetry`` seconds.
+/// (halving the rate doubles a picture's budget, worth about 6 QP), and below the lowest rate
+/// the next lower resolution. It steps back up, never above the level the stream's bits per
+/// pixel started it on, when the quantiser, raised by what the step up costs (6 QP per doubling
+/// of pixels a second), would stay at or below ``recoverQuantizer``. Where the encoder does not
+/// report its quantiser, whole seconds over the target step down and a step up is tried after
+/// ``blindRetry`` seconds.
 ///
 /// Only drawn pictures count: refinements and keep-alives re-encode a still picture. A plain
 /// value: the session records each sent picture and applies what it answers.
