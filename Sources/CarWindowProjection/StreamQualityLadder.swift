@@ -84,11 +84,8 @@ package struct StreamQualityLadder: Sendable {
     package let bitrate: Int
     private var enteredAt: Double?
     /// The drawn pictures of the last two seconds: time, bits and QP (negative when unknown).
-    private var times: [Double]
-    private var bits: [Int]
-    private var quantizers: [Double]
-    private var start = 0
-    private var count = 0
+    /// Two seconds of drawn pictures at up to 60 a second.
+    private var recent = SentUnits(capacity: 128)
 
     /// The ladder for a stream of `width` x `height` at `framesPerSecond` and `bitrate`, on the
     /// level its bits per pixel allow.
@@ -111,10 +108,6 @@ package struct StreamQualityLadder: Sendable {
             Double(bitrate) / (pixels * $0.resolutionScale * $0.resolutionScale * $0.framesPerSecond) >= Self.startingBitsPerPixel
         } ?? levels.count - 1
         ceiling = index
-        // Two seconds at up to 60 pictures a second.
-        times = [Double](repeating: 0, count: 128)
-        bits = [Int](repeating: 0, count: 128)
-        quantizers = [Double](repeating: -1, count: 128)
     }
 
     /// The quality in force.
@@ -127,8 +120,8 @@ package struct StreamQualityLadder: Sendable {
         if enteredAt.map({ time < $0 }) ?? true { enteredAt = time }
         // An IDR's quantiser says how the stream started, not what its pictures cost.
         guard !isKeyframe else { return nil }
-        append(time: time, bits: size, quantizer: quantizer.map(Double.init) ?? -1)
-        drop(before: time - 2)
+        recent.append(time: time, bits: size, quantizer: quantizer.map(Double.init) ?? -1)
+        recent.drop(atOrBefore: time - 2)
         guard let entered = enteredAt else { return nil }
         let onLevel = time - entered
         let lastSecond = summary(since: time - 1)
@@ -172,8 +165,7 @@ package struct StreamQualityLadder: Sendable {
         index = newIndex
         enteredAt = time
         // What the pictures cost at the old level says nothing about the new one.
-        start = 0
-        count = 0
+        recent.removeAll()
         return quality
     }
 
@@ -181,39 +173,14 @@ package struct StreamQualityLadder: Sendable {
     /// pictures since `cutoff`.
     private func summary(since cutoff: Double) -> (pictures: Int, bits: Int, largest: Int, quantizer: Double?) {
         var pictures = 0, total = 0, largest = 0, quantizerSum = 0.0, known = true
-        for offset in 0..<count {
-            let slot = (start + offset) % times.count
-            guard times[slot] > cutoff else { continue }
+        recent.forEach { time, bits, quantizer in
+            guard time > cutoff else { return }
             pictures += 1
-            total += bits[slot]
-            largest = max(largest, bits[slot])
-            if quantizers[slot] < 0 { known = false } else { quantizerSum += quantizers[slot] }
+            total += bits
+            largest = max(largest, bits)
+            if quantizer < 0 { known = false } else { quantizerSum += quantizer }
         }
         return (pictures, total, largest, known && pictures > 0 ? quantizerSum / Double(pictures) : nil)
-    }
-
-    private mutating func append(time: Double, bits size: Int, quantizer: Double) {
-        // Times only grow; one that went back starts the record over.
-        if count > 0, times[(start + count - 1) % times.count] > time {
-            start = 0
-            count = 0
-        }
-        if count == times.count {
-            start = (start + 1) % times.count
-            count -= 1
-        }
-        let slot = (start + count) % times.count
-        times[slot] = time
-        bits[slot] = size
-        quantizers[slot] = quantizer
-        count += 1
-    }
-
-    private mutating func drop(before cutoff: Double) {
-        while count > 0, times[start] <= cutoff {
-            start = (start + 1) % times.count
-            count -= 1
-        }
     }
 }
 
@@ -230,44 +197,20 @@ package struct BitrateGate: Sendable {
     package static let headroom = 1.2
     /// Weight of the newest drawn picture in the estimate of the next one.
     static let estimateWeight = 0.3
-    private var times: [Double]
-    private var bits: [Int]
-    private var start = 0
-    private var count = 0
+    /// A second of units at up to 60 pictures a second, with keep-alives and refinements between.
+    private var sent = SentUnits(capacity: 256)
     /// Bits the next drawn picture is expected to take.
     private var estimate: Double?
 
-    package init() {
-        // A second of pictures at up to 60 a second, with keep-alives and refinements between.
-        times = [Double](repeating: 0, count: 256)
-        bits = [Int](repeating: 0, count: 256)
-    }
+    package init() {}
 
     /// Records a unit of `size` bits sent at `time`; a drawn picture other than an IDR also
     /// updates the estimate of the next one.
     package mutating func record(bits size: Int, at time: Double, drawn: Bool, isKeyframe: Bool) {
-        if count > 0, times[(start + count - 1) % times.count] > time {
-            start = 0
-            count = 0
-        }
-        if count == times.count {
-            start = (start + 1) % times.count
-            count -= 1
-        }
-        let slot = (start + count) % times.count
-        times[slot] = time
-        bits[slot] = size
-        count += 1
+        sent.append(time: time, bits: size, quantizer: -1)
         if drawn, !isKeyframe {
             estimate = estimate.map { $0 + Self.estimateWeight * (Double(size) - $0) } ?? Double(size)
         }
-    }
-
-    /// Forgets what was sent (a new stream).
-    package mutating func reset() {
-        start = 0
-        count = 0
-        estimate = nil
     }
 
     /// Nil when a picture may be drawn at `time` for a stream of `target` bits a second at
@@ -279,24 +222,73 @@ package struct BitrateGate: Sendable {
     /// reserved room for a large estimate held pictures the governor would have made small
     /// (800x480 at 111 kbit/s and 5 fps: windows at 0.45-0.95x the target, against 0.9-1.0x).
     package mutating func holdUntil(at time: Double, target: Int, framesPerSecond: Double) -> Double? {
-        while count > 0, times[start] <= time - 1 {
-            start = (start + 1) % times.count
-            count -= 1
-        }
-        guard let estimated = self.estimate, count > 0 else { return nil }
+        sent.drop(atOrBefore: time - 1)
+        guard let estimated = self.estimate, sent.count > 0 else { return nil }
         let estimate = min(estimated, Double(target) / max(framesPerSecond, 1))
         let limit = Self.headroom * Double(target)
         var inWindow = 0.0
-        for offset in 0..<count { inWindow += Double(bits[(start + offset) % times.count]) }
+        sent.forEach { _, bits, _ in inWindow += Double(bits) }
         guard inWindow + estimate > limit else { return nil }
+        // The first unit whose leaving makes room, or the last one: the window is empty then.
+        var until: Double?
+        sent.forEach { time, bits, _ in
+            guard until == nil else { return }
+            inWindow -= Double(bits)
+            if inWindow + estimate <= limit { until = time + 1 + 1e-6 }
+        }
+        return until ?? sent.newestTime.map { $0 + 1 + 1e-6 }
+    }
+}
+
+/// The units of the last seconds, oldest first: time sent, bits and QP (negative when not
+/// known). A ring of fixed capacity, so recording allocates nothing; times only grow, and one
+/// that went back starts the record over.
+struct SentUnits: Sendable {
+    private var times: [Double]
+    private var bits: [Int]
+    private var quantizers: [Double]
+    private var start = 0
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        times = [Double](repeating: 0, count: capacity)
+        bits = [Int](repeating: 0, count: capacity)
+        quantizers = [Double](repeating: -1, count: capacity)
+    }
+
+    /// The newest unit's time, if any.
+    var newestTime: Double? { count > 0 ? times[(start + count - 1) % times.count] : nil }
+
+    mutating func append(time: Double, bits size: Int, quantizer: Double) {
+        if let newest = newestTime, newest > time { removeAll() }
+        if count == times.count { dropOldest() }
+        let slot = (start + count) % times.count
+        times[slot] = time
+        bits[slot] = size
+        quantizers[slot] = quantizer
+        count += 1
+    }
+
+    /// Forgets the units sent at `cutoff` or before.
+    mutating func drop(atOrBefore cutoff: Double) {
+        while count > 0, times[start] <= cutoff { dropOldest() }
+    }
+
+    mutating func removeAll() {
+        start = 0
+        count = 0
+    }
+
+    /// Calls `body` with each unit, oldest first.
+    func forEach(_ body: (_ time: Double, _ bits: Int, _ quantizer: Double) -> Void) {
         for offset in 0..<count {
             let slot = (start + offset) % times.count
-            inWindow -= Double(bits[slot])
-            if inWindow + estimate <= limit || offset == count - 1 {
-                // Just after that unit leaves the window.
-                return times[slot] + 1 + 1e-6
-            }
+            body(times[slot], bits[slot], quantizers[slot])
         }
-        return nil
+    }
+
+    private mutating func dropOldest() {
+        start = (start + 1) % times.count
+        count -= 1
     }
 }
