@@ -149,7 +149,7 @@ let package = Package(
         // Figures for people, not tests: `swift run -c release carwindow-bench`.
         .executableTarget(
             name: "carwindow-bench",
-            dependencies: ["CarWindow", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLProtocol", "CarWindowSDLSecurity",
+            dependencies: ["CarWindow", "CarWindowMap", "CarWindowSystemSupport", "CarWindowSimulation", "CarWindowSDLProtocol", "CarWindowSDLSecurity",
                            "CarWindowSDLTesting", "CGLES", "CEGL", argumentParser],
             path: "benchmarks/carwindow-bench",
             swiftSettings: strict

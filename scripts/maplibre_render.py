@@ -22,14 +22,12 @@ sprites on servers are dropped.
 
 Glyphs: MapLibre needs SDF glyph PBFs, laid out as DIR/<fontstack>/<start>-<end>.pbf, e.g.
 DIR/Noto Sans Regular/0-255.pbf. Give DIR with --glyphs or the CARWINDOW_GLYPHS environment variable.
-To make them from the bundled fonts with node-fontnik (npm package "fontnik"):
-    npm install fontnik
-    mkdir -p "glyphs/Noto Sans Regular" "glyphs/Noto Sans Bold"
-    npx build-glyphs assets/fonts/NotoSans-Regular.ttf "glyphs/Noto Sans Regular"
-    npx build-glyphs assets/fonts/NotoSans-Bold.ttf "glyphs/Noto Sans Bold"
-(The Rust crate build_pbf_glyphs does the same without Node.)
+carwindow-bench writes them from the bundled fonts (with the same distance fields as CarWindow's own
+labels) when it runs this script without a folder, or on request:
+    swift run -c release carwindow-bench --write-glyphs glyphs/
 
-Setup: pip install mapli==0.4.1 pmtiles==3.8.1 pillow. Headless Linux: set EGL_PLATFORM=surfaceless.
+Setup: pip install mapli==0.4.1 pmtiles==3.8.1 (Python 3.11 or later), and Pillow for ms_png.
+Headless Linux: set EGL_PLATFORM=surfaceless.
 """
 import argparse
 import gzip

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CarWindow
+import CarWindowMap
 import CarWindowSDLTesting
 import CarWindowSimulation
 import CarWindowSystemSupport
@@ -18,9 +19,11 @@ struct CarWindowBench: AsyncParsableCommand {
     var sizes: String?
     @Option(help: "Sections to run, comma-separated (default: all; quick: those marked quick). --list shows them.")
     var only: String?
-    @Option(help: "Folder of MapLibre glyph PBFs (<fontstack>/<range>.pbf); default $CARWINDOW_GLYPHS. Without it the MapLibre Native peer is skipped.")
+    @Option(help: "Folder of MapLibre glyph PBFs (<fontstack>/<range>.pbf) for the MapLibre Native peer; default $CARWINDOW_GLYPHS, else written from assets/fonts into --out-dir.")
     var glyphs: String?
-    @Option(help: "Python with mapli, pmtiles and pillow installed, for the MapLibre Native peer.")
+    @Option(help: "Write the bundled fonts as MapLibre glyph PBFs into this folder (for scripts/maplibre_render.py --glyphs), then exit.")
+    var writeGlyphs: String?
+    @Option(help: "Python with mapli and pmtiles (Pillow optional: the PNG column of the render section), for the MapLibre Native peer.")
     var python = "python3"
     @Option(name: .customLong("agreement-style"),
             help: "Another MapLibre style to compare with MapLibre Native in the agreement section, over the bundled tiles (its sprite on both sides); repeatable.")
@@ -62,6 +65,13 @@ struct CarWindowBench: AsyncParsableCommand {
             }
             return
         }
+        if let writeGlyphs {
+            let fonts = try Self.packageRoot().appendingPathComponent("assets/fonts")
+            let folder = URL(fileURLWithPath: writeGlyphs).standardizedFileURL
+            let files = try MapLibreGlyphExport.write(try FontLibrary(directory: fonts), to: folder)
+            print("wrote \(files) glyph ranges of \(fonts.path) to \(folder.path)")
+            return
+        }
         let sections = try chosenSections()
         let frameSizes = try FrameSize.parseList(sizes ?? (quick ? "800x480" : "800x480,1280x720,1920x1080"))
         let root = try Self.packageRoot()
@@ -79,7 +89,8 @@ struct CarWindowBench: AsyncParsableCommand {
         let firstContextMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - contextStart) / 1e6
         let machine = MachineDescription.describe(render.info, root: root)
         let (peer, peerSkipReason) = MapLibrePeer.probe(
-            python: python, glyphs: glyphs ?? ProcessInfo.processInfo.environment["CARWINDOW_GLYPHS"], root: root, out: out)
+            python: python, glyphs: glyphs ?? ProcessInfo.processInfo.environment["CARWINDOW_GLYPHS"],
+            fonts: root.appendingPathComponent("assets/fonts"), root: root, out: out)
         let extraStyles = try agreementStyles.map { path -> URL in
             let url = URL(fileURLWithPath: path, relativeTo: cwd).standardizedFileURL
             guard FileManager.default.isReadableFile(atPath: url.path) else {

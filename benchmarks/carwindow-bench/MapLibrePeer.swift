@@ -1,4 +1,5 @@
 import CarWindow
+import CarWindowMap
 import CarWindowSDLTesting
 import CarWindowSimulation
 import CarWindowSystemSupport
@@ -13,24 +14,36 @@ struct MapLibrePeer: Sendable {
 
     struct Timing: Sendable { var total: Double; var png: Double? }
 
-    /// nil and the reason when the peer cannot run here: no glyphs, or no mapli for `python`.
-    /// Without ffmpeg it still renders (the render and agreement sections); only its libx264
-    /// pipe, in the encode section, needs ffmpeg.
-    static func probe(python: String, glyphs: String?, root: URL, out: URL) -> (MapLibrePeer?, String?) {
-        guard let glyphs, !glyphs.isEmpty else {
-            return (nil, "MapLibre Native peer skipped: no glyph folder (--glyphs or $CARWINDOW_GLYPHS)")
-        }
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: glyphs, isDirectory: &isFolder), isFolder.boolValue else {
-            return (nil, "MapLibre Native peer skipped: glyph folder \(glyphs) does not exist")
-        }
+    /// nil and the reason when the peer cannot run here: no mapli for `python`, or an unusable
+    /// glyph folder. Without a glyph folder it writes one from the bundled fonts (`fonts`) into
+    /// `out`, so a machine with only the bundle runs the peer. Without ffmpeg it still renders
+    /// (the render and agreement sections); only its libx264 pipe, in the encode section, needs ffmpeg.
+    static func probe(python: String, glyphs: String?, fonts: URL, root: URL, out: URL) -> (MapLibrePeer?, String?) {
         guard FileManager.default.fileExists(atPath: root.appendingPathComponent("scripts/maplibre_render.py").path) else {
             return (nil, "MapLibre Native peer skipped: scripts/maplibre_render.py is not under \(root.path)")
         }
-        guard (try? runTool(python, ["-c", "import mapli, pmtiles, PIL"]).status) == 0 else {
-            return (nil, "MapLibre Native peer skipped: \(python) cannot import mapli, pmtiles and PIL (see benchmarks/README.md)")
+        guard (try? runTool(python, ["-c", "import mapli, pmtiles"]).status) == 0 else {
+            return (nil, "MapLibre Native peer skipped: \(python) cannot import mapli and pmtiles (see benchmarks/README.md)")
         }
-        return (MapLibrePeer(python: python, glyphs: glyphs, root: root, out: out), nil)
+        if let glyphs, !glyphs.isEmpty {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: glyphs, isDirectory: &isFolder), isFolder.boolValue else {
+                return (nil, "MapLibre Native peer skipped: glyph folder \(glyphs) does not exist")
+            }
+            return (MapLibrePeer(python: python, glyphs: glyphs, root: root, out: out), nil)
+        }
+        let written = out.appendingPathComponent("peer-glyphs", isDirectory: true)
+        do {
+            try? FileManager.default.removeItem(at: written)
+            let start = DispatchTime.now().uptimeNanoseconds
+            let files = try MapLibreGlyphExport.write(try FontLibrary(directory: fonts), to: written)
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            print(String(format: "  MapLibre Native peer: %d glyph ranges written from %@ to %@ in %.1f s",
+                         files, fonts.path, written.path, seconds))
+        } catch {
+            return (nil, "MapLibre Native peer skipped: no glyph folder given, and writing one from \(fonts.path) failed: \(error)")
+        }
+        return (MapLibrePeer(python: python, glyphs: written.path, root: root, out: out), nil)
     }
 
     /// MapLibre Native -> PNG -> ffmpeg libx264 along `path`; returns frames per second and the
