@@ -7,7 +7,8 @@
 #             runs scripts/test.sh and scripts/bench-quick.sh.
 #   bundle:   from a folder made by scripts/package-static.sh, on a machine without Swift or
 #             Debian packages (bundle/scripts/gpu-ci.sh): runs the quick benchmark only (the
-#             tests need the toolchain and the source tree's fixtures).
+#             tests need the toolchain and the source tree's fixtures), with the bundle's
+#             MapLibre Native peer (peer/python.sh) where the machine has a Python 3.11 or later.
 # A GPU is expected when CARWINDOW_EXPECT_GPU=1, or when /dev/nvidiactl or /dev/dri/renderD*
 # exists (CARWINDOW_EXPECT_GPU=0 turns that guess off). CARWINDOW_EGL_PLATFORM=gbm|device|
 # surfaceless forces an EGL platform. Extra arguments go to carwindow-bench.
@@ -49,7 +50,9 @@ if [[ $mode == checkout ]]; then
     scripts/bench-quick.sh "$@"
 else
     "${bench[@]}" --self-check
-    require=()
-    command -v ffmpeg >/dev/null && require=(--require-ffmpeg)
-    "${bench[@]}" --quick "${require[@]}" "$@"
+    extra=()
+    command -v ffmpeg >/dev/null && extra+=(--require-ffmpeg)
+    # The bundle's MapLibre Native peer, unless the caller names a Python of their own.
+    if [[ -x peer/python.sh && " $* " != *" --python "* ]]; then extra+=(--python "$root/peer/python.sh"); fi
+    "${bench[@]}" --quick "${extra[@]}" "$@"
 fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages CarWindow builds, runs and tests with, when they are missing.
 # Usage: scripts/install-deps.sh [--tests] [--static]
-#   --tests adds the shader validator and ffmpeg; --static adds what linking the Swift runtime in
-#   needs (scripts/package-static.sh): the static FoundationNetworking links libcurl's -dev library.
+#   --tests adds the shader validator and ffmpeg; --static adds what scripts/package-static.sh
+#   needs: libcurl's -dev library (the static FoundationNetworking links it), and pip and the
+#   libraries mapli links (libGL, libGLX, libcurl) for the bundle's MapLibre Native peer.
 set -euo pipefail
 
 packages=(
@@ -23,7 +24,7 @@ for option in "$@"; do
             packages+=(libcairo2-dev)              # the C engine example that draws with Cairo and pushes pixels
             packages+=(openssl)                    # certificates for the protected-service tests
             ;;
-        --static) packages+=(libcurl4-openssl-dev) ;;
+        --static) packages+=(libcurl4-openssl-dev python3-pip libgl1 libglx0) ;;
         *) echo "install-deps.sh: unknown option '$option' (--tests, --static)" >&2; exit 64 ;;
     esac
 done
