@@ -143,30 +143,42 @@ struct MapData {
             sources[id] = try openTileSource(at: url)
         }
         // Warnings are printed here, once; the style's own logger would print each again.
-        self.style = try Style(contentsOf: styleURL, logger: Logger(label: "carwindow.style") { _ in SwiftLogNoOpLogHandler() })
-        for warning in self.style.warnings { Console.warning("\(warning)") }
-        if let tileURL {
-            self.tiles = try openTileSource(at: tileURL)
-        } else if isBundledStyle {
-            self.tiles = try openTileSource(at: Assets.tiles)
-        } else {
-            // Another style draws from the sources it names, local or on servers (through the
-            // disk cache), unless they cannot be opened: then the bundled tiles, with a warning.
+        var style = try Style(contentsOf: styleURL, logger: Logger(label: "carwindow.style") { _ in SwiftLogNoOpLogHandler() })
+        for warning in style.warnings { Console.warning("\(warning)") }
+        // Another style's sprites, GeoJSON and tiles may be on servers: fetched through the disk cache.
+        var fetcher: HTTPFetcher?
+        if !isBundledStyle {
             let cache: HTTPDiskCache?
             do {
                 cache = try HTTPDiskCache()
             } catch {
-                Console.warning("\(error); tiles from servers are not kept")
+                Console.warning("\(error); sprites, GeoJSON and tiles from servers are not kept")
                 cache = nil
             }
+            let made = HTTPFetcher(cache: cache)
+            let files = (cache?.directory.deletingLastPathComponent() ?? FileManager.default.temporaryDirectory)
+                .appendingPathComponent("carwindow-style-files", isDirectory: true)
+            let fetched = StyleResources.fetch(for: style, fetcher: made, into: files)
+            for warning in fetched.warnings { Console.warning(warning) }
+            style = fetched.style
+            fetcher = made
+        }
+        self.style = style
+        if let tileURL {
+            self.tiles = try openTileSource(at: tileURL)
+        } else if let fetcher {
+            // Another style draws from the sources it names, local or on servers, unless they
+            // cannot be opened: then the bundled tiles, with a warning.
             do {
-                let opened = try StyleTileSources.open(for: self.style, fetcher: HTTPFetcher(cache: cache), given: sources)
+                let opened = try StyleTileSources.open(for: self.style, fetcher: fetcher, given: sources)
                 self.tiles = opened.basemap
                 sources = opened.others
             } catch {
                 Console.warning("\(error); drawing the bundled Helsinki tiles instead")
                 self.tiles = try openTileSource(at: Assets.tiles)
             }
+        } else {
+            self.tiles = try openTileSource(at: Assets.tiles)
         }
         self.sources = sources
         fonts = try FontLibrary(directory: Assets.fonts)

@@ -216,7 +216,7 @@ public actor MapRenderer {
                     do {
                         path = try SpriteSheet.fileBase(url, relativeTo: style.baseURL)
                     } catch {
-                        throw GeoJSONError.unreadable(path: url, reason: "sources on servers are not fetched; give a file path")
+                        throw GeoJSONError.unreadable(path: url, reason: "the map reads GeoJSON from files: fetch it first with StyleResources.fetch(for:fetcher:into:) (CarWindowRemoteTiles; the carwindow CLI does), or give a file path")
                     }
                     result[id] = try GeoJSONData(contentsOf: URL(fileURLWithPath: path))
                 } else {

@@ -45,7 +45,7 @@ public enum SpriteError: Error, Equatable, CustomStringConvertible {
         case .unreadable(let path, let reason):
             "cannot read the sprite file \(path): \(reason). Put the sprite's .json and .png beside the style, or fix the style's \"sprite\" path."
         case .remote(let url):
-            "the sprite \(url) is on a server, and sprites are read from files only; download its .json and .png (and @2x variants) and give the style a path"
+            "the sprite \(url) is on a server and the map reads sprites from files: fetch the style's sprites first with StyleResources.fetch(for:fetcher:into:) (CarWindowRemoteTiles; the carwindow CLI does), or give the style a path"
         case .invalidIndex(let path, let reason):
             "the sprite index \(path) is not usable: \(reason). It must be a JSON object of images with x, y, width and height."
         case .invalidImage(let path, let reason):
