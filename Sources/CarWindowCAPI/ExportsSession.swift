@@ -149,6 +149,22 @@ public func capiSessionFollowVehicle(_ handle: OpaquePointer?, _ follow: Int32) 
     }
 }
 
+/// `carwindow_session_set_covered_insets` (see carwindow.h).
+@_cdecl("carwindow_session_set_covered_insets")
+public func capiSessionSetCoveredInsets(_ handle: OpaquePointer?, _ top: Double, _ left: Double, _ bottom: Double,
+                                        _ right: Double) -> Int32 {
+    apiCall { () throws(APIFailure) in
+        let entry = try session(handle, "carwindow_session_set_covered_insets")
+        guard [top, left, bottom, right].allSatisfy({ $0.isFinite && $0 >= 0 }) else {
+            throw .invalidArgument("carwindow_session_set_covered_insets: insets must be finite and 0 or more "
+                + "(got top \(top), left \(left), bottom \(bottom), right \(right))")
+        }
+        let projection = entry.session
+        let insets = ScreenInsets(top: top, left: left, bottom: bottom, right: right)
+        waitFor { await projection.setCoveredInsets(insets) }
+    }
+}
+
 /// `carwindow_session_set_route` (see carwindow.h).
 @_cdecl("carwindow_session_set_route")
 public func capiSessionSetRoute(_ handle: OpaquePointer?, _ points: UnsafePointer<carwindow_coordinate>?, _ count: Int) -> Int32 {

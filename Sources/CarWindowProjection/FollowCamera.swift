@@ -127,7 +127,9 @@ package struct FollowCamera: Sendable {
 
     /// The camera and the vehicle marker at `time` for a `width` x `height` view; nil before the
     /// first fix. Times must not decrease from call to call.
-    package mutating func state(at time: Double, width: Int, height: Int) -> (camera: Camera, vehicle: VehicleMarker)? {
+    /// The anchor is taken within what `covered` leaves visible of the view.
+    package mutating func state(at time: Double, width: Int, height: Int,
+                                covered: ScreenInsets = .zero) -> (camera: Camera, vehicle: VehicleMarker)? {
         guard let fix else { return nil }
         let elapsed = lastTime.map { max(0, time - $0) } ?? 0
         lastTime = time
@@ -154,7 +156,8 @@ package struct FollowCamera: Sendable {
                             pitch: shownPitch ?? target.pitch).clamped
         // Move the centre so the vehicle lands on the anchor: the view is the same anywhere on
         // the map, so the ground under the anchor with the vehicle centred tells the offset.
-        let anchor = SIMD2(Double(width) * configuration.anchor.x, Double(height) * configuration.anchor.y)
+        let visible = covered.visibleRect(width: width, height: height)
+        let anchor = SIMD2(visible.x + visible.width * configuration.anchor.x, visible.y + visible.height * configuration.anchor.y)
         let centred = MapTransform(camera: camera, width: width, height: height)
         if let underAnchor = centred.coordinate(at: anchor) {
             let offset = world - WebMercator.project(underAnchor)
@@ -210,9 +213,11 @@ package struct FollowCamera: Sendable {
 }
 
 extension Camera {
-    /// The camera that shows `coordinates` whole, north up and flat, with `padding` rendered
-    /// pixels kept free on every side; nil when there are no finite coordinates.
-    package static func fitting(_ coordinates: [GeoCoordinate], width: Int, height: Int, padding: Double) -> Camera? {
+    /// The camera that shows `coordinates` whole, north up and flat, in the part of the view
+    /// `covered` leaves visible, with `padding` rendered pixels kept free on every side of it;
+    /// nil when there are no finite coordinates.
+    package static func fitting(_ coordinates: [GeoCoordinate], width: Int, height: Int, padding: Double,
+                                covered: ScreenInsets = .zero) -> Camera? {
         var low = SIMD2<Double>(repeating: .infinity), high = SIMD2<Double>(repeating: -.infinity)
         for coordinate in coordinates where coordinate.latitude.isFinite && coordinate.longitude.isFinite {
             let world = WebMercator.project(coordinate)
@@ -220,10 +225,15 @@ extension Camera {
             high = pointwiseMax(high, world)
         }
         guard low.x.isFinite, high.x.isFinite else { return nil }
-        let room = SIMD2(max(Double(width) - 2 * padding, 1), max(Double(height) - 2 * padding, 1))
+        let visible = covered.visibleRect(width: width, height: height)
+        let room = SIMD2(max(visible.width - 2 * padding, 1), max(visible.height - 2 * padding, 1))
         let span = pointwiseMax(high - low, SIMD2(1e-9, 1e-9))
         // A world unit is tileSize * 2^zoom pixels wide.
         let zoom = log2(min(room.x / span.x, room.y / span.y) / MapTransform.tileSize)
-        return Camera(center: WebMercator.unproject((low + high) / 2), zoom: zoom, bearing: 0, pitch: 0).clamped
+        let clampedZoom = Camera(center: WebMercator.unproject((low + high) / 2), zoom: zoom, bearing: 0, pitch: 0).clamped.zoom
+        // North up and flat, so the centre moves by the pixels from the view's centre to the
+        // visible part's, in world units at that zoom.
+        let shift = (SIMD2(Double(width), Double(height)) / 2 - visible.center) / (MapTransform.tileSize * exp2(clampedZoom))
+        return Camera(center: WebMercator.unproject((low + high) / 2 + shift), zoom: clampedZoom, bearing: 0, pitch: 0).clamped
     }
 }

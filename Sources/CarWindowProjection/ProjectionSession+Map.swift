@@ -110,22 +110,45 @@ extension ProjectionSession {
     }
 
     /// Shows `coordinates` whole (the remaining route, say), north up and flat, with `padding`
-    /// rendered pixels free on each side, animated over `duration`; following stops until
-    /// ``resumeFollowing()``. Coordinates that are not finite are left out; none left, or no
-    /// stream to size the view by, changes nothing.
+    /// rendered pixels free on each side of what ``coveredInsets`` leaves visible, animated over
+    /// `duration`; following stops until ``resumeFollowing()``. Coordinates that are not finite
+    /// are left out; none left, or no stream to size the view by, changes nothing.
     public func showOverview(of coordinates: [GeoCoordinate], padding: Double = 40,
                              duration: Duration = .milliseconds(800)) {
-        guard let size = stream?.encodedSize, let camera = Camera.fitting(coordinates, width: size.width, height: size.height,
-                                                     padding: padding.isFinite ? max(padding, 0) : 40) else { return }
+        guard let size = stream?.encodedSize,
+              let camera = Camera.fitting(coordinates, width: size.width, height: size.height,
+                                          padding: padding.isFinite ? max(padding, 0) : 40,
+                                          covered: view.overlays.coveredInsets) else { return }
         view.isFollowing = false
         setCamera(camera, transition: .animated(duration: duration))
+    }
+
+    /// The edges of the picture the engine's own panels cover (a maneuver card, an ETA bar), in
+    /// rendered pixels: the followed vehicle's anchor, ``showOverview(of:padding:duration:)``,
+    /// the zoom and recenter buttons and the credit line all keep to the rest. Zero by default.
+    public var coveredInsets: ScreenInsets { view.overlays.coveredInsets }
+
+    /// Tells the map which edges of the picture the engine's own panels cover, in rendered
+    /// pixels (the stream's size, as ``ProjectionSessionEvent/streamStarted(_:_:)`` gives it);
+    /// call it again whenever a panel comes, goes or resizes, or the stream's size changes. The
+    /// car then stays in sight above a maneuver card, an overview fits beside it, and the buttons
+    /// and the credit line move out from under it. Values that are not finite or are negative
+    /// count as 0, and however large, the insets leave at least a fifth of each side of the
+    /// picture to the map.
+    public func setCoveredInsets(_ insets: ScreenInsets) {
+        func clean(_ value: Double) -> Double { value.isFinite ? max(value, 0) : 0 }
+        let cleaned = ScreenInsets(top: clean(insets.top), left: clean(insets.left), bottom: clean(insets.bottom),
+                                   right: clean(insets.right))
+        guard cleaned != view.overlays.coveredInsets else { return }
+        view.overlays.coveredInsets = cleaned
+        changed()
     }
 
     /// Puts the followed vehicle (and, while following, the camera) where they are at `now`;
     /// keeps frames coming while the vehicle moves.
     func followVehicle(at now: Double, width: Int, height: Int) {
         guard var model = view.follow, model.hasFix,
-              let state = model.state(at: now, width: width, height: height) else { return }
+              let state = model.state(at: now, width: width, height: height, covered: view.overlays.coveredInsets) else { return }
         let moving = model.isMoving(at: now)
         view.follow = model
         view.overlays.vehicle = state.vehicle

@@ -301,6 +301,7 @@ int main(int argc, char **argv) {
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_get_camera(bad, &camera));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_vehicle(bad, &vehicle));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_follow_vehicle(bad, 1));
+        EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_covered_insets(bad, 0, 0, 0, 0));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_route(bad, points, 2));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_route_progress(bad, 10));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_maneuver(bad, 10));
@@ -351,6 +352,9 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_vehicle(session, &vehicle));
     vehicle.heading = 90;
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_follow_vehicle(session, 2));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_covered_insets(session, -1, 0, 0, 0));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_covered_insets(session, 0, nan, 0, 0));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_covered_insets(session, 0, 0, INFINITY, 0));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route(session, NULL, 5));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route(session, points, (size_t)-1));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route_progress(session, -1));
@@ -425,6 +429,7 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_OK, carwindow_session_get_camera(session, &camera));
     EXPECT(CARWINDOW_OK, carwindow_session_set_vehicle(session, &vehicle));
     EXPECT(CARWINDOW_OK, carwindow_session_follow_vehicle(session, 1));
+    EXPECT(CARWINDOW_OK, carwindow_session_set_covered_insets(session, 0, 200, 60, 0));
     EXPECT(CARWINDOW_OK, carwindow_session_set_vehicle(session, &vehicle));
     EXPECT(CARWINDOW_OK, carwindow_session_follow_vehicle(session, 0));
     EXPECT(CARWINDOW_OK, carwindow_session_set_vehicle(session, NULL));

@@ -190,6 +190,44 @@ import CGLES
         await context.shutdown()
     }
 
+    /// On a magenta map without labels, what is not magenta is the renderer's own: the credit
+    /// line and the buttons. With the engine's panels covering the right 160 and the bottom 60 pixels, none
+    /// of it is drawn under them, and the credit sits in the corner of what is left.
+    @Test func theCreditAndTheButtonsKeepOutOfTheEnginesPanels() async throws {
+        let context = try await RenderContext()
+        // A magenta background and nothing else: no labels, so every other pixel is the renderer's own.
+        let magentaOnly = try Style(data: Data("""
+            {"version": 8, "sources": {"openmaptiles": {"type": "vector", "url": "x"}},
+             "layers": [{"id": "bg", "type": "background", "paint": {"background-color": "#ff00ff"}}]}
+            """.utf8))
+        let renderer = try await MapRenderer(context: context, width: 400, height: 240, style: magentaOnly,
+                                             tiles: try openTileSource(at: TestPaths.tiles), fonts: bundledFonts,
+                                             camera: Camera(center: helsinki, zoom: 16.5))
+        let panels = ScreenInsets(bottom: 60, right: 160)
+        let visibleRight = 400 - Int(panels.right), visibleBottom = 240 - Int(panels.bottom)
+        /// The renderer's own pixels under the panels, and in the 60 x 12 pixels at the bottom-right
+        /// corner of what they leave visible, drawn as if `covered` were covered.
+        func ownPixels(drawnWith covered: ScreenInsets) async -> (underPanels: Int, visibleCorner: Int) {
+            await renderer.setOverlays(MapOverlays(showsControls: true, coveredInsets: covered))
+            _ = await renderer.renderWhenLoaded()
+            let image = await renderer.readPixels()
+            var under = 0, corner = 0
+            for y in 0..<image.height {
+                for x in 0..<image.width where image.pixel(x: x, y: y) != Self.magenta {
+                    if x >= visibleRight || y >= visibleBottom { under += 1 }
+                    if x >= visibleRight - 60, x < visibleRight, y >= visibleBottom - 12, y < visibleBottom { corner += 1 }
+                }
+            }
+            return (under, corner)
+        }
+        let open = await ownPixels(drawnWith: .zero)
+        let beside = await ownPixels(drawnWith: panels)
+        #expect(open.underPanels > 500, "without insets the credit and buttons are where the panels would be: \(open.underPanels)")
+        #expect(beside.underPanels == 0, "\(beside.underPanels) of the renderer's pixels under the panels")
+        #expect(beside.visibleCorner > 100, "the credit's corner holds \(beside.visibleCorner) of its pixels")
+        await context.shutdown()
+    }
+
     /// A layer that throws (leaving state behind) is left out; the map around it is drawn as
     /// without it, and the next picture is the same.
     @Test func aThrowingLayerIsLeftOutAndTheMapDrawn() async throws {

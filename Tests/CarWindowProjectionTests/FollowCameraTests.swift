@@ -114,6 +114,73 @@ import Testing
         #expect(Camera.fitting([], width: 800, height: 480, padding: 40) == nil)
     }
 
+    /// A maneuver card over the left 300 pixels and an ETA bar over the bottom 80: the vehicle's
+    /// anchor (half across, three quarters down) is taken in the 500 x 400 that stay visible.
+    @Test func theVehicleSitsOnTheAnchorOfWhatThePanelsLeaveVisible() throws {
+        var follow = FollowCamera(configuration: FollowCameraConfiguration())
+        follow.update(VehicleFix(coordinate: helsinki, heading: 30, speed: 0), at: 0)
+        let covered = ScreenInsets(left: 300, bottom: 80)
+        let first = follow.state(at: 0, width: Self.width, height: Self.height, covered: covered)
+        let state = try #require(first)
+        let transform = MapTransform(camera: state.camera, width: Self.width, height: Self.height)
+        let point = try #require(transform.screenPoint(for: state.vehicle.coordinate))
+        #expect(abs(point.x - (300 + 500 * 0.5)) < 1 && abs(point.y - 400 * 0.75) < 1, "vehicle at \(point)")
+    }
+
+    @Test func anOverviewFitsBesideThePanels() throws {
+        let points = [Self.east(-2000), Self.east(3000), GeoCoordinate(latitude: 60.19, longitude: 24.95)]
+        let covered = ScreenInsets(top: 60, right: 320)
+        let camera = try #require(Camera.fitting(points, width: Self.width, height: Self.height, padding: 40, covered: covered))
+        let transform = MapTransform(camera: camera, width: Self.width, height: Self.height)
+        let screens = try points.map { try #require(transform.screenPoint(for: $0)) }
+        for screen in screens {
+            #expect(screen.x >= 39 && screen.x <= 800 - 320 - 39 && screen.y >= 60 + 39 && screen.y <= 441, "\(screen)")
+        }
+        // Fitted, not merely inside: the widest span fills the room between the paddings.
+        let spanX = (screens.map(\.x).max() ?? 0) - (screens.map(\.x).min() ?? 0)
+        let spanY = (screens.map(\.y).max() ?? 0) - (screens.map(\.y).min() ?? 0)
+        #expect(abs(spanX - 400) < 2 || abs(spanY - 300) < 2, "spans \(spanX) x \(spanY)")
+    }
+
+    /// Insets a panel's layout might get wrong still leave the map room: not finite or negative
+    /// counts as 0, and together they cover at most four fifths of a side.
+    @Test func wrongInsetsLeaveTheMapRoom() {
+        let nonsense = ScreenInsets(top: .nan, left: -50, bottom: .infinity, right: 10)
+        #expect(nonsense.visibleRect(width: 800, height: 480) == ScreenRect(x: 0, y: 0, width: 790, height: 480))
+        let huge = ScreenInsets(top: 400, left: 600, bottom: 400, right: 600)
+        let visible = huge.visibleRect(width: 800, height: 480)
+        #expect(abs(visible.width - 160) < 1e-9 && abs(visible.height - 96) < 1e-9 && abs(visible.x - 320) < 1e-9, "\(visible)")
+    }
+
+    /// A session told of a panel on the right: the buttons (and their haptic regions) move out
+    /// from under it, and the followed vehicle sits in the middle of what is left.
+    @Test func aSessionKeepsTheCarAndTheButtonsOutOfThePanels() async throws {
+        let context = try await RenderContext()
+        let time = ManualTime()
+        let sink = RecordingSink(clock: time.clock)
+        let (session, _) = try await ProjectionSessionTests.streaming(sink, context: context, time: time)
+        let size = try #require(await session.stream?.encodedSize)
+        let width = Double(size.width), height = Double(size.height), panel = (width * 0.375).rounded()
+        await time.advance(by: 0.2)
+        let before = await session.hapticRegions.map(\.rect)
+        #expect(before.count == 3 && before.allSatisfy { $0.x + $0.width > width - panel / 2 }, "\(before) in \(size)")
+        await session.setCoveredInsets(ScreenInsets(right: panel))
+        #expect(await session.coveredInsets == ScreenInsets(right: panel))
+        await session.followVehicle(FollowCameraConfiguration())
+        await session.updateVehicle(VehicleFix(coordinate: helsinki, heading: 0, speed: 0))
+        await time.advance(by: 0.5)
+        let after = await session.hapticRegions.map(\.rect)
+        #expect(after.count == 3 && after.allSatisfy { $0.x + $0.width <= width - panel && $0.x > width - 2 * panel },
+                "\(after) in \(size) beside a panel of \(panel)")
+        let camera = await session.camera
+        let transform = MapTransform(camera: camera, width: size.width, height: size.height)
+        let point = try #require(transform.screenPoint(for: helsinki))
+        #expect(abs(point.x - (width - panel) / 2) < 1 && abs(point.y - height * 0.75) < 1, "vehicle at \(point) in \(size)")
+        await session.stop()
+        await session.close()
+        await context.shutdown()
+    }
+
     /// A session following a vehicle: frames keep coming while it drives with one fix a second,
     /// the camera keeps it on the anchor, a pan stops following, recenter resumes it.
     /// The driven part of the route ends where the car is drawn, between fixes too; a route

@@ -46,7 +46,7 @@ extern "C" {
 /** The major version of this header: a library of another major version is not compatible. */
 #define CARWINDOW_API_VERSION_MAJOR 0
 /** The minor version: a library of a higher minor version has everything this header names. */
-#define CARWINDOW_API_VERSION_MINOR 5
+#define CARWINDOW_API_VERSION_MINOR 6
 
 /** What a call did: CARWINDOW_OK or one of the CARWINDOW_ERROR_* values below. */
 typedef int32_t carwindow_status;
@@ -596,6 +596,17 @@ carwindow_status carwindow_session_set_vehicle(carwindow_session *session, const
  * Errors: INVALID_HANDLE, INVALID_ARGUMENT (not 0 or 1). Thread-safe.
  */
 carwindow_status carwindow_session_follow_vehicle(carwindow_session *session, int32_t follow);
+
+/**
+ * The edges of the picture the engine's own panels cover (a maneuver card, an ETA bar), in
+ * rendered pixels (the stream's size); all 0 by default. The followed vehicle's place, the
+ * overview, the zoom and recenter buttons and the credit line keep to the rest. Call it again
+ * whenever a panel comes, goes or resizes. However large, the insets leave at least a fifth of
+ * each side of the picture to the map. Since API 0.6.
+ * Errors: INVALID_HANDLE, INVALID_ARGUMENT (negative or not finite). Thread-safe.
+ */
+carwindow_status carwindow_session_set_covered_insets(carwindow_session *session, double top, double left,
+                                                      double bottom, double right);
 
 /**
  * Draws the route through `count` points (copied); count 0 clears it. Points not finite or off

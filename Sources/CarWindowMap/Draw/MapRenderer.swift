@@ -344,7 +344,7 @@ public actor MapRenderer {
 
     /// The on-screen controls as drawn in the last frame (empty when hidden), ids stable.
     public var controls: [MapControl] {
-        overlays.showsControls ? screen.layout(width: width, height: height) : []
+        overlays.showsControls ? screen.layout(width: width, height: height, covered: overlays.coveredInsets) : []
     }
 
     // MARK: Frames
@@ -618,8 +618,8 @@ public actor MapRenderer {
                            drawCalls: &frame.drawCalls)
         let dark = style.isDark(atZoom: zoom)
         if overlays.showsControls {
-            screen.drawControls(width: width, height: height, dark: dark, programs: programs, state: state,
-                                drawCalls: &frame.drawCalls)
+            screen.drawControls(width: width, height: height, covered: overlays.coveredInsets, dark: dark,
+                                programs: programs, state: state, drawCalls: &frame.drawCalls)
         }
         if let focus = overlays.focusRing {
             screen.drawFocusRing(around: focus, width: width, height: height, dark: dark, programs: programs,
@@ -629,8 +629,8 @@ public actor MapRenderer {
         // background goes under its text.
         resources.icons.draw(drawers.symbol.placer, width: width, height: height, programs: programs, state: state,
                              drawCalls: &frame.drawCalls)
-        screen.drawAttributionBackground(width: width, height: height, dark: dark, programs: programs, state: state,
-                                         drawCalls: &frame.drawCalls)
+        screen.drawAttributionBackground(width: width, height: height, covered: overlays.coveredInsets, dark: dark,
+                                         programs: programs, state: state, drawCalls: &frame.drawCalls)
         drawers.symbol.drawText(glyphs: glyphs, in: &frame)
         // Nothing after a frame expects a vertex array bound, and an index upload would
         // otherwise replace the last one's indices.
@@ -707,15 +707,18 @@ public actor MapRenderer {
         let symbols = drawers.symbol
         symbols.placer.begin(width: width, height: height)
         if overlays.showsControls {
-            for control in screen.layout(width: width, height: height) { symbols.placer.block(control.rect) }
+            for control in screen.layout(width: width, height: height, covered: overlays.coveredInsets) {
+                symbols.placer.block(control.rect)
+            }
         }
-        let attribution = screen.attributionBox(width: width, height: height)
+        let attribution = screen.attributionBox(width: width, height: height, covered: overlays.coveredInsets)
         symbols.placer.block(attribution)
         symbols.placeLabels(in: frame)
         let dark = style.isDark(atZoom: frame.zoom)
         screen.appendAttribution(to: &symbols.placer, box: attribution, dark: dark)
         if overlays.showsControls {
-            screen.appendControlLabels(to: &symbols.placer, width: width, height: height, dark: dark)
+            screen.appendControlLabels(to: &symbols.placer, width: width, height: height, covered: overlays.coveredInsets,
+                                       dark: dark)
         }
         return symbols.placer.placedCount
     }

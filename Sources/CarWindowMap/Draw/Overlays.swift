@@ -17,16 +17,63 @@ public struct MapOverlays: Sendable, Equatable {
     /// The rectangle (screen pixels) the app's own focus is on, drawn as a ring around it: for
     /// head units with neither touch nor haptic data, where the app moves the focus itself.
     public var focusRing: ScreenRect?
+    /// The edges of the screen the engine's own panels cover (a maneuver card, an ETA bar): the
+    /// controls sit in the rest.
+    public var coveredInsets: ScreenInsets
 
-    /// Makes the overlays; by default no route, no vehicle, the controls shown and no focus ring.
+    /// Makes the overlays; by default no route, no vehicle, the controls shown, no focus ring
+    /// and nothing covered.
     public init(route: [GeoCoordinate] = [], routeProgress: Double = 0, vehicle: VehicleMarker? = nil,
-                showsControls: Bool = true, focusRing: ScreenRect? = nil) {
+                showsControls: Bool = true, focusRing: ScreenRect? = nil, coveredInsets: ScreenInsets = .zero) {
         self.route = route
         self.routeProgress = routeProgress
         self.vehicle = vehicle
         self.showsControls = showsControls
         self.focusRing = focusRing
+        self.coveredInsets = coveredInsets
     }
+}
+
+/// How far in from each edge the engine's own panels cover the screen, in screen pixels: what
+/// Android's car library calls the visible area and CarPlay the safe area, from the other side.
+public struct ScreenInsets: Sendable, Hashable, CustomStringConvertible {
+    /// Pixels covered from the top edge.
+    public var top: Double
+    /// Pixels covered from the left edge.
+    public var left: Double
+    /// Pixels covered from the bottom edge.
+    public var bottom: Double
+    /// Pixels covered from the right edge.
+    public var right: Double
+
+    /// Nothing covered.
+    public static let zero = ScreenInsets(top: 0, left: 0, bottom: 0, right: 0)
+
+    /// The insets as given, in screen pixels.
+    public init(top: Double = 0, left: Double = 0, bottom: Double = 0, right: Double = 0) {
+        self.top = top
+        self.left = left
+        self.bottom = bottom
+        self.right = right
+    }
+
+    /// The part of a `width` x `height` screen the insets leave visible. Insets that are not
+    /// finite or are negative count as 0, and together they leave at least a fifth of each side,
+    /// so a wrong value from a panel's layout never leaves the map no room.
+    public func visibleRect(width: Int, height: Int) -> ScreenRect {
+        func clamped(_ value: Double) -> Double { value.isFinite ? max(value, 0) : 0 }
+        let w = Double(max(width, 1)), h = Double(max(height, 1))
+        var top = clamped(top), left = clamped(left), bottom = clamped(bottom), right = clamped(right)
+        let widthScale = min(1, w * 0.8 / max(left + right, 1e-9))
+        let heightScale = min(1, h * 0.8 / max(top + bottom, 1e-9))
+        left *= widthScale
+        right *= widthScale
+        top *= heightScale
+        bottom *= heightScale
+        return ScreenRect(x: left, y: top, width: w - left - right, height: h - top - bottom)
+    }
+
+    public var description: String { "(top \(top), left \(left), bottom \(bottom), right \(right))" }
 }
 
 /// Where the vehicle is and which way it points.

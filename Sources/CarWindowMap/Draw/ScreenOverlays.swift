@@ -18,8 +18,8 @@ final class ScreenOverlays {
     private var attribution: ShapedText?
     private var plus: ShapedText?
     private var minus: ShapedText?
-    private var controlMeshes: (size: SIMD2<Int>, fill: GPUMesh, outline: GPUMesh, icons: GPUMesh)?
-    private var cachedLayout: (width: Int, height: Int, controls: [MapControl])?
+    private var controlMeshes: (size: SIMD2<Int>, covered: ScreenInsets, fill: GPUMesh, outline: GPUMesh, icons: GPUMesh)?
+    private var cachedLayout: (width: Int, height: Int, covered: ScreenInsets, controls: [MapControl])?
     private var focusRingMesh: (rect: ScreenRect, mesh: GPUMesh)?
     private var vehicleMeshes: [(GPUMesh, Color)] = []
     private var attributionMesh: (box: ScreenRect, mesh: GPUMesh)?
@@ -41,13 +41,14 @@ final class ScreenOverlays {
 
     // MARK: Controls
 
-    /// Where the controls sit for a viewport: a column at the right edge, zoom in and out above
-    /// recenter, vertically centred.
-    static func controlLayout(width: Int, height: Int) -> [MapControl] {
+    /// Where the controls sit for a viewport: a column at the right edge of the part `covered`
+    /// leaves visible, zoom in and out above recenter, vertically centred in it.
+    static func controlLayout(width: Int, height: Int, covered: ScreenInsets = .zero) -> [MapControl] {
+        let visible = covered.visibleRect(width: width, height: height)
         let size = buttonSize(height: height), gap = size / 6, groupGap = size / 2.4
         let total = size * 3 + gap + groupGap
-        let x = Double(width) - margin - size
-        var y = max(margin, (Double(height) - total) / 2)
+        let x = visible.x + visible.width - margin - size
+        var y = visible.y + max(margin, (visible.height - total) / 2)
         var controls: [MapControl] = []
         for kind in MapControl.Kind.allCases {
             controls.append(MapControl(kind: kind, rect: ScreenRect(x: x, y: y, width: size, height: size)))
@@ -56,22 +57,26 @@ final class ScreenOverlays {
         return controls
     }
 
-    /// ``controlLayout(width:height:)`` for the current size, kept until the size changes: every
-    /// frame asks for it (drawing, labels, haptic regions) and it must not allocate each time.
-    func layout(width: Int, height: Int) -> [MapControl] {
-        if let cached = cachedLayout, cached.width == width, cached.height == height { return cached.controls }
-        let controls = Self.controlLayout(width: width, height: height)
-        cachedLayout = (width, height, controls)
+    /// ``controlLayout(width:height:covered:)`` for the current size and insets, kept until they
+    /// change: every frame asks for it (drawing, labels, haptic regions) and it must not allocate
+    /// each time.
+    func layout(width: Int, height: Int, covered: ScreenInsets) -> [MapControl] {
+        if let cached = cachedLayout, cached.width == width, cached.height == height, cached.covered == covered {
+            return cached.controls
+        }
+        let controls = Self.controlLayout(width: width, height: height, covered: covered)
+        cachedLayout = (width, height, covered, controls)
         return controls
     }
 
-    func drawControls(width: Int, height: Int, dark: Bool, programs: Programs, state: GLStateCache, drawCalls: inout Int) {
+    func drawControls(width: Int, height: Int, covered: ScreenInsets, dark: Bool, programs: Programs, state: GLStateCache,
+                      drawCalls: inout Int) {
         let size = SIMD2(width, height)
-        if controlMeshes?.size != size {
+        if controlMeshes?.size != size || controlMeshes?.covered != covered {
             var positions: [SIMD2<Float>] = [], indices: [UInt32] = []
             var iconPositions: [SIMD2<Float>] = [], iconIndices: [UInt32] = []
             var outline = LineTessellation()
-            for control in Self.controlLayout(width: width, height: height) {
+            for control in layout(width: width, height: height, covered: covered) {
                 let ring = Self.roundedRect(control.rect, radius: control.rect.width / 4)
                 Self.appendFan(ring, positions: &positions, indices: &indices)
                 outline.addLine(ring, join: .miter, cap: .butt, closed: true)
@@ -80,7 +85,7 @@ final class ScreenOverlays {
                                    positions: &iconPositions, indices: &iconIndices, marker: true)
                 }
             }
-            controlMeshes = (size, .fill(positions: positions, indices: indices, colors: nil),
+            controlMeshes = (size, covered, .fill(positions: positions, indices: indices, colors: nil),
                              .line(outline, colors: nil, widths: nil),
                              .fill(positions: iconPositions, indices: iconIndices, colors: nil))
         }
@@ -134,9 +139,9 @@ final class ScreenOverlays {
     }
 
     /// Adds the + and − glyphs of the zoom buttons to the frame's text.
-    func appendControlLabels(to placer: inout LabelPlacer, width: Int, height: Int, dark: Bool) {
+    func appendControlLabels(to placer: inout LabelPlacer, width: Int, height: Int, covered: ScreenInsets, dark: Bool) {
         let ink = Self.ink(dark: dark)
-        for control in layout(width: width, height: height) {
+        for control in layout(width: width, height: height, covered: covered) {
             let text = control.kind == .zoomIn ? plus : control.kind == .zoomOut ? minus : nil
             guard let text else { continue }
             let center = control.rect.center
@@ -187,12 +192,16 @@ final class ScreenOverlays {
 
     // MARK: Attribution
 
-    func attributionBox(width: Int, height: Int) -> ScreenRect {
+    /// The credit line's box: the bottom-right corner of what the engine's panels leave visible,
+    /// so no panel hides it.
+    func attributionBox(width: Int, height: Int, covered: ScreenInsets) -> ScreenRect {
+        let visible = covered.visibleRect(width: width, height: height)
         let scale = Double(Self.attributionSize / GlyphAtlas.baseSize)
         let textWidth = Double(attribution?.width ?? 0) * scale
         let textHeight = Double(attribution?.height ?? 0) * scale
         let padding = Self.attributionPadding
-        return ScreenRect(x: Double(width) - textWidth - 2 * padding, y: Double(height) - textHeight - 2 * padding,
+        return ScreenRect(x: visible.x + visible.width - textWidth - 2 * padding,
+                          y: visible.y + visible.height - textHeight - 2 * padding,
                           width: textWidth + 2 * padding, height: textHeight + 2 * padding)
     }
 
@@ -204,9 +213,9 @@ final class ScreenOverlays {
                              size: Self.attributionSize, fill: ink, halo: .transparent, haloWidth: 0)
     }
 
-    func drawAttributionBackground(width: Int, height: Int, dark: Bool, programs: Programs, state: GLStateCache,
-                                   drawCalls: inout Int) {
-        let box = attributionBox(width: width, height: height)
+    func drawAttributionBackground(width: Int, height: Int, covered: ScreenInsets, dark: Bool, programs: Programs,
+                                   state: GLStateCache, drawCalls: inout Int) {
+        let box = attributionBox(width: width, height: height, covered: covered)
         if attributionMesh?.box != box {
             let corners: [SIMD2<Float>] = [
                 SIMD2(Float(box.x), Float(box.y)), SIMD2(Float(box.x + box.width), Float(box.y)),
