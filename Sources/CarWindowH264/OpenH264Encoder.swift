@@ -46,6 +46,11 @@ public final class OpenH264Encoder: VideoEncoder {
     public private(set) var settings: EncoderSettings
     /// Threads (and slices per picture) in use: `settings.threads` resolved for this machine.
     public let threadCount: Int
+    /// The frame rate the stream was opened at, which every SPS's timing states whatever rate
+    /// the rate control runs at later (keep-alives, a lowered quality): a player that times a
+    /// raw stream by its SPS would otherwise change pace at every IDR (ffmpeg's raw H.264
+    /// demuxer gave pictures the same timestamp after an IDR at 10 fps in a 15 fps stream).
+    private let streamFramesPerSecond: Double
 
     private let handle: UnsafeMutablePointer<ISVCEncoder?>
     private let functions: ISVCEncoderVtbl
@@ -75,6 +80,7 @@ public final class OpenH264Encoder: VideoEncoder {
         handle = created
         functions = table
         self.settings = settings
+        streamFramesPerSecond = settings.framesPerSecond
         threadCount = settings.threads.count(width: settings.width, height: settings.height)
         governor = WindowRateGovernor(target: settings.bitrate, framesPerSecond: settings.framesPerSecond,
                                       correction: threadCount > 1 ? Self.slicedCorrection : 1)
@@ -241,7 +247,7 @@ public final class OpenH264Encoder: VideoEncoder {
             }
             do {
                 data = try H264StreamRewriter.normalize(data, fullRange: settings.fullRange,
-                                                        framesPerSecond: settings.framesPerSecond)
+                                                        framesPerSecond: streamFramesPerSecond)
             } catch {
                 throw .encodeFailed(.openh264, "H264StreamRewriter.normalize failed on frame \(frameNumber): \(error)")
             }

@@ -230,6 +230,24 @@ struct OpenH264EncoderTests {
         #expect(try encoder.flush().isEmpty)
     }
 
+    /// The SPS states the rate the stream was opened at, whatever rate the rate control runs
+    /// at when an IDR comes (a lowered quality, keep-alives): otherwise a player that times a
+    /// raw stream by its SPS changes pace at each IDR.
+    @Test func everySPSStatesTheStreamsOpeningRate() throws {
+        let encoder = try OpenH264Encoder(settings: EncoderSettings(width: 320, height: 192, framesPerSecond: 15))
+        let frame = NV12Frame(width: 320, height: 192)
+        var rates: [UInt32] = []
+        for (index, rate) in [15.0, 5, 2].enumerated() {
+            try encoder.setFrameRate(rate)
+            let unit = try encoder.encode(frame, presentationTime: .seconds(index), forceIDR: true)
+            for range in NALUnit.ranges(in: unit.data) where NALUnitType(rawValue: unit.data[range.lowerBound]) == .sequenceParameterSet {
+                let sps = try SequenceParameterSet(parsing: unit.data[range])
+                rates.append(try #require(sps.vui?.timing).timeScale)
+            }
+        }
+        #expect(rates == [30, 30, 30], "time_scale per IDR: \(rates)")
+    }
+
     @Test func mismatchedFrameThrows() throws {
         let encoder = try OpenH264Encoder(settings: EncoderSettings(width: 800, height: 480))
         #expect(throws: EncoderError.self) {

@@ -456,7 +456,10 @@ public final class VAAPIEncoder: VideoEncoder, ZeroCopyEncoderInput {
         sequence.vui_fields.bits.motion_vectors_over_pic_boundaries_flag = 1
         // Two ticks a frame, as H.264 counts fields.
         sequence.num_units_in_tick = 1000
-        sequence.time_scale = UInt32((settings.framesPerSecond * 2000).rounded())
+        // The rate the stream was opened at, as the packed SPS says: not the rate control's
+        // current one (keep-alives, a lowered quality), or a player timing a raw stream by its
+        // SPS would change pace at every IDR.
+        sequence.time_scale = UInt32((headers.framesPerSecond * 2000).rounded())
         return sequence
     }
 

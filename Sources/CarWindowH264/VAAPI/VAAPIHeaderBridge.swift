@@ -9,8 +9,11 @@ struct VAAPIHeaderBridge {
     /// Annex-B SPS and PPS NAL units (start codes and emulation prevention included).
     let sequenceNAL: [UInt8]
     let pictureNAL: [UInt8]
+    /// The frame rate the SPS's timing states: the one the stream was opened at.
+    let framesPerSecond: Double
 
     init(settings: EncoderSettings) {
+        framesPerSecond = settings.framesPerSecond
         sequence = SequenceParameterSet.forSize(width: settings.width, height: settings.height,
                                                 fps: settings.framesPerSecond, fullRange: settings.fullRange, level: nil)
         picture = PictureParameterSet.baseline()
