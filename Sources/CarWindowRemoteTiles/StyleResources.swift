@@ -23,8 +23,12 @@ public enum StyleResources {
     /// thread of your own, not from Swift's cooperative pool.
     ///
     /// - Parameters:
-    ///   - folder: where the files go, made if missing; one folder per style, since the files
-    ///     are named by their URL's hash.
+    ///   - style: the style as loaded; sprites and `data` that are files or inline stay as they are.
+    ///   - fetcher: the fetcher (and its disk cache) the style's tiles use.
+    ///   - folder: where the files go, made if missing; named by each URL's hash, so styles
+    ///     may share it.
+    /// - Returns: the style pointing at the fetched files, and one warning for each sprite or
+    ///   GeoJSON document that could not be fetched.
     public static func fetch(for style: Style, fetcher: HTTPFetcher, into folder: URL) -> (style: Style, warnings: [String]) {
         var localized = style
         var warnings: [String] = []
