@@ -77,14 +77,12 @@ struct AdherenceSection: BenchmarkSection {
                 entry.add("last_resolution_scale", last.resolutionScale, "ratio")
             }
             entry.series.append(Series(name: "moving_windows", unit: "bit/s", values: measured.windows))
-            result.cases.append(entry)
             let qualities = measured.qualities.isEmpty ? "as negotiated"
                 : measured.qualities.map(\.description).joined(separator: " -> ")
             table.rows.append([label, measured.backend, "\(measured.windows.count)", formatted(within * 100, "%.0f%%"),
                                formatted(maxRatio, "%.2f"), formatted(minRatio, "%.2f"), qualities,
                                measured.windows.map { formatted($0 / 1000, "%.0f") }.joined(separator: " ")
                                    + " (\(Int(measured.target / 1000)))"])
-            let share = Self.goalShareWithin
             let ceiling = context.quick ? Self.checkedMaxRatio : Self.goalMaxRatio
             if kilobits == nil && context.quick {
                 // The quick run's sanity check of the rate control, not the goal: a CI machine
@@ -95,7 +93,7 @@ struct AdherenceSection: BenchmarkSection {
                 // 0.85x of the target; the share within ±10% is reported against the goal.
                 let keptUp = zip(ratios, measured.pictures).filter { $0.1 >= Self.keptUpPictures }.map(\.0)
                 let keptUpMean = keptUp.isEmpty ? .nan : keptUp.reduce(0, +) / Double(keptUp.count)
-                entry.add("mean_window_ratio_kept_up", keptUpMean, "ratio", better: .higher)
+                if !keptUp.isEmpty { entry.add("mean_window_ratio_kept_up", keptUpMean, "ratio", better: .higher) }
                 let name = "adherence \(label): windows with \(Self.keptUpPictures)+ pictures average \(Self.checkedKeptUpMeanRatio)x the target or more"
                 if keptUp.count * 2 < ratios.count {
                     result.checks.append(.skip(name, "the machine drew \(Self.keptUpPictures) pictures or more in only \(keptUp.count) of \(ratios.count) windows: too slow to judge the rate control"))
@@ -105,11 +103,11 @@ struct AdherenceSection: BenchmarkSection {
                 }
                 result.checks.append(.goal(within >= Self.goalShareWithin, "adherence \(label): \(Int(Self.goalShareWithin * 100))% of moving windows within ±10%",
                                            "\(formatted(within * 100, "%.0f"))% of \(ratios.count)"))
-                result.checks.append(.expect(maxRatio <= ceiling, "adherence \(label): no moving window above \(ceiling)x the target",
-                                             "largest \(formatted(maxRatio, "%.2f"))x"))
             } else if kilobits == nil || !context.quick {
-                result.checks.append(.expect(within >= share, "adherence \(label): \(Int(share * 100))% of moving windows within ±10%",
+                result.checks.append(.expect(within >= Self.goalShareWithin, "adherence \(label): \(Int(Self.goalShareWithin * 100))% of moving windows within ±10%",
                                              "\(formatted(within * 100, "%.0f"))% of \(measured.windows.count)"))
+            }
+            if kilobits == nil || !context.quick {
                 result.checks.append(.expect(maxRatio <= ceiling, "adherence \(label): no moving window above \(ceiling)x the target",
                                              "largest \(formatted(maxRatio, "%.2f"))x"))
             } else {
@@ -137,6 +135,8 @@ struct AdherenceSection: BenchmarkSection {
                                              "adherence \(label): no moving window after the first above \(Self.checkedMaxRatio)x the target",
                                              "largest \(formatted(afterFirst, "%.2f"))x"))
             }
+            // Appended last: a case is a value, so figures added after it would be lost.
+            result.cases.append(entry)
         }
         result.tables.append(table)
         result.notes.append("Windows are whole seconds from the start of each moving period; the first holds the stream's IDR, and the first after each stop follows refinements and keep-alives. Goal: \(Int(Self.goalShareWithin * 100))% within ±10%, none above \(Self.goalMaxRatio)x; the quick run checks \(Self.checkedMaxRatio)x on every window and an average of \(Self.checkedKeptUpMeanRatio)x over the windows with \(Self.keptUpPictures)+ pictures. The last case is a bitrate that cannot carry the size at \(Self.framesPerSecond) fps (issue 29's 1080p at 600 kbit/s, or the same bits per pixel in a quick run): the session lowers its frame rate, then its detail, and says so; the camera still changes every \(Self.framesPerSecond)th of a second.")
