@@ -101,6 +101,18 @@ enum TouchTarget {
             // reach the map; the camera below must come out of it valid.
             guard levels.isFinite else { fatalError("a zoom by \(levels) reached the map") }
             moved = camera.zoomed(by: levels, around: anchor, width: width, height: height) ?? camera
+        case .rotate(let degrees, let anchor):
+            guard degrees.isFinite else { fatalError("a rotation by \(degrees) reached the map") }
+            moved = camera.rotated(by: degrees, around: anchor, width: width, height: height) ?? camera
+        case .glide(let velocity):
+            guard velocity.x.isFinite, velocity.y.isFinite else { fatalError("a glide at \(velocity) reached the map") }
+            var glide = KineticPan(velocity: velocity, start: 0)
+            for time in [0.0, 0.016, 0.5, 3, 60] {
+                let step = glide.step(to: time)
+                guard step.x.isFinite, step.y.isFinite else { fatalError("a glide at \(velocity) stepped by \(step)") }
+                moved = moved.panned(by: step, width: width, height: height) ?? moved
+            }
+            guard glide.isFinished(at: 60) else { fatalError("a glide at \(velocity) still moves after a minute") }
         case .regionTapped, .mapTapped:
             break
         }

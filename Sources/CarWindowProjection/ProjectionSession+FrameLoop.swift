@@ -193,6 +193,18 @@ extension ProjectionSession {
                 pacer.markChanged()
             }
         }
+        if var glide = view.glide {
+            let moved = view.camera.panned(by: glide.step(to: now), width: stream.encodedSize.width,
+                                           height: stream.encodedSize.height)
+            if let moved { view.camera = moved }
+            if moved == nil || glide.isFinished(at: now) {
+                view.glide = nil
+                emit(.cameraMovedByUser(view.camera))
+            } else {
+                view.glide = glide
+                pacer.markChanged()
+            }
+        }
         let changeSince = pendingChangeSince ?? now
         pendingChangeSince = nil
         // Stamped with the time it is drawn for (the pacer's slot), not the moment its encoding

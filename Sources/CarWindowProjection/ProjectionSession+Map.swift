@@ -21,15 +21,16 @@ extension ProjectionSession {
         switch transition {
         case .immediate:
             // An engine that sets the camera on every tick of its own costs nothing while still.
-            if view.animation == nil, camera.clamped == view.camera { return }
-            view.animation = nil
+            if view.animation == nil, view.glide == nil, camera.clamped == view.camera { return }
+            view.stopCameraMotion()
             view.camera = camera.clamped
         case .animated(let duration):
             guard duration > .zero else {
-                view.animation = nil
+                view.stopCameraMotion()
                 view.camera = camera.clamped
                 break
             }
+            view.glide = nil
             view.animation = CameraAnimation(from: view.camera, to: camera.clamped, start: clock.now,
                                         duration: min(duration, CameraTransition.longestAnimation).inSeconds)
         }
@@ -91,7 +92,7 @@ extension ProjectionSession {
         if view.follow == nil { view.follow = FollowCamera(configuration: configuration) }
         view.follow?.configuration = configuration
         view.isFollowing = true
-        view.animation = nil
+        view.stopCameraMotion()
         changed()
     }
 
@@ -105,7 +106,7 @@ extension ProjectionSession {
     public func resumeFollowing() {
         guard view.follow != nil, !view.isFollowing else { return }
         view.isFollowing = true
-        view.animation = nil
+        view.stopCameraMotion()
         changed()
     }
 
@@ -157,7 +158,7 @@ extension ProjectionSession {
             view.overlays.routeProgress = along
         }
         if view.isFollowing {
-            view.animation = nil
+            view.stopCameraMotion()
             view.camera = state.camera
         }
         if moving { pacer.markChanged() }

@@ -103,7 +103,7 @@ extension ProjectionSession {
         }
         current.next += 1
         script = current
-        view.animation = nil
+        view.stopCameraMotion()
         view.camera = current.cameras[index].clamped
         // Each picture is drawn once, with the tiles there are; arrivals do not add pictures.
         _ = tilesArrived.take()

@@ -7,7 +7,10 @@ extension ProjectionSession {
     /// Handles a touch event from the head unit, in head-unit pixels (divided by the display
     /// scale here). Taps on haptic regions become ``ProjectionSessionEvent/regionTapped(id:)``
     /// or control actions; pans, pinches and double taps elsewhere move the map (unless
-    /// `mapGesturesEnabled` is off). Pan and pinch movement is applied once per drawn frame.
+    /// `mapGesturesEnabled` is off): a pan released with speed glides on until it slows to a
+    /// stop or a finger touches again, and two fingers turning past
+    /// ``GestureRecognizer/Configuration/rotationThreshold`` turn the map. Pan, pinch and
+    /// rotation movement is applied once per drawn frame.
     /// Invalid events (ids outside 0...9, NaN coordinates...) and fingers going down off the
     /// screen are ignored with a warning; a finger that slides off the screen is held at its edge.
     public func handleTouch(_ event: TouchEvent) {
@@ -19,6 +22,11 @@ extension ProjectionSession {
                 emit(.warning(.touchIgnored(error)))
                 return
             }
+        }
+        if event.type == .begin, view.glide != nil {
+            // A finger on the glass stops a gliding map where it is.
+            view.glide = nil
+            emit(.cameraMovedByUser(view.camera))
         }
         let rejectedBefore = view.gestures.rejectedEventCount
         let gestures = view.gestures.handle(event.inRenderedPixels(scale: stream?.scale ?? 1))
@@ -58,16 +66,28 @@ extension ProjectionSession {
             switch action {
             case .move(let offset):
                 if let moved = view.camera.panned(by: offset, width: width, height: height) {
-                    view.animation = nil
+                    view.stopCameraMotion()
                     view.camera = moved
                     movedByUser = true
                 }
             case .zoom(let levels, let anchor):
                 if let zoomed = view.camera.zoomed(by: levels, around: anchor, width: width, height: height) {
-                    view.animation = nil
+                    view.stopCameraMotion()
                     view.camera = zoomed
                     movedByUser = true
                 }
+            case .rotate(let degrees, let anchor):
+                if let turned = view.camera.rotated(by: degrees, around: anchor, width: width, height: height) {
+                    view.stopCameraMotion()
+                    view.camera = turned
+                    movedByUser = true
+                }
+            case .glide(let velocity):
+                view.stopCameraMotion()
+                view.glide = KineticPan(velocity: velocity, start: clock.now)
+                // Following stops with the pan that came before; the glide itself is drawn by
+                // the frame loop, which reports the camera where it comes to rest.
+                changed()
             case .regionTapped(let id):
                 if let control = MapControl.Kind.allCases.first(where: { HapticRegionSet.regionID(for: $0) == id }) {
                     controlTapped(control)

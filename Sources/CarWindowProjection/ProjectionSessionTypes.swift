@@ -262,7 +262,8 @@ public enum ProjectionSessionEvent: Sendable, Equatable {
     /// a tap within a finger's width of its line, outside every region.
     case alternativeTapped(index: Int)
     /// The user moved the map with a gesture; an engine that follows the vehicle may stop doing
-    /// so until the user taps recenter.
+    /// so until the user taps recenter. A flung map reports once more where it comes to rest (or
+    /// where a touch stopped it).
     case cameraMovedByUser(Camera)
     /// A camera command ran (``ProjectionSession/perform(_:)``: a head unit's navigation
     /// button, say).

@@ -11,6 +11,8 @@ struct SessionView {
     /// A camera move under way (``ProjectionSession/setCamera(_:transition:)``); the frame loop
     /// moves ``camera`` along it.
     var animation: CameraAnimation?
+    /// A flung map gliding on; the frame loop pans ``camera`` along it.
+    var glide: KineticPan?
     /// The vehicle between the engine's fixes, and the camera that follows it.
     var follow: FollowCamera?
     /// Whether the camera follows the vehicle now (not after the user moved the map, nor in an
@@ -28,6 +30,12 @@ struct SessionView {
     var gestures: GestureRecognizer
     /// Session-clock time of the last gesture tick, to move the recogniser's clock on.
     var lastGestureTick: Double?
+
+    /// Ends an animation or a glide: the engine or the follow camera takes over the camera.
+    mutating func stopCameraMotion() {
+        animation = nil
+        glide = nil
+    }
 
     init(camera: Camera, overlays: MapOverlays, gestures: GestureRecognizer) {
         self.camera = camera

@@ -6,8 +6,9 @@ import CarWindowVideoCore
 /// recogniser was given (rendered pixels once ``TouchEvent/inRenderedPixels(scale:)`` was applied).
 ///
 /// Pans and pinches report *increments*: the sum of the translations of one pan's began, changed
-/// and ended cases is the finger's whole movement from BEGIN to END, and the product of one
-/// pinch's scales is its final distance over its first distance. A map can therefore apply each
+/// and ended cases is the finger's whole movement from BEGIN to END, the product of one
+/// pinch's scales is its final distance over its first distance, and the sum of its rotations is
+/// the fingers' whole turn (once it passed the threshold). A map can therefore apply each
 /// case as it comes without remembering where the gesture started.
 public enum Gesture: Sendable, Equatable {
     /// One finger touched and lifted without moving; reported where it lifted.
@@ -32,9 +33,18 @@ public enum Gesture: Sendable, Equatable {
     case pinchEnded(scale: Double, center: SIMD2<Double>)
     /// The head unit cancelled the touches; any scale not yet reported is dropped.
     case pinchCancelled
+    /// The finger of a pan lifted while still moving: its speed at release, in pixels a second.
+    /// Reported right after the pan's `panEnded`, and only when faster than
+    /// ``GestureRecognizer/Configuration/flingMinimumSpeed``.
+    case fling(velocity: SIMD2<Double>)
+    /// The two fingers of a pinch turned by `degrees` (clockwise on screen) since the previous
+    /// report, around `center`, their current midpoint. Nothing is reported until the turn since
+    /// the pinch began passes ``GestureRecognizer/Configuration/rotationThreshold``; the first
+    /// report then carries the whole turn, so the map catches up with the fingers.
+    case rotationChanged(degrees: Double, center: SIMD2<Double>)
 }
 
-/// Turns a head unit's touch events into taps, double taps, pans and pinches.
+/// Turns a head unit's touch events into taps, double taps, pans, flings, pinches and rotations.
 ///
 /// It is a value with no clock of its own: every time it compares comes from the events'
 /// timestamps (the head unit's milliseconds) or from the elapsed time handed to
@@ -76,11 +86,19 @@ public struct GestureRecognizer: Sendable {
         public var isDoubleTapEnabled: Bool
         /// Whether pan and pinch changes wait for ``GestureRecognizer/frameTick(elapsedMilliseconds:)``.
         public var coalescesUpdates: Bool
+        /// A pan whose finger lifts faster than this many pixels a second is a fling; infinity
+        /// turns flings off.
+        public var flingMinimumSpeed: Double
+        /// Degrees the fingers of a pinch must turn before the map turns with them; infinity
+        /// turns rotation off. Without a threshold every pinch would tilt the map's bearing a little.
+        public var rotationThreshold: Double
 
-        /// The iOS library's thresholds: 400 ms and 50 px for taps and double taps, 8 px for pans.
+        /// The iOS library's thresholds: 400 ms and 50 px for taps and double taps, 8 px for pans;
+        /// flings from 300 px/s and rotation after 10 degrees.
         public init(tapMaximumDuration: Duration = .milliseconds(400), tapMaximumDistance: Double = 50,
                     doubleTapMaximumInterval: Duration = .milliseconds(400), doubleTapMaximumDistance: Double = 50,
-                    panThreshold: Double = 8, isDoubleTapEnabled: Bool = true, coalescesUpdates: Bool = true) {
+                    panThreshold: Double = 8, isDoubleTapEnabled: Bool = true, coalescesUpdates: Bool = true,
+                    flingMinimumSpeed: Double = 300, rotationThreshold: Double = 10) {
             self.tapMaximumDuration = tapMaximumDuration
             self.tapMaximumDistance = tapMaximumDistance
             self.doubleTapMaximumInterval = doubleTapMaximumInterval
@@ -88,6 +106,8 @@ public struct GestureRecognizer: Sendable {
             self.panThreshold = panThreshold
             self.isDoubleTapEnabled = isDoubleTapEnabled
             self.coalescesUpdates = coalescesUpdates
+            self.flingMinimumSpeed = flingMinimumSpeed
+            self.rotationThreshold = rotationThreshold
         }
     }
 
@@ -124,7 +144,7 @@ public struct GestureRecognizer: Sendable {
         /// when it wanders farther than a tap may.
         case oneFinger(tapPossible: Bool)
         case panning
-        case pinching(previousDistance: Double)
+        case pinching(previousDistance: Double, previousAngle: Double)
         /// One finger left over from a pinch; inert until it lifts.
         case settling
     }
@@ -139,6 +159,11 @@ public struct GestureRecognizer: Sendable {
     private var unreportedScale = 1.0
     private var hasUnreportedPinch = false
     private var pinchCenter = SIMD2<Double>.zero
+    /// The pinch's turn while still under the rotation threshold, in degrees.
+    private var turnBeforeRotating = 0.0
+    private var isRotating = false
+    private var unreportedRotation = 0.0
+    private var panSamples = ReleaseVelocity()
 
     /// A recogniser with no fingers down.
     public init(configuration: Configuration = Configuration()) {
@@ -150,7 +175,9 @@ public struct GestureRecognizer: Sendable {
 
     /// Whether pan or pinch movement is waiting for the next ``frameTick(elapsedMilliseconds:)``:
     /// a session that is idle draws a frame for it.
-    public var hasUnreportedMotion: Bool { unreportedTranslation != .zero || hasUnreportedPinch }
+    public var hasUnreportedMotion: Bool {
+        unreportedTranslation != .zero || hasUnreportedPinch || unreportedRotation != 0
+    }
 
     /// Feeds one event and returns the gestures it completed or began, oldest first.
     public mutating func handle(_ event: TouchEvent) -> [Gesture] {
@@ -225,11 +252,14 @@ public struct GestureRecognizer: Sendable {
             // A tap completed before this pinch is a tap after all; the finger that was down
             // when the second one came is not.
             releasePendingTap(into: &gestures)
-            let (distance, center) = pinchGeometry()
-            phase = .pinching(previousDistance: distance)
+            let (distance, center, angle) = pinchGeometry()
+            phase = .pinching(previousDistance: distance, previousAngle: angle)
             pinchCenter = center
             unreportedScale = 1
             hasUnreportedPinch = false
+            turnBeforeRotating = 0
+            isRotating = false
+            unreportedRotation = 0
             gestures.append(.pinchBegan(center: center))
         default:
             break
@@ -250,12 +280,16 @@ public struct GestureRecognizer: Sendable {
                         releasePendingTap(into: &gestures)
                         phase = .panning
                         unreportedTranslation = .zero
+                        panSamples.reset()
+                        panSamples.add(tracked.start, at: tracked.startTime)
+                        panSamples.add(tracked.position, at: tracked.time)
                         gestures.append(.panBegan(at: tracked.start, translation: tracked.position - tracked.start))
                     } else {
                         phase = .oneFinger(tapPossible: tapPossible && distance <= configuration.tapMaximumDistance)
                     }
                 case .panning:
                     unreportedTranslation += tracked.position - previous
+                    panSamples.add(tracked.position, at: tracked.time)
                 default:
                     break
                 }
@@ -272,7 +306,10 @@ public struct GestureRecognizer: Sendable {
             if ignoredTouchIDs.remove(touch.id) != nil { continue }
             guard var tracked = touches[touch.id], let last = touch.points.last,
                   let lastTime = touch.timestamps.last else { continue }
-            if phase == .panning { unreportedTranslation += last - tracked.position }
+            if phase == .panning {
+                unreportedTranslation += last - tracked.position
+                panSamples.add(last, at: Double(lastTime))
+            }
             tracked.position = last
             tracked.time = Double(lastTime)
             touches[touch.id] = tracked
@@ -297,7 +334,15 @@ public struct GestureRecognizer: Sendable {
         case .panning:
             gestures.append(.panEnded(translation: unreportedTranslation))
             unreportedTranslation = .zero
+            let velocity = panSamples.velocity()
+            if velocity.x.isFinite, velocity.y.isFinite, Self.length(velocity) > configuration.flingMinimumSpeed {
+                gestures.append(.fling(velocity: velocity))
+            }
         case .pinching:
+            if unreportedRotation != 0 {
+                gestures.append(.rotationChanged(degrees: unreportedRotation, center: pinchCenter))
+                unreportedRotation = 0
+            }
             gestures.append(.pinchEnded(scale: unreportedScale, center: pinchCenter))
             unreportedScale = 1
             hasUnreportedPinch = false
@@ -321,6 +366,7 @@ public struct GestureRecognizer: Sendable {
         unreportedTranslation = .zero
         unreportedScale = 1
         hasUnreportedPinch = false
+        unreportedRotation = 0
     }
 
     // MARK: Taps
@@ -357,8 +403,8 @@ public struct GestureRecognizer: Sendable {
     // MARK: Pan and pinch updates
 
     private mutating func updatePinch() {
-        guard case .pinching(let previousDistance) = phase, touches.count == 2 else { return }
-        let (distance, center) = pinchGeometry()
+        guard case .pinching(let previousDistance, let previousAngle) = phase, touches.count == 2 else { return }
+        let (distance, center, angle) = pinchGeometry()
         pinchCenter = center
         if previousDistance >= Self.minimumPinchDistance, distance >= Self.minimumPinchDistance {
             let factor = distance / previousDistance
@@ -366,8 +412,20 @@ public struct GestureRecognizer: Sendable {
                 unreportedScale *= factor
                 hasUnreportedPinch = true
             }
+            // Fingers closer than a pixel have no meaningful direction either.
+            var turn = (angle - previousAngle).truncatingRemainder(dividingBy: 360)
+            if turn > 180 { turn -= 360 } else if turn <= -180 { turn += 360 }
+            if isRotating {
+                unreportedRotation += turn
+            } else {
+                turnBeforeRotating += turn
+                if abs(turnBeforeRotating) > configuration.rotationThreshold {
+                    isRotating = true
+                    unreportedRotation += turnBeforeRotating
+                }
+            }
         }
-        phase = .pinching(previousDistance: distance)
+        phase = .pinching(previousDistance: distance, previousAngle: angle)
     }
 
     private mutating func flushUpdates(into gestures: inout [Gesture]) {
@@ -375,17 +433,27 @@ public struct GestureRecognizer: Sendable {
             gestures.append(.panChanged(translation: unreportedTranslation))
             unreportedTranslation = .zero
         }
-        if case .pinching = phase, hasUnreportedPinch {
+        guard case .pinching = phase else { return }
+        if hasUnreportedPinch {
             gestures.append(.pinchChanged(scale: unreportedScale, center: pinchCenter))
             unreportedScale = 1
             hasUnreportedPinch = false
         }
+        if unreportedRotation != 0 {
+            gestures.append(.rotationChanged(degrees: unreportedRotation, center: pinchCenter))
+            unreportedRotation = 0
+        }
     }
 
-    private func pinchGeometry() -> (distance: Double, center: SIMD2<Double>) {
-        let points = touches.values.map(\.position)
-        guard points.count == 2 else { return (0, points.first ?? .zero) }
-        return (Self.distance(points[0], points[1]), (points[0] + points[1]) / 2)
+    /// The fingers' distance, midpoint and direction (degrees clockwise on screen from the
+    /// lower id's finger to the other's; ordered by id so the direction does not flip).
+    private func pinchGeometry() -> (distance: Double, center: SIMD2<Double>, angle: Double) {
+        guard touches.count == 2, let low = touches.keys.min(), let high = touches.keys.max(),
+              let a = touches[low]?.position, let b = touches[high]?.position else {
+            return (0, touches.values.first?.position ?? .zero, 0)
+        }
+        let d = b - a
+        return (Self.distance(a, b), (a + b) / 2, atan2(d.y, d.x) * 180 / .pi)
     }
 
     /// Counts and logs an event that was refused before it reached ``handle(_:)``: one its
@@ -396,8 +464,41 @@ public struct GestureRecognizer: Sendable {
         Self.logger.warning("\(reason.description)")
     }
 
-    private static func distance(_ a: SIMD2<Double>, _ b: SIMD2<Double>) -> Double {
-        let d = a - b
-        return (d * d).sum().squareRoot()
+    private static func distance(_ a: SIMD2<Double>, _ b: SIMD2<Double>) -> Double { length(a - b) }
+
+    private static func length(_ d: SIMD2<Double>) -> Double { (d * d).sum().squareRoot() }
+}
+
+/// A panning finger's last tenth of a second, for its speed when it lifts.
+///
+/// The speed is the movement from the newest position at least ``window`` before the lift
+/// (or the pan's first) to the lift point, over the time between them: a finger that stopped
+/// before lifting has none, and one jittery sample does not make a fling.
+private struct ReleaseVelocity: Sendable {
+    /// Milliseconds of movement that count.
+    static let window = 100.0
+    /// Room for a head unit's samples at 60 Hz or more; kept once reserved, so a pan does not
+    /// allocate per event.
+    private var samples: [(point: SIMD2<Double>, time: Double)] = []
+
+    init() { samples.reserveCapacity(32) }
+
+    mutating func reset() { samples.removeAll(keepingCapacity: true) }
+
+    mutating func add(_ point: SIMD2<Double>, at time: Double) {
+        samples.append((point, time))
+        // Keep one sample from before the window as the anchor; drop what is older.
+        if let anchor = samples.lastIndex(where: { $0.time <= time - Self.window }), anchor > 0 {
+            samples.removeFirst(anchor)
+        }
+    }
+
+    /// Pixels a second; zero without two samples apart in time.
+    func velocity() -> SIMD2<Double> {
+        guard let last = samples.last else { return .zero }
+        let anchor = samples.last(where: { $0.time <= last.time - Self.window }) ?? samples[0]
+        let elapsed = last.time - anchor.time
+        guard elapsed > 0 else { return .zero }
+        return (last.point - anchor.point) / (elapsed / 1000)
     }
 }

@@ -173,7 +173,8 @@ struct TouchGestureTests {
         #expect(recognizer.frameTick() == [.panChanged(translation: SIMD2(20, -5))])
         #expect(recognizer.frameTick() == [])
         let end = replay(#"[{"type":"END","event":[{"id":0,"ts":[40],"c":[{"x":131,"y":95}]}]}]"#, into: &recognizer)
-        #expect(end == [[.panEnded(translation: SIMD2(1, 0))]])
+        // The finger still moves when it lifts: (100,100) at 0 ms to (131,95) at 40 ms is a fling.
+        #expect(end == [[.panEnded(translation: SIMD2(1, 0)), .fling(velocity: SIMD2(775, -125))]])
     }
 
     @Test("Without coalescing every MOVE reports its own panChanged")
@@ -338,9 +339,95 @@ struct TouchGestureTests {
         for gesture in gestures {
             switch gesture {
             case .panBegan(_, let t), .panChanged(let t), .panEnded(let t): total += t
+            case .fling: break  // The glide after the lift is not the finger's movement.
             default: Issue.record("unexpected \(gesture)")
             }
         }
         #expect(total == SIMD2(50, -40))
+    }
+
+    @Test("A pan released at speed flings at the speed of its last 100 ms")
+    func fling() {
+        var recognizer = GestureRecognizer()
+        let output = replay("""
+            [{"type":"BEGIN","event":[{"id":0,"ts":[0],"c":[{"x":0,"y":0}]}]},
+             {"type":"MOVE","event":[{"id":0,"ts":[20,40],"c":[{"x":10,"y":0},{"x":30,"y":10}]}]},
+             {"type":"MOVE","event":[{"id":0,"ts":[60,80],"c":[{"x":60,"y":20},{"x":100,"y":30}]}]},
+             {"type":"END","event":[{"id":0,"ts":[120],"c":[{"x":160,"y":50}]}]}]
+            """, into: &recognizer)
+        // From (10,0) at 20 ms, the newest sample 100 ms or more before the lift, to (160,50)
+        // at 120 ms: 150 px and 50 px in 0.1 s.
+        #expect(output.last == [.panEnded(translation: SIMD2(150, 50)), .fling(velocity: SIMD2(1500, 500))])
+    }
+
+    @Test("A finger that stopped before lifting, or moved slowly, does not fling")
+    func noFling() {
+        var stopped = GestureRecognizer()
+        let held = replay("""
+            [{"type":"BEGIN","event":[{"id":0,"ts":[0],"c":[{"x":0,"y":0}]}]},
+             {"type":"MOVE","event":[{"id":0,"ts":[20,40],"c":[{"x":50,"y":0},{"x":100,"y":0}]}]},
+             {"type":"END","event":[{"id":0,"ts":[300],"c":[{"x":100,"y":0}]}]}]
+            """, into: &stopped)
+        #expect(held.last == [.panEnded(translation: SIMD2(50, 0))])
+        var slow = GestureRecognizer()
+        // 20 px in 100 ms: 200 px/s, under the 300 px/s a fling needs.
+        let crawled = replay("""
+            [{"type":"BEGIN","event":[{"id":0,"ts":[0],"c":[{"x":0,"y":0}]}]},
+             {"type":"MOVE","event":[{"id":0,"ts":[50,100],"c":[{"x":10,"y":0},{"x":20,"y":0}]}]},
+             {"type":"END","event":[{"id":0,"ts":[150],"c":[{"x":30,"y":0}]}]}]
+            """, into: &slow)
+        #expect(crawled.last == [.panEnded(translation: SIMD2(20, 0))])
+        var off = GestureRecognizer(configuration: .init(flingMinimumSpeed: .infinity))
+        let fast = replay("""
+            [{"type":"BEGIN","event":[{"id":0,"ts":[0],"c":[{"x":0,"y":0}]}]},
+             {"type":"MOVE","event":[{"id":0,"ts":[10],"c":[{"x":50,"y":0}]}]},
+             {"type":"END","event":[{"id":0,"ts":[20],"c":[{"x":100,"y":0}]}]}]
+            """, into: &off)
+        #expect(fast.last == [.panEnded(translation: SIMD2(50, 0))], "flings turned off")
+    }
+
+    @Test("Two fingers turning past the threshold rotate, the first report catching up")
+    func rotation() {
+        var recognizer = GestureRecognizer()
+        // Fingers 200 px apart around (100,100); finger 1 on the right, then turned clockwise
+        // (down on a screen whose y runs down) by 6, 45 and then 30 degrees.
+        func fingers(_ type: String, _ degrees: Double, _ ts: Int) -> String {
+            let a = degrees * .pi / 180
+            return """
+                {"type":"\(type)","event":[{"id":0,"ts":[\(ts)],"c":[{"x":\(100 - 100 * cos(a)),"y":\(100 - 100 * sin(a))}]},
+                                           {"id":1,"ts":[\(ts)],"c":[{"x":\(100 + 100 * cos(a)),"y":\(100 + 100 * sin(a))}]}]}
+                """
+        }
+        _ = replay("[\(fingers("BEGIN", 0, 0)),\(fingers("MOVE", 6, 10))]", into: &recognizer)
+        #expect(recognizer.frameTick().allSatisfy { if case .rotationChanged = $0 { false } else { true } },
+                "6 degrees is under the 10 degree threshold")
+        _ = replay("[\(fingers("MOVE", 45, 20))]", into: &recognizer)
+        let turned = recognizer.frameTick().compactMap { if case .rotationChanged(let d, let c) = $0 { (d, c) } else { nil } }
+        #expect(turned.count == 1 && abs(turned[0].0 - 45) < 1e-9, "\(turned)")
+        #expect(turned.first.map { abs($0.1.x - 100) < 1e-9 && abs($0.1.y - 100) < 1e-9 } == true)
+        let ended = replay("[\(fingers("MOVE", 30, 30)),\(fingers("END", 30, 40))]", into: &recognizer)
+        let last = ended.joined().compactMap { if case .rotationChanged(let d, _) = $0 { d } else { nil } }
+        #expect(last.count == 1 && abs(last[0] - -15) < 1e-9, "the ending carries the turn back: \(last)")
+        #expect(ended.joined().last.map { if case .pinchEnded = $0 { true } else { false } } == true)
+    }
+
+    @Test("Rotation turned off, and a cancelled pinch drops its unreported turn")
+    func rotationOffAndCancelled() {
+        func events(_ degrees: Double) -> String {
+            let a = degrees * .pi / 180
+            return """
+                [{"type":"BEGIN","event":[{"id":0,"ts":[0],"c":[{"x":0,"y":0}]},{"id":1,"ts":[0],"c":[{"x":100,"y":0}]}]},
+                 {"type":"MOVE","event":[{"id":1,"ts":[10],"c":[{"x":\(100 * cos(a)),"y":\(100 * sin(a))}]}]}]
+                """
+        }
+        var off = GestureRecognizer(configuration: .init(rotationThreshold: .infinity))
+        _ = replay(events(90), into: &off)
+        #expect(!off.hasUnreportedMotion && off.frameTick().isEmpty)
+        var cancelled = GestureRecognizer()
+        let output = replay(events(-90), into: &cancelled)
+        #expect(cancelled.hasUnreportedMotion)
+        _ = replay("[{\"type\":\"CANCEL\",\"event\":[]}]", into: &cancelled)
+        #expect(cancelled.frameTick().isEmpty)
+        #expect(output.joined().count == 1, "only the pinch began: \(output)")
     }
 }
