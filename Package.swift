@@ -112,7 +112,7 @@ let package = Package(
         system("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
         .target(name: "CarWindowSDLSecurity", dependencies: ["CarWindowSDLProtocol", "COpenSSL"], swiftSettings: library),
         .target(name: "CarWindowSDL",
-                dependencies: ["CarWindowSDLProtocol", "CarWindowVideoCore", "CarWindowMap", "CarWindowSinks",
+                dependencies: ["CarWindowSDLProtocol", "CarWindowVideoCore", "CarWindowMap", "CarWindowStyle", "CarWindowSinks",
                                "CarWindowSystemSupport", "CarWindowProjection", systemPackage, logging],
                 swiftSettings: library),
         .target(name: "CarWindowSDLTesting",

@@ -165,6 +165,26 @@ public func capiSessionSetCoveredInsets(_ handle: OpaquePointer?, _ top: Double,
     }
 }
 
+/// `carwindow_session_set_label_language` (see carwindow.h).
+@_cdecl("carwindow_session_set_label_language")
+public func capiSessionSetLabelLanguage(_ handle: OpaquePointer?, _ code: UnsafePointer<CChar>?) -> Int32 {
+    apiCall { () throws(APIFailure) in
+        let entry = try session(handle, "carwindow_session_set_label_language")
+        var language: LabelLanguage?
+        if let code {
+            // BCP 47's longest tags stay under 36 bytes; a longer string is not read further.
+            let longest = 35
+            guard strnlen(code, longest + 1) <= longest, let parsed = LabelLanguage(String(cString: code)) else {
+                throw .invalidArgument("carwindow_session_set_label_language: not a language code such as \"sv\", "
+                    + "\"SV-SE\" or \"zh-TW\" (two or three letters, then optionally a region or script)")
+            }
+            language = parsed
+        }
+        let projection = entry.session, chosen = language
+        waitFor { await projection.setLabelLanguage(chosen) }
+    }
+}
+
 /// `carwindow_session_set_route` (see carwindow.h).
 @_cdecl("carwindow_session_set_route")
 public func capiSessionSetRoute(_ handle: OpaquePointer?, _ points: UnsafePointer<carwindow_coordinate>?, _ count: Int) -> Int32 {

@@ -226,7 +226,27 @@ extension ProjectionSession {
             guard call == appearanceCalls, appearance != self.appearance else { return }
             self.appearance = appearance
             if let renderer {
-                await renderer.switchStyle(to: style(for: appearance))
+                await renderer.switchStyle(to: drawnStyle(for: appearance))
+            }
+            changed()
+        }
+    }
+
+    /// Shows the map's labels in `language` where the data names places in it (`name:sv`,
+    /// `name:ja`... in OpenMapTiles tiles), falling back name by name to what the style shows;
+    /// nil shows the style's own names again. An engine passes its user's language; an
+    /// `SDLProjectionLink` passes the head unit's display language unless told not to. The new
+    /// labels are laid out before they are shown, as for a day/night switch, and stay across
+    /// switches, ``setStyles(day:night:)`` and ``editStyles(_:)``. Calls take effect in order;
+    /// one that a later call overtook while it waited is skipped.
+    public func setLabelLanguage(_ language: LabelLanguage?) async {
+        languageCalls += 1
+        let call = languageCalls
+        await oneAtATime {
+            guard call == languageCalls, language != labelLanguage else { return }
+            labelLanguage = language
+            if let renderer {
+                await renderer.switchStyle(to: drawnStyle(for: appearance))
             }
             changed()
         }
@@ -309,7 +329,7 @@ extension ProjectionSession {
             guard call == styleCalls else { return }
             engineStyles = (day, night)
             if let renderer {
-                await renderer.switchStyle(to: style(for: appearance))
+                await renderer.switchStyle(to: drawnStyle(for: appearance))
             }
             changed()
         }
@@ -343,7 +363,7 @@ extension ProjectionSession {
             }
             engineStyles = (day, night)
             if let renderer {
-                await renderer.switchStyle(to: style(for: appearance))
+                await renderer.switchStyle(to: drawnStyle(for: appearance))
             }
             changed()
         }

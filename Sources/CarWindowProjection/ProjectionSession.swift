@@ -159,6 +159,10 @@ public actor ProjectionSession {
     var engineStyles: (day: Style, night: Style?)?
     /// Counts ``setStyles(day:night:)`` calls, so a call that a later one overtook loads no style.
     var styleCalls = 0
+    /// The language of the map's labels (``setLabelLanguage(_:)``); nil: the style's own names.
+    public internal(set) var labelLanguage: LabelLanguage?
+    /// Calls of ``setLabelLanguage(_:)`` so far: one that a later call overtook is skipped.
+    var languageCalls = 0
     /// The alternatives shown, for taps on them.
     var alternativeRoutes: [[GeoCoordinate]] = []
     /// The engine's custom layers, with the style layer each goes below, kept for renderers made
@@ -509,7 +513,7 @@ public actor ProjectionSession {
         }
         do {
             let made = try await MapRenderer(context: context, width: width, height: height,
-                                             style: style(for: appearance), tiles: configuration.tiles,
+                                             style: drawnStyle(for: appearance), tiles: configuration.tiles,
                                              sources: configuration.sources, fonts: fonts, camera: view.camera)
             // What the engine set before there was a map to draw it on.
             for (id, data) in geojson.sorted(by: { $0.key < $1.key }) {
@@ -727,6 +731,11 @@ public actor ProjectionSession {
     func style(for appearance: MapAppearance) -> Style {
         let (day, night) = engineStyles ?? (configuration.dayStyle, configuration.nightStyle)
         return appearance == .night ? (night ?? day) : day
+    }
+
+    /// The style for `appearance` as the renderer draws it: with the labels' language applied.
+    func drawnStyle(for appearance: MapAppearance) -> Style {
+        style(for: appearance).localizingLabels(to: labelLanguage)
     }
 
     /// Something visible changed: draw at the next frame slot.

@@ -3,6 +3,7 @@ import Logging
 import CarWindowVideoCore
 import CarWindowSinks
 import CarWindowProjection
+import CarWindowStyle
 
 /// Sends a session's access units over an ``SDLConnection``'s video service.
 ///
@@ -98,6 +99,9 @@ public actor SDLProjectionLink {
     /// Whether the map follows the car's ambient light sensor: night style in the dark and the
     /// darker twilights, day style in daylight (see ``setFollowsHeadUnitDayNight(_:)``).
     public private(set) var followsHeadUnitDayNight = true
+    /// Whether the map's labels follow the head unit's display language (see
+    /// ``setFollowsHeadUnitLanguage(_:)``).
+    public private(set) var followsHeadUnitLanguage = true
     /// Why the video service could not be opened the last time it was tried: every size and
     /// format was refused (nil once one is accepted).
     public private(set) var videoFailure: SDLConnectionError?
@@ -112,6 +116,10 @@ public actor SDLProjectionLink {
     /// Hands ``wantedAppearance`` to the session, one switch after the other, while the link
     /// goes on with the head unit's events; nil when idle.
     private var appearanceFollower: Task<Void, Never>?
+    /// The label language the head unit asks for and the link has not handed to the session
+    /// yet: `.some(nil)` for a language code the map cannot use (its own names then).
+    private var wantedLanguage: LabelLanguage??
+    private var languageFollower: Task<Void, Never>?
     private var videoAllowed = false
     private var videoOpen = false
     private var startingVideo = false
@@ -177,7 +185,9 @@ public actor SDLProjectionLink {
     /// events too. Final: the connection cannot be started again.
     public func stop() async {
         wantedAppearance = nil
+        wantedLanguage = nil
         await appearanceFollower?.value
+        await languageFollower?.value
         await prompts.stop()
         await connection.stop()
         await session.stop()
@@ -195,6 +205,43 @@ public actor SDLProjectionLink {
             await appearanceFollower?.value
         }
         await connection.setFollowsAmbientLight(follows)
+    }
+
+    /// Turns following the head unit's display language on or off. On (the default), the map's
+    /// labels are shown in the language the head unit registered the app in and switch when it
+    /// changes (`ProjectionSession.setLabelLanguage(_:)`); off, the engine's own calls decide.
+    public func setFollowsHeadUnitLanguage(_ follows: Bool) async {
+        followsHeadUnitLanguage = follows
+        if follows {
+            followLanguage(await connection.headUnitLanguage.displayLanguage)
+        } else {
+            wantedLanguage = nil
+            await languageFollower?.value
+        }
+    }
+
+    /// Hands the head unit's display language to the session as ``follow(_:)`` hands the light:
+    /// one switch after the other, the last reading winning, without holding up the events.
+    private func followLanguage(_ code: String?) {
+        guard followsHeadUnitLanguage, let code else { return }
+        let language = LabelLanguage(code)
+        if language == nil { logger.warning("the head unit's language \"\(code)\" is not a language code; labels keep the style's names") }
+        wantedLanguage = .some(language)
+        guard languageFollower == nil else { return }
+        languageFollower = Task {
+            while let next = self.takeWantedLanguage() {
+                await self.session.setLabelLanguage(next)
+            }
+        }
+    }
+
+    private func takeWantedLanguage() -> LabelLanguage?? {
+        guard let next = wantedLanguage else {
+            languageFollower = nil
+            return nil
+        }
+        wantedLanguage = nil
+        return next
     }
 
     /// Switches the session's style for the car's light without holding up the head unit's
@@ -252,6 +299,9 @@ public actor SDLProjectionLink {
             await buttonPressed(press.buttonName)
         case .registered:
             await updateFocusAndButtons()
+            followLanguage(await connection.headUnitLanguage.displayLanguage)
+        case .languageChanged(_, let displayLanguage):
+            followLanguage(displayLanguage)
         case .keyframeNeeded:
             await session.requestIDR()
         case .ambientLightChanged(let light):
@@ -265,7 +315,7 @@ public actor SDLProjectionLink {
                 await session.suspend()
                 await startVideoIfReady()
             }
-        case .hmiStatusChanged, .audioAllowedChanged, .driverDistractionChanged, .languageChanged, .reconnecting,
+        case .hmiStatusChanged, .audioAllowedChanged, .driverDistractionChanged, .reconnecting,
              .reconnected, .stopped, .serviceProtected:
             break
         }

@@ -77,6 +77,9 @@ public actor HeadUnitSimulator {
         /// When set, RegisterAppInterface is refused with this result code (`DISALLOWED`, say),
         /// as a head unit whose policy does not know the app refuses it.
         public var refusesRegistration: String?
+        /// `language` and `hmiDisplayLanguage` in the RegisterAppInterface response (SDL Core
+        /// sends both, `EN-US` by default); nil leaves them out.
+        public var displayLanguage: String?
         /// Formats NAKed with rejectedParams [videoProtocol, videoCodec].
         public var rejectedFormats: Set<VideoStreamingFormat> = []
         /// Bytes read per read call.
@@ -393,6 +396,11 @@ public actor HeadUnitSimulator {
         configuration.rejectedResolutions.insert(resolution)
     }
 
+    /// Sends OnLanguageChange: the driver chose another language for voice and display.
+    public func sendLanguageChange(to language: String) async throws(SDLConnectionError) {
+        try await notify(.onLanguageChange, parameters: ["language": language, "hmiDisplayLanguage": language])
+    }
+
     /// Sends OnDriverDistraction DD_ON or DD_OFF.
     public func sendDriverDistraction(_ on: Bool) async throws(SDLConnectionError) {
         try await notify(.onDriverDistraction, parameters: ["state": on ? "DD_ON" : "DD_OFF"])
@@ -678,7 +686,8 @@ public actor HeadUnitSimulator {
                     pressAvailable: configuration.touchAvailable, multiTouchAvailable: configuration.touchAvailable,
                     doublePressAvailable: configuration.touchAvailable))),
                 pcmStreamCapabilities: .init(samplingRate: configuration.pcmSamplingRate,
-                                             bitsPerSample: configuration.pcmBitsPerSample)))
+                                             bitsPerSample: configuration.pcmBitsPerSample),
+                language: configuration.displayLanguage, hmiDisplayLanguage: configuration.displayLanguage))
             // Core tells the app its permissions right after registering.
             try? await notify(.onPermissionsChange, parameters: permissionsChange())
             for status in configuration.initialStatuses {
@@ -861,6 +870,8 @@ public actor HeadUnitSimulator {
         var buttonCapabilities: [Button]
         var displayCapabilities: Display
         var pcmStreamCapabilities: PCM
+        var language: String?
+        var hmiDisplayLanguage: String?
     }
 
     // MARK: Security

@@ -73,6 +73,11 @@ public final class PropertyExpression<T: Sendable>: Sendable {
         self.convert = convert
     }
 
+    /// The same property (default, path, conversion) computed by `expression` instead.
+    func replacingExpression(_ expression: Expression) -> PropertyExpression<T> {
+        PropertyExpression(expression: expression, defaultValue: defaultValue, path: path, logger: logger, convert: convert)
+    }
+
     /// Evaluates with a full context, for callers that already hold one.
     public func evaluate(_ context: EvaluationContext) -> T {
         let result = expression.evaluate(context)

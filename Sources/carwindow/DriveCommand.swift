@@ -58,6 +58,8 @@ struct DriveCommand: AsyncParsableCommand {
     @Option(help: "With --certificate: required (never stream in the clear) or preferred (stream in the clear, with a warning, when the head unit has no security layer). Default: required.")
     var protection = "required"
     @Flag(help: "Night style.") var night = false
+    @Option(help: "Show labels in this language where the data has names in it (name:sv...), e.g. sv, SV-SE, zh-TW; the style's own names elsewhere. With --sdl the head unit's language decides until this is given.")
+    var labelLanguage: String?
     @Flag(help: "Hand the session one position fix a second and let its follow camera move the car and the map between fixes (as an engine with GNSS would).")
     var follow = false
     @Option(help: "Encoder: auto, vaapi or openh264 (default: $CARWINDOW_ENCODER or auto).") var encoder = "auto"
@@ -67,6 +69,7 @@ struct DriveCommand: AsyncParsableCommand {
 
     func validate() throws {
         let (width, height) = try parseSize(size)
+        _ = try OptionCheck.labelLanguage(labelLanguage)
         try OptionCheck.number(scale, "--scale", in: HeadUnitDisplay.scaleRange)
         // The screen is the head unit's; without one, nobody else would say why it cannot stream.
         let screen = HeadUnitDisplay(size: VideoSize(width: width, height: height), scale: scale)
@@ -191,6 +194,7 @@ struct DriveCommand: AsyncParsableCommand {
             configuration.encoder = choice
             configuration.encoderThreads = threads
             let session = ProjectionSession(configuration: configuration, context: made)
+            if let language = try OptionCheck.labelLanguage(labelLanguage) { await session.setLabelLanguage(language) }
             // Without a head unit the screen is the options' (--max-bitrate is in kbit/s).
             let display = HeadUnitDisplay(size: VideoSize(width: screenWidth, height: screenHeight), scale: scale,
                                           preferredFramesPerSecond: fps, maximumBitrate: maxBitrate * 1000)
@@ -260,6 +264,8 @@ struct DriveCommand: AsyncParsableCommand {
                                                                                                    security: try securityConfiguration()),
                                          transport: { SDLTCPTransport(host: headUnit.host, port: headUnit.port) })
             link = made
+            // The user's choice wins over the head unit's language.
+            if labelLanguage != nil { await made.setFollowsHeadUnitLanguage(false) }
             announcer.player = made.prompts
             let linkNews = made.connection.events
             pageTasks.append(Task {

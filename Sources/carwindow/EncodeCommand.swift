@@ -20,6 +20,8 @@ struct EncodeCommand: AsyncParsableCommand {
 
     @Option(help: "Tile source (default: the bundled Helsinki tiles).") var tiles: String?
     @Option(help: "MapLibre style JSON, or 'day' / 'night'.") var style = "day"
+    @Option(help: "Show labels in this language where the data has names in it (name:sv...), e.g. sv, SV-SE, zh-TW; the style's own names elsewhere.")
+    var labelLanguage: String?
     @Option(name: .customLong("source"),
             help: "A tile source of its own for one of the style's vector sources, as ID=PATH; repeatable. The style's other vector sources draw from --tiles.")
     var sources: [String] = []
@@ -37,6 +39,7 @@ struct EncodeCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try parseSize(size)
+        _ = try OptionCheck.labelLanguage(labelLanguage)
         try OptionCheck.integer(frames, "--frames", in: 1...100_000)
         try OptionCheck.number(fps, "--fps", in: 0.1...240, unit: " frames per second")
         try OptionCheck.integer(bitrate, "--bitrate", in: 1_000...200_000_000, unit: " bit/s")
@@ -81,7 +84,7 @@ struct EncodeCommand: AsyncParsableCommand {
         let map: MapData
         let context: RenderContext
         do {
-            map = try MapData(tiles: tiles, sources: sources, style: style)
+            map = try MapData(tiles: tiles, sources: sources, style: style, labelLanguage: try OptionCheck.labelLanguage(labelLanguage))
             context = try await RenderContext(platform: try eglPlatform(platform))
         } catch {
             file.closeUnused()

@@ -4,6 +4,15 @@ import CarWindow
 /// Checks of numeric options: every argument is untrusted, so NaN, infinities, negative and
 /// absurd values are refused with one line naming the option and what it accepts.
 enum OptionCheck {
+    /// `code` (when given) must be a language code ``LabelLanguage`` reads.
+    static func labelLanguage(_ code: String?) throws -> LabelLanguage? {
+        guard let code else { return nil }
+        guard let language = LabelLanguage(code) else {
+            throw ValidationError("--label-language must be a language code such as sv, SV-SE or zh-TW (two or three letters, then optionally a region or script); got '\(code)'")
+        }
+        return language
+    }
+
     /// `value` must be a finite number in `range`.
     static func number(_ value: Double, _ option: String, in range: ClosedRange<Double>, unit: String = "") throws {
         guard value.isFinite, range.contains(value) else {

@@ -36,6 +36,8 @@ struct RenderCommand: AsyncParsableCommand {
     @Option(help: "Frames to draw for timing, 1-10000 (the PNG shows the last).") var frames = 1
     @Option(help: "Force an EGL platform: gbm, device or surfaceless.") var platform: String?
     @Flag(help: "Hide the zoom and recenter buttons.") var noControls = false
+    @Option(help: "Show labels in this language where the data has names in it (name:sv...), e.g. sv, SV-SE, zh-TW; the style's own names elsewhere.")
+    var labelLanguage: String?
     @Option(parsing: .unconditional, help: "Draw a vehicle at this heading (degrees, -360-360) at the centre.") var vehicleHeading: Double?
 
     func validate() throws {
@@ -49,6 +51,7 @@ struct RenderCommand: AsyncParsableCommand {
         try OptionCheck.number(vehicleHeading, "--vehicle-heading", in: -360...360, unit: " degrees")
         _ = try eglPlatform(platform)
         _ = try parseSourceBindings(sources)
+        _ = try OptionCheck.labelLanguage(labelLanguage)
     }
 
     func run() async throws {
@@ -56,7 +59,9 @@ struct RenderCommand: AsyncParsableCommand {
             let (width, height) = try parseSize(size)
             let outURL = URL(fileURLWithPath: out)
             try outputFolder(for: outURL, option: "--out", createIfMissing: false)
-            let setup = try await MapSetup(tiles: tiles, sources: sources, style: style, width: width, height: height, platform: platform,
+            let setup = try await MapSetup(tiles: tiles, sources: sources, style: style,
+                                           labelLanguage: try OptionCheck.labelLanguage(labelLanguage),
+                                           width: width, height: height, platform: platform,
                                            camera: Camera(center: GeoCoordinate(latitude: lat, longitude: lon), zoom: zoom,
                                                           bearing: bearing, pitch: pitch))
             print(setup.context.info)
@@ -129,7 +134,7 @@ struct MapData {
     let style: Style
     let fonts: FontLibrary
 
-    init(tiles: String?, sources bindings: [String] = [], style: String) throws {
+    init(tiles: String?, sources bindings: [String] = [], style: String, labelLanguage: LabelLanguage? = nil) throws {
         let tileURL = try tiles.map {
             try inputFile($0, option: "--tiles", kind: "a .pmtiles or .mbtiles file or a z/x/y tile folder", folderAllowed: true)
         }
@@ -163,7 +168,7 @@ struct MapData {
             style = fetched.style
             fetcher = made
         }
-        self.style = style
+        self.style = style.localizingLabels(to: labelLanguage)
         if let tileURL {
             self.tiles = try openTileSource(at: tileURL)
         } else if let fetcher {
@@ -190,9 +195,9 @@ struct MapSetup {
     let context: RenderContext
     let renderer: MapRenderer
 
-    init(tiles: String?, sources: [String], style: String, width: Int, height: Int, platform: String?,
-         camera: Camera) async throws {
-        let data = try MapData(tiles: tiles, sources: sources, style: style)
+    init(tiles: String?, sources: [String], style: String, labelLanguage: LabelLanguage? = nil, width: Int, height: Int,
+         platform: String?, camera: Camera) async throws {
+        let data = try MapData(tiles: tiles, sources: sources, style: style, labelLanguage: labelLanguage)
         let context = try await RenderContext(platform: try eglPlatform(platform))
         do {
             renderer = try await MapRenderer(context: context, width: width, height: height, style: data.style,

@@ -302,6 +302,7 @@ int main(int argc, char **argv) {
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_vehicle(bad, &vehicle));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_follow_vehicle(bad, 1));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_covered_insets(bad, 0, 0, 0, 0));
+        EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_label_language(bad, "sv"));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_route(bad, points, 2));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_route_progress(bad, 10));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_maneuver(bad, 10));
@@ -355,6 +356,9 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_covered_insets(session, -1, 0, 0, 0));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_covered_insets(session, 0, nan, 0, 0));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_covered_insets(session, 0, 0, INFINITY, 0));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_label_language(session, ""));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_label_language(session, "swedish"));
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_label_language(session, "sv-SE-x-private-and-then-far-too-long"));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route(session, NULL, 5));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route(session, points, (size_t)-1));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route_progress(session, -1));
@@ -430,6 +434,8 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_OK, carwindow_session_set_vehicle(session, &vehicle));
     EXPECT(CARWINDOW_OK, carwindow_session_follow_vehicle(session, 1));
     EXPECT(CARWINDOW_OK, carwindow_session_set_covered_insets(session, 0, 200, 60, 0));
+    EXPECT(CARWINDOW_OK, carwindow_session_set_label_language(session, "SV-SE"));
+    EXPECT(CARWINDOW_OK, carwindow_session_set_label_language(session, NULL));
     EXPECT(CARWINDOW_OK, carwindow_session_set_vehicle(session, &vehicle));
     EXPECT(CARWINDOW_OK, carwindow_session_follow_vehicle(session, 0));
     EXPECT(CARWINDOW_OK, carwindow_session_set_vehicle(session, NULL));

@@ -298,6 +298,28 @@ struct SDLHeadUnitStateTests {
         await rig.close()
     }
 
+    @Test func theLabelsFollowTheHeadUnitsLanguageUntilTheEngineSaysOtherwise() async throws {
+        let rig = try await SDLProjectionLinkTests.rig(capability: Self.small) { $0.displayLanguage = "SV-SE" }
+        #expect(await eventually { await rig.session.labelLanguage == LabelLanguage("sv") }, "the registration's language")
+        #expect(await eventually { await rig.session.state == .streaming })
+        try await rig.simulator.sendLanguageChange(to: "DE-DE")
+        #expect(await eventually { await rig.session.labelLanguage == LabelLanguage("de") })
+        // A code the map cannot use: the style's own names, with a warning.
+        try await rig.simulator.sendLanguageChange(to: "KLINGON")
+        #expect(await eventually { await rig.session.labelLanguage == nil })
+
+        // The engine takes over: the head unit no longer switches the labels.
+        await rig.link.setFollowsHeadUnitLanguage(false)
+        await rig.session.setLabelLanguage(LabelLanguage("fi"))
+        try await rig.simulator.sendLanguageChange(to: "EN-US")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await rig.session.labelLanguage == LabelLanguage("fi"))
+        // On again: the head unit's current language at once.
+        await rig.link.setFollowsHeadUnitLanguage(true)
+        #expect(await eventually { await rig.session.labelLanguage == LabelLanguage("en") })
+        await rig.close()
+    }
+
     @Test func aPolicyWithoutVehicleDataLeavesDayAndNightToTheEngine() async throws {
         let rig = try await SDLProjectionLinkTests.rig(capability: Self.small) { $0.grantsVehicleData = false }
         #expect(await eventually { await rig.session.state == .streaming })

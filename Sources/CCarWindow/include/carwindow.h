@@ -46,7 +46,7 @@ extern "C" {
 /** The major version of this header: a library of another major version is not compatible. */
 #define CARWINDOW_API_VERSION_MAJOR 0
 /** The minor version: a library of a higher minor version has everything this header names. */
-#define CARWINDOW_API_VERSION_MINOR 6
+#define CARWINDOW_API_VERSION_MINOR 7
 
 /** What a call did: CARWINDOW_OK or one of the CARWINDOW_ERROR_* values below. */
 typedef int32_t carwindow_status;
@@ -607,6 +607,19 @@ carwindow_status carwindow_session_follow_vehicle(carwindow_session *session, in
  */
 carwindow_status carwindow_session_set_covered_insets(carwindow_session *session, double top, double left,
                                                       double bottom, double right);
+
+/**
+ * Shows the map's labels in `language` where the tiles name places in it (OpenMapTiles'
+ * `name:sv`, `name:ja`...), each label falling back to the name the style shows; NULL shows the
+ * style's own names again. `language` is a code such as "sv", "SV-SE" (SmartDeviceLink's
+ * Language), "en_US" or "zh-TW": two or three letters, then optionally a region or script.
+ * The call returns once the new labels are laid out, as carwindow_session_set_appearance does. A session
+ * bound to a head unit follows the head unit's display language unless the engine sets one.
+ * Since API 0.7.
+ * Errors: INVALID_HANDLE, INVALID_ARGUMENT (not a language code, or longer than 35 bytes).
+ * Thread-safe.
+ */
+carwindow_status carwindow_session_set_label_language(carwindow_session *session, const char *language);
 
 /**
  * Draws the route through `count` points (copied); count 0 clears it. Points not finite or off
