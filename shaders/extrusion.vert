@@ -1,5 +1,6 @@
-// Buildings as prisms. Heights are metres; the tile matrix scales z by pixels per metre.
-// u_height_factor eases buildings up from flat as the camera pitches.
+// Buildings as prisms. Heights are metres; the tile matrix scales z by pixels per metre. They
+// stand at full height at every pitch, as in MapLibre: looking straight down, the perspective
+// shows the walls of buildings away from the centre.
 //
 // Shading follows MapLibre's fill-extrusion light (its default: white, intensity 0.5, fixed to
 // the viewport) so the same style looks the same in both renderers: a little ambient light,
@@ -9,7 +10,6 @@ uniform mat4 u_matrix;
 uniform float u_opacity;
 uniform vec3 u_light_position;
 uniform float u_light_intensity;
-uniform float u_height_factor;
 
 in vec2 a_pos;
 in vec3 a_normal;
@@ -22,7 +22,7 @@ out vec4 v_color;
 void main() {
     float base = a_heights.x;
     float top = max(a_heights.x, a_heights.y);
-    gl_Position = u_matrix * vec4(a_pos, mix(base, top, a_top) * u_height_factor, 1.0);
+    gl_Position = u_matrix * vec4(a_pos, mix(base, top, a_top), 1.0);
 
     vec3 color = a_color.a > 0.0 ? a_color.rgb / a_color.a : vec3(0.0);
     float luminance = dot(color, vec3(0.2126, 0.7152, 0.0722));

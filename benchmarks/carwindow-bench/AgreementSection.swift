@@ -5,10 +5,6 @@ import CarWindowSystemSupport
 import Foundation
 
 /// SSIM between our frames and MapLibre Native's for a set of views (needs the peer).
-///
-/// MapLibre draws fill-extrusion walls even when looking straight down; CarWindow draws buildings
-/// flat there, as a navigation map should. So pitch-0 views are also compared with MapLibre given
-/// the same style minus its extrusion layers, and both figures are reported.
 struct AgreementSection: BenchmarkSection {
     let name = "agreement"
     let summary = "SSIM of our frames against MapLibre Native's for flat, rotated and pitched views (800x480)"
@@ -23,7 +19,7 @@ struct AgreementSection: BenchmarkSection {
             return result
         }
         var table = TextTable(title: "Visual agreement with MapLibre Native at 800x480 (SSIM of luma)",
-                              header: ["view", "SSIM", "SSIM, MapLibre flat buildings at pitch 0"])
+                              header: ["view", "SSIM"])
         // Our two styles, then each style given with --agreement-style over the same tiles.
         var groups: [(name: String, cases: [(view: AgreementView, ours: URL, theirs: URL)])] = [
             ("", AgreementView.all.map { ($0, context.style($0.style), context.style($0.style)) }),
@@ -34,7 +30,7 @@ struct AgreementSection: BenchmarkSection {
             groups.append((name, AgreementView.otherStyle(named: name).map { ($0, style, theirs) }))
         }
         for group in groups {
-            var raw: [Double] = [], matched: [Double] = []
+            var raw: [Double] = []
             for (view, ourStyle, theirStyle) in group.cases {
                 let renderer = try await context.makeRenderer(style: ourStyle, size: FrameSize(width: 800, height: 480),
                                                               camera: view.camera)
@@ -45,24 +41,16 @@ struct AgreementSection: BenchmarkSection {
                 let theirs = try peer.render(view, style: theirStyle, suffix: "maplibre")
                 try sideBySide(ours, theirs).writePNG(to: context.out.appendingPathComponent("\(view.name)-pair.png"))
                 let ssim = ours.structuralSimilarity(to: theirs) ?? .nan
-                var flatSSIM = ssim
-                if view.camera.pitch == 0 {
-                    let flatStyle = try withoutExtrusions(theirStyle, in: context.out)
-                    flatSSIM = ours.structuralSimilarity(to: try peer.render(view, style: flatStyle, suffix: "maplibre-flat")) ?? .nan
-                }
                 raw.append(ssim)
-                matched.append(flatSSIM)
                 var entry = CaseResult(label: view.name)
                 entry.add("ssim", ssim, "ssim", better: .higher)
-                entry.add("ssim_flat_buildings_at_pitch_0", flatSSIM, "ssim", better: .higher)
                 result.cases.append(entry)
-                table.rows.append([view.name, formatted(ssim, "%.4f"), view.camera.pitch == 0 ? formatted(flatSSIM, "%.4f") : "(same)"])
+                table.rows.append([view.name, formatted(ssim, "%.4f")])
             }
             let label = group.name.isEmpty ? "mean" : "mean \(group.name)"
             var mean = CaseResult(label: label)
             mean.add("ssim", raw.reduce(0, +) / Double(max(raw.count, 1)), "ssim", better: .higher)
-            mean.add("ssim_flat_buildings_at_pitch_0", matched.reduce(0, +) / Double(max(matched.count, 1)), "ssim", better: .higher)
-            table.rows.append([label, formatted(mean.value("ssim"), "%.4f"), formatted(mean.value("ssim_flat_buildings_at_pitch_0"), "%.4f")])
+            table.rows.append([label, formatted(mean.value("ssim"), "%.4f")])
             result.cases.append(mean)
         }
         result.notes.append("each view's pictures side by side (CarWindow left, MapLibre Native right): <view>-pair.png in \(context.out.path)")
@@ -148,26 +136,4 @@ struct AgreementView: Sendable {
         ]
         return views.map { AgreementView(name: "\(name)-\($0.0)", style: name, camera: $0.1) }
     }
-}
-
-/// A copy of the style with its fill-extrusion layers hidden.
-func withoutExtrusions(_ style: URL, in folder: URL) throws -> URL {
-    guard var json = try JSONSerialization.jsonObject(with: Data(contentsOf: style)) as? [String: Any],
-          let layers = json["layers"] as? [[String: Any]] else { throw BenchError("cannot read the style \(style.path)") }
-    json["layers"] = layers.map { layer -> [String: Any] in
-        guard layer["type"] as? String == "fill-extrusion" else { return layer }
-        var hidden = layer
-        var layout = layer["layout"] as? [String: Any] ?? [:]
-        layout["visibility"] = "none"
-        hidden["layout"] = layout
-        return hidden
-    }
-    // The copy lives elsewhere: a relative sprite path is made absolute so both renderers still
-    // find the style's icons.
-    if let sprite = json["sprite"] as? String, !sprite.contains("://"), !sprite.hasPrefix("/") {
-        json["sprite"] = style.deletingLastPathComponent().appendingPathComponent(sprite).standardizedFileURL.path
-    }
-    let file = folder.appendingPathComponent(style.deletingPathExtension().lastPathComponent + "-flat-buildings.json")
-    try JSONSerialization.data(withJSONObject: json).write(to: file)
-    return file
 }

@@ -70,11 +70,10 @@ struct LineUniforms: UniformLocations {
 }
 
 struct ExtrusionUniforms: UniformLocations {
-    let matrix, opacity, heightFactor, lightPosition, lightIntensity: GLint
+    let matrix, opacity, lightPosition, lightIntensity: GLint
     init(of program: GLProgram) {
         matrix = program.uniformLocation("u_matrix")
         opacity = program.uniformLocation("u_opacity")
-        heightFactor = program.uniformLocation("u_height_factor")
         lightPosition = program.uniformLocation("u_light_position")
         lightIntensity = program.uniformLocation("u_light_intensity")
     }

@@ -3,8 +3,8 @@ import CarWindowGeo
 import Foundation
 import CarWindowStyle
 
-/// Draws fill-extrusion layers: buildings as closed prisms lit by MapLibre's default light,
-/// rising as the camera tilts. Opaque ones draw in the opaque pass; translucent ones draw depth
+/// Draws fill-extrusion layers: buildings as closed prisms lit by MapLibre's default light, at
+/// full height at every pitch as MapLibre draws them. Opaque ones draw in the opaque pass; translucent ones draw depth
 /// first and then colour where it matches, so each pixel shows the nearest surface once.
 final class FillExtrusionDrawer: LayerDrawer {
     /// The drawn tiles that have the layer's buildings, by index; kept between frames.
@@ -15,23 +15,19 @@ final class FillExtrusionDrawer: LayerDrawer {
     func isOpaque(_ layer: StyleLayer, at index: Int, in frame: LayerDrawContext) -> Bool {
         guard let paint = layer.paint.fillExtrusion else { return false }
         return paint.fillExtrusionOpacity.evaluate(zoom: frame.zoom) >= 1 && !paint.fillExtrusionColor.dependsOnFeature
-            && paint.fillExtrusionColor.evaluate(zoom: frame.zoom).a >= 1 && !Self.hasFlatStandIn(for: index, in: frame)
+            && paint.fillExtrusionColor.evaluate(zoom: frame.zoom).a >= 1
     }
 
     func draw(_ layer: StyleLayer, at index: Int, pass: RenderPass, in frame: inout LayerDrawContext) {
-        guard !Self.hasFlatStandIn(for: index, in: frame), let paint = layer.paint.fillExtrusion else { return }
+        guard let paint = layer.paint.fillExtrusion else { return }
         let transform = frame.transform, zoom = frame.zoom
         let opacity = Float(paint.fillExtrusionOpacity.evaluate(zoom: zoom))
         guard opacity > 0 else { return }
-        // Buildings rise as the camera tilts: flat when looking straight down, full height from 20°.
         let pitch = transform.camera.pitch
-        let rise = Float(min(max(pitch / 20, 0), 1))
-        let heightFactor = rise * rise * (3 - 2 * rise)
         let state = frame.state
         let program = frame.programs.extrusion
         state.useProgram(program.name)
         glUniform1f(program.uniforms.opacity, opacity)
-        glUniform1f(program.uniforms.heightFactor, heightFactor)
         // MapLibre's default light: radial 1.15, azimuth 210° (plus its 90° offset), polar 30°,
         // fixed to the viewport so it turns with the bearing. Our wall normals face the other
         // way round in this frame, hence the extra half turn (checked against MapLibre renders).
@@ -47,7 +43,7 @@ final class FillExtrusionDrawer: LayerDrawer {
         guard !tilesWithMeshes.isEmpty else { return }
         let color = paint.fillExtrusionColor.evaluate(zoom: zoom).premultiplied
         // Tall buildings just beyond the far edge of a pitched view still rise into it.
-        let reach = Float(150 * transform.pixelsPerMeter * Double(heightFactor) * max(tan(pitch * .pi / 180), 1))
+        let reach = Float(150 * transform.pixelsPerMeter * max(tan(pitch * .pi / 180), 1))
         // Prisms are closed: back faces never show, and culling them halves the work.
         state.setCullFace(true)
         state.setCullFaceMode(GL_BACK)
@@ -87,19 +83,5 @@ final class FillExtrusionDrawer: LayerDrawer {
             let margin = reach * Float(frame.transform.tileUnitsPerPixel(for: tile.tile, extent: tile.extent))
             frame.drawCalls += mesh.draw(frame.cullers[tileIndex], margin: margin)
         }
-    }
-
-    /// Looking straight down, buildings are flat. A style that pairs its extrusion layer with a
-    /// flat fill of the same source layer below it then shows that fill alone, outlines and all;
-    /// a style with only the extrusion gets flat roofs from it.
-    private static func hasFlatStandIn(for index: Int, in frame: LayerDrawContext) -> Bool {
-        guard frame.transform.camera.pitch == 0 else { return false }
-        let layers = frame.style.layers
-        let sourceLayer = layers[index].sourceLayer
-        for below in layers[..<index] where below.type == .fill && below.sourceLayer == sourceLayer
-            && below.isVisible(atZoom: frame.zoom) {
-            return true
-        }
-        return false
     }
 }
