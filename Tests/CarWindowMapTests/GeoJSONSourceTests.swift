@@ -148,6 +148,35 @@ import Testing
         #expect(counts.red > 500 && counts.green > 2000 && counts.blue > 200, "\(counts)")
     }
 
+    /// Two labels on one spot: the one with the lower `symbol-sort-key` is placed and the other
+    /// collides, whichever comes first in the data; without a sort key the first feature wins.
+    @Test(arguments: [(true, [1.0, 0.0], "blue"), (true, [0.0, 1.0], "red"), (false, [1.0, 0.0], "red")])
+    func theLowerSortKeyWinsACollision(sorted: Bool, keys: [Double], winner: String) async throws {
+        let sortKey = sorted ? #", "symbol-sort-key": ["get", "rank"]"# : ""
+        let json = """
+        {"version": 8, "sources": {"engine": {"type": "geojson"}},
+         "layers": [{"id": "background", "type": "background", "paint": {"background-color": "#ffffff"}},
+                    {"id": "labels", "type": "symbol", "source": "engine",
+                     "layout": {"text-field": ["get", "name"], "text-font": ["Noto Sans Bold"], "text-size": 40\(sortKey)},
+                     "paint": {"text-color": ["get", "color"]}}]}
+        """
+        let (context, renderer) = try await makeRenderer(camera: Camera(center: helsinki, zoom: 15))
+        await renderer.setStyle(try Style(data: Data(json.utf8)))
+        let features = zip(["red", "blue"], keys).map { color, rank in
+            GeoJSONFeature(geometry: .point(helsinki), properties: [
+                "name": .string("MMMM"), "color": .string(color == "red" ? "#ff0000" : "#0000ff"), "rank": .double(rank)])
+        }
+        try await renderer.setGeoJSON(GeoJSONData(features: features), forSource: "engine")
+        _ = await renderer.renderWhenLoaded()
+        let counts = Self.counts(await renderer.readPixels())
+        await context.shutdown()
+        if winner == "red" {
+            #expect(counts.red > 200 && counts.blue == 0, "\(counts)")
+        } else {
+            #expect(counts.blue > 200 && counts.red == 0, "\(counts)")
+        }
+    }
+
     /// An engine sets features at runtime: the next frame shows them, and a second set replaces
     /// them; a source the style lacks is a typed error.
     @Test func featuresSetAtRuntimeShowInTheNextFrame() async throws {

@@ -394,6 +394,16 @@ struct TileLayoutBuilder: Sendable {
         if layout.symbolPlacement.evaluate(zoom: zoom) != .point {
             features = Self.mergedLines(features) { textField.evaluate(zoom: zoom, feature: $0) }
         }
+        if let sortKey = layout.symbolSortKey {
+            // MapLibre places a layer's symbols by ascending `symbol-sort-key`, so the first
+            // wins a collision; feature order breaks ties. A NaN key counts as 0.
+            features = features.enumerated().map { entry -> (key: Double, index: Int, feature: (Int, VectorTileFeature)) in
+                let key = sortKey.evaluate(zoom: zoom, feature: entry.element.1)
+                return (key.isNaN ? 0 : key, entry.offset, entry.element)
+            }
+            .sorted { ($0.key, $0.index) < ($1.key, $1.index) }
+            .map(\.feature)
+        }
         for (featureIndex, (_, feature)) in features.enumerated() {
             let text = textField.evaluate(zoom: zoom, feature: feature).trimmingCharacters(in: .whitespaces)
             let icon = iconCandidate(layout, paint, feature: feature, zoom: zoom)
