@@ -9,6 +9,12 @@ uniform float u_dash_ends[8];
 // the remaining route is drawn from it, the driven part (when a style draws it) up to it.
 uniform float u_trim_before;
 uniform float u_trim_after;
+// Traffic: u_congestion_count change points, two to a vec4 (distance, level, distance, level),
+// in order along the route; from each one on, the line takes u_palette[level] (0: unknown).
+// No change points: the vertex colour.
+uniform int u_congestion_count;
+uniform vec4 u_congestion[32];
+uniform vec4 u_palette[5];
 #endif
 
 in vec2 v_edge;
@@ -37,10 +43,22 @@ void main() {
     }
     alpha *= coverage;
 #endif
+    vec4 color = v_color;
 #ifdef TRIMMED
     // A one-pixel soft cut, as at the line's sides.
     alpha *= clamp((v_distance - u_trim_before) / v_pixel + 0.5, 0.0, 1.0);
     alpha *= clamp((u_trim_after - v_distance) / v_pixel + 0.5, 0.0, 1.0);
+    if (u_congestion_count > 0) {
+        int level = 0;
+        for (int i = 0; i < 64; i++) {
+            if (i >= u_congestion_count) break;
+            vec4 pair = u_congestion[i / 2];
+            vec2 point = (i % 2 == 0) ? pair.xy : pair.zw;
+            if (v_distance < point.x) break;
+            level = int(point.y + 0.5);
+        }
+        color = u_palette[clamp(level, 0, 4)];
+    }
 #endif
-    fragColor = v_color * alpha;
+    fragColor = color * alpha;
 }

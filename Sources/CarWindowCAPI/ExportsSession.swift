@@ -197,6 +197,27 @@ public func capiSessionSetRoute(_ handle: OpaquePointer?, _ points: UnsafePointe
     }
 }
 
+/// `carwindow_session_set_route_congestion` (see carwindow.h).
+@_cdecl("carwindow_session_set_route_congestion")
+public func capiSessionSetRouteCongestion(_ handle: OpaquePointer?, _ stretches: UnsafePointer<carwindow_congestion>?,
+                                          _ count: Int) -> Int32 {
+    apiCall { () throws(APIFailure) in
+        let entry = try session(handle, "carwindow_session_set_route_congestion")
+        let given = try elements(stretches, count, limit: RouteCongestion.maximumCount, "carwindow_session_set_route_congestion")
+        var congestion: [RouteCongestion] = []
+        congestion.reserveCapacity(given.count)
+        for (index, stretch) in given.enumerated() {
+            guard let level = CongestionLevel(rawValue: Int(stretch.level)) else {
+                throw .invalidArgument("carwindow_session_set_route_congestion: stretch \(index) has level \(stretch.level); "
+                    + "use a CARWINDOW_CONGESTION_* value, 0 to 4")
+            }
+            congestion.append(RouteCongestion(startMetres: stretch.start_metres, endMetres: stretch.end_metres, level: level))
+        }
+        let projection = entry.session, chosen = congestion
+        waitFor { await projection.setRouteCongestion(chosen) }
+    }
+}
+
 /// `carwindow_session_set_route_progress` (see carwindow.h).
 @_cdecl("carwindow_session_set_route_progress")
 public func capiSessionSetRouteProgress(_ handle: OpaquePointer?, _ metres: Double) -> Int32 {

@@ -180,6 +180,8 @@ extension ProjectionSession {
         }
         guard view.overlays.route != drawn else { return }
         view.overlays.route = drawn
+        // The traffic of the old route does not fit the new one.
+        view.overlays.routeCongestion = []
         view.overlays.routeProgress = 0
         view.engineRouteProgress = 0
         var walked = 0.0
@@ -205,6 +207,22 @@ extension ProjectionSession {
         view.engineRouteProgress = metres
         guard view.overlays.routeProgress != metres else { return }
         view.overlays.routeProgress = metres
+        changed()
+    }
+
+    /// Shows the traffic along the route: stretches by metres from its first point, each with
+    /// its ``CongestionLevel``, as an engine's routing gives them (a Directions API's per-segment
+    /// congestion, measured along the route). The style's route layers colour each stretch by
+    /// the `congestion` property (`moderate`, `heavy`...; the bundled styles in orange, red and
+    /// dark red); the rest of the route is `unknown`. Empty clears it, and so does a new route.
+    /// Stretches with ends that are not finite or not in order are left out with a warning;
+    /// overlapping ones go to the one that starts first. Costs no geometry work: the colours are
+    /// chosen as the route is drawn.
+    public func setRouteCongestion(_ stretches: [RouteCongestion]) {
+        let (kept, dropped) = RouteCongestion.normalized(stretches)
+        if dropped > 0 { emit(.warning(.routeCongestionDropped(dropped: dropped, of: stretches.count))) }
+        guard view.overlays.routeCongestion != kept else { return }
+        view.overlays.routeCongestion = kept
         changed()
     }
 

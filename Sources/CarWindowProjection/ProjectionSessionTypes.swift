@@ -295,6 +295,9 @@ public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertib
     /// ``ProjectionSession/setRouteProgress(_:)`` got metres that are negative or not finite;
     /// the progress on screen stays.
     case routeProgressIgnored(metres: Double)
+    /// ``ProjectionSession/setRouteCongestion(_:)`` left out `dropped` of `of` stretches whose
+    /// ends were not finite or not in order, or beyond ``RouteCongestion/maximumCount``.
+    case routeCongestionDropped(dropped: Int, of: Int)
     /// A display update (``ProjectionSession/updateDisplay(_:)``) was refused (the error says
     /// why); the stream goes on at `kept`, the stream size in force (nil before the first stream).
     case displayUpdateIgnored(ProjectionSessionError, kept: StreamResolution?)
@@ -329,6 +332,9 @@ public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertib
             "route hidden: it needs at least two valid points and has \(valid)"
         case .routeProgressIgnored(let metres):
             "route progress ignored: it must be finite metres of 0 or more (got \(metres)); the route stays as drawn"
+        case .routeCongestionDropped(let dropped, let total):
+            "route traffic: \(dropped) of \(total) stretches left out (ends not finite, not in order, or more than "
+                + "\(RouteCongestion.maximumCount)); the rest is drawn"
         case .displayUpdateIgnored(let error, let kept):
             "display update ignored, the stream goes on at \(kept.map { "\($0.encodedSize)" } ?? "its size"): \(error)"
         case .frameRateCapped(let asked, let streamed):

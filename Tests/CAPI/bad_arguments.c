@@ -305,6 +305,7 @@ int main(int argc, char **argv) {
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_label_language(bad, "sv"));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_route(bad, points, 2));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_route_progress(bad, 10));
+        EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_route_congestion(bad, NULL, 0));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_maneuver(bad, 10));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_appearance(bad, CARWINDOW_APPEARANCE_NIGHT));
         EXPECT(CARWINDOW_ERROR_INVALID_HANDLE, carwindow_session_set_style(bad, style, NULL));
@@ -362,6 +363,12 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route(session, NULL, 5));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route(session, points, (size_t)-1));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route_progress(session, -1));
+    {
+        carwindow_congestion traffic[2] = {{0, 100, CARWINDOW_CONGESTION_HEAVY}, {100, 200, 7}};
+        EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route_congestion(session, NULL, 2));
+        EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route_congestion(session, traffic, 2));
+        EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route_congestion(session, traffic, (size_t)-1));
+    }
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_route_progress(session, nan));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_maneuver(session, INFINITY));
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_set_appearance(session, 5));
@@ -443,6 +450,11 @@ int main(int argc, char **argv) {
     EXPECT(CARWINDOW_OK, carwindow_session_set_route(session, NULL, 0));
     EXPECT(CARWINDOW_OK, carwindow_session_set_route(session, points, 2));
     EXPECT(CARWINDOW_OK, carwindow_session_set_route_progress(session, 100));
+    {
+        carwindow_congestion traffic[2] = {{0, 100, CARWINDOW_CONGESTION_HEAVY}, {100, 200, CARWINDOW_CONGESTION_SEVERE}};
+        EXPECT(CARWINDOW_OK, carwindow_session_set_route_congestion(session, traffic, 2));
+        EXPECT(CARWINDOW_OK, carwindow_session_set_route_congestion(session, NULL, 0));
+    }
     EXPECT(CARWINDOW_OK, carwindow_session_set_maneuver(session, 200));
     EXPECT(CARWINDOW_OK, carwindow_session_set_maneuver(session, -1));
     EXPECT(CARWINDOW_OK, carwindow_session_set_appearance(session, CARWINDOW_APPEARANCE_NIGHT));

@@ -111,6 +111,58 @@ import Testing
         #expect(pastTheEnd.pixels == none.pixels, "a route driven to its end is not drawn")
     }
 
+    /// Traffic along the route: the stretch between the second and third points is severe, so
+    /// the style's dark red shows at its middle and the route's blue at the middle of the
+    /// stretch after it; without traffic the same spot is blue. Probed pixel by pixel at the
+    /// route's centre line, with a 40-level tolerance on each channel.
+    @Test func congestionColoursItsStretchOfTheRoute() async throws {
+        let route = Self.route
+        let start = route[0].metres(to: route[1]), end = start + route[1].metres(to: route[2])
+        var view = View(name: "congestion", camera: Camera(center: route[2], zoom: 15.5))
+        view.overlays = MapOverlays(route: route)
+        let plain = try await Self.render(view)
+        view.overlays.routeCongestion = RouteCongestion.normalized([
+            RouteCongestion(startMetres: start, endMetres: end, level: .severe)]).kept
+        let busy = try await Self.render(view)
+        let transform = MapTransform(camera: view.camera, width: busy.width, height: busy.height)
+        func probe(_ a: GeoCoordinate, _ b: GeoCoordinate) throws -> (x: Int, y: Int) {
+            let middle = GeoCoordinate(latitude: (a.latitude + b.latitude) / 2, longitude: (a.longitude + b.longitude) / 2)
+            let point = try #require(transform.screenPoint(for: middle))
+            try #require(point.x >= 0 && point.y >= 0 && point.x < Double(busy.width) && point.y < Double(busy.height))
+            return (Int(point.x), Int(point.y))
+        }
+        func near(_ pixel: SIMD4<UInt8>, _ hex: (Int, Int, Int)) -> Bool {
+            abs(Int(pixel.x) - hex.0) <= 40 && abs(Int(pixel.y) - hex.1) <= 40 && abs(Int(pixel.z) - hex.2) <= 40
+        }
+        let severe = (0xa3, 0x18, 0x2f), blue = (0x3f, 0x99, 0xff)
+        let congested = try probe(route[1], route[2]), free = try probe(route[2], route[3])
+        #expect(near(busy.pixel(x: congested.x, y: congested.y), severe), "\(busy.pixel(x: congested.x, y: congested.y))")
+        #expect(near(plain.pixel(x: congested.x, y: congested.y), blue), "\(plain.pixel(x: congested.x, y: congested.y))")
+        #expect(near(busy.pixel(x: free.x, y: free.y), blue), "\(busy.pixel(x: free.x, y: free.y))")
+    }
+
+    @Test func congestionStretchesAreSortedClippedMergedAndChecked() {
+        let stretches = [
+            RouteCongestion(startMetres: 300, endMetres: 400, level: .heavy),
+            RouteCongestion(startMetres: -50, endMetres: 100, level: .low),
+            RouteCongestion(startMetres: 100, endMetres: 200, level: .low),
+            RouteCongestion(startMetres: 150, endMetres: 350, level: .severe),
+            RouteCongestion(startMetres: .nan, endMetres: 10, level: .heavy),
+            RouteCongestion(startMetres: 500, endMetres: 450, level: .heavy),
+            RouteCongestion(startMetres: 0, endMetres: .infinity, level: .heavy),
+        ]
+        let (kept, dropped) = RouteCongestion.normalized(stretches)
+        #expect(dropped == 3)
+        #expect(kept == [RouteCongestion(startMetres: 0, endMetres: 200, level: .low),
+                         RouteCongestion(startMetres: 200, endMetres: 350, level: .severe),
+                         RouteCongestion(startMetres: 350, endMetres: 400, level: .heavy)])
+        let many = (0..<(RouteCongestion.maximumCount + 5)).map {
+            RouteCongestion(startMetres: Double($0), endMetres: Double($0) + 1, level: $0 % 2 == 0 ? .heavy : .low)
+        }
+        let capped = RouteCongestion.normalized(many)
+        #expect(capped.kept.count == RouteCongestion.maximumCount && capped.dropped == 5)
+    }
+
     /// The style draws the route: its layer for the driven part shows that part in its own
     /// colour, and a style without route layers gets the built-in look.
     @Test func theStylesRouteLayersDrawTheDrivenPartAndTheRest() async throws {

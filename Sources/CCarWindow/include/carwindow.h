@@ -131,6 +131,20 @@ typedef struct carwindow_coordinate {
     double longitude; /**< Degrees east. */
 } carwindow_coordinate;
 
+/** How busy a stretch of the route is (carwindow_congestion.level). Since API 0.7. */
+#define CARWINDOW_CONGESTION_UNKNOWN 0
+#define CARWINDOW_CONGESTION_LOW 1
+#define CARWINDOW_CONGESTION_MODERATE 2
+#define CARWINDOW_CONGESTION_HEAVY 3
+#define CARWINDOW_CONGESTION_SEVERE 4
+
+/** Traffic on a stretch of the route, by metres from its first point. Since API 0.7. */
+typedef struct carwindow_congestion {
+    double start_metres; /**< Where the stretch starts. */
+    double end_metres;   /**< Where it ends; more than start_metres. */
+    int32_t level;       /**< A CARWINDOW_CONGESTION_* value. */
+} carwindow_congestion;
+
 /** What the map shows. */
 typedef struct carwindow_camera {
     carwindow_coordinate center; /**< The place in the middle of the screen. */
@@ -636,6 +650,18 @@ carwindow_status carwindow_session_set_route(carwindow_session *session, const c
  * Thread-safe.
  */
 carwindow_status carwindow_session_set_route_progress(carwindow_session *session, double metres);
+
+/**
+ * The traffic along the route: `count` stretches (at most 10000), each coloured by the style's
+ * route layers for its level (the `congestion` property: "moderate", "heavy"...); the rest of the
+ * route is "unknown". count 0 clears it, and so does a new route. Stretches with ends that are not
+ * finite or not in order are left out with a warning event; overlapping ones go to the one that
+ * starts first. Since API 0.7.
+ * Errors: INVALID_HANDLE, INVALID_ARGUMENT (NULL with a count, more than 10000, a level outside
+ * CARWINDOW_CONGESTION_*). Thread-safe.
+ */
+carwindow_status carwindow_session_set_route_congestion(carwindow_session *session,
+                                                        const carwindow_congestion *stretches, size_t count);
 
 /**
  * Marks the next manoeuvre at `metres` along the route (an arrow on the route); a negative value

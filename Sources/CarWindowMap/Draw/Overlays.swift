@@ -10,6 +10,10 @@ public struct MapOverlays: Sendable, Equatable {
     /// set the whole route once and move the progress as the car drives, rather than sending
     /// the remaining route again. 0 draws all of it; past the end draws none.
     public var routeProgress: Double
+    /// Traffic along the route, as stretches of it by metres from its first point, in order and
+    /// not overlapping (``RouteCongestion/normalized(_:)``); the rest is of unknown congestion.
+    /// A style colours them by the `congestion` property its route layers read.
+    public var routeCongestion: [RouteCongestion] = []
     /// The vehicle marker, if any.
     public var vehicle: VehicleMarker?
     /// Whether the zoom and recenter buttons are drawn.
@@ -31,6 +35,74 @@ public struct MapOverlays: Sendable, Equatable {
         self.showsControls = showsControls
         self.focusRing = focusRing
         self.coveredInsets = coveredInsets
+    }
+}
+
+/// How busy the road is along a stretch of the route, by the names navigation SDKs use: the
+/// value of the `congestion` property a style's route layers see.
+public enum CongestionLevel: Int, Sendable, CaseIterable, CustomStringConvertible {
+    case unknown, low, moderate, heavy, severe
+
+    /// The property value: `unknown`, `low`, `moderate`, `heavy` or `severe`.
+    public var description: String {
+        switch self {
+        case .unknown: "unknown"
+        case .low: "low"
+        case .moderate: "moderate"
+        case .heavy: "heavy"
+        case .severe: "severe"
+        }
+    }
+}
+
+/// A stretch of the route and its traffic, by metres along the route from its first point.
+public struct RouteCongestion: Sendable, Hashable {
+    /// Where the stretch starts, metres from the route's first point.
+    public var startMetres: Double
+    /// Where it ends; more than ``startMetres``.
+    public var endMetres: Double
+    /// How busy it is.
+    public var level: CongestionLevel
+
+    /// A stretch from `startMetres` to `endMetres` at `level`.
+    public init(startMetres: Double, endMetres: Double, level: CongestionLevel) {
+        self.startMetres = startMetres
+        self.endMetres = endMetres
+        self.level = level
+    }
+
+    /// The most stretches a route keeps; an engine's per-segment traffic of a long route fits.
+    public static let maximumCount = 10_000
+
+    /// `stretches` made drawable: those with ends that are not finite or not in order left out,
+    /// negative starts moved to 0, sorted by start, each cut where the one before ended, and
+    /// neighbours of one level merged; at most ``maximumCount`` kept (the first ones). Also
+    /// returns how many were left out as invalid or beyond the limit.
+    public static func normalized(_ stretches: [RouteCongestion]) -> (kept: [RouteCongestion], dropped: Int) {
+        var valid = stretches.filter { $0.startMetres.isFinite && $0.endMetres.isFinite && $0.endMetres > max($0.startMetres, 0) }
+        let invalid = stretches.count - valid.count
+        for index in valid.indices { valid[index].startMetres = max(valid[index].startMetres, 0) }
+        valid.sort { ($0.startMetres, $0.endMetres) < ($1.startMetres, $1.endMetres) }
+        var kept: [RouteCongestion] = []
+        kept.reserveCapacity(min(valid.count, maximumCount))
+        var overflow = 0
+        for var stretch in valid {
+            if let last = kept.last {
+                // Overlaps go to the stretch that starts first.
+                stretch.startMetres = max(stretch.startMetres, last.endMetres)
+                guard stretch.endMetres > stretch.startMetres else { continue }
+                if last.level == stretch.level, last.endMetres == stretch.startMetres {
+                    kept[kept.count - 1].endMetres = stretch.endMetres
+                    continue
+                }
+            }
+            guard kept.count < maximumCount else {
+                overflow += 1
+                continue
+            }
+            kept.append(stretch)
+        }
+        return (kept, invalid + overflow)
     }
 }
 

@@ -56,6 +56,8 @@ struct FillPatternUniforms: UniformLocations {
 /// Every variant of line.frag: a variant without dashes or trimming has -1 for those.
 struct LineUniforms: UniformLocations {
     let matrix, opacity, blur, centreW, unitsPerPixel, dashCount, dashEnds, trimBefore, trimAfter: GLint
+    /// The route's traffic (the trimmed program only; -1 in the others).
+    let congestionCount, congestion, palette: GLint
     init(of program: GLProgram) {
         matrix = program.uniformLocation("u_matrix")
         opacity = program.uniformLocation("u_opacity")
@@ -66,6 +68,9 @@ struct LineUniforms: UniformLocations {
         dashEnds = program.uniformLocation("u_dash_ends")
         trimBefore = program.uniformLocation("u_trim_before")
         trimAfter = program.uniformLocation("u_trim_after")
+        congestionCount = program.uniformLocation("u_congestion_count")
+        congestion = program.uniformLocation("u_congestion")
+        palette = program.uniformLocation("u_palette")
     }
 }
 

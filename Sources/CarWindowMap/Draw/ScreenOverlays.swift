@@ -328,7 +328,29 @@ final class RouteOverlay {
         var blur: Float = 0
         /// The part already driven (up to the progress) rather than the part ahead.
         var isDriven = false
+        /// The colours by ``CongestionLevel`` (premultiplied, in its order) when the layer's
+        /// colour reads `congestion` and differs by level; nil: ``color`` everywhere.
+        var palette: CongestionPalette?
     }
+
+    /// Five colours, one per ``CongestionLevel``, as the shader's `u_palette` takes them.
+    struct CongestionPalette: Equatable {
+        var unknown, low, moderate, heavy, severe: SIMD4<Float>
+
+        func color(_ level: CongestionLevel) -> SIMD4<Float> {
+            switch level {
+            case .unknown: unknown
+            case .low: low
+            case .moderate: moderate
+            case .heavy: heavy
+            case .severe: severe
+            }
+        }
+    }
+
+    /// The most change points of traffic one drawing of the route takes (the shader's array):
+    /// 32 stretches in the view's window of the route; farther ones show their base colour.
+    static let maximumCongestionPoints = 64
 
     /// The route's look without a style layer for it: a dark casing and a bright line, the
     /// driven part hidden.
@@ -343,6 +365,13 @@ final class RouteOverlay {
                                                          geometry: [])
     private static let remainingFeature = VectorTileFeature(type: .lineString, properties: ["part": .string("remaining")],
                                                             geometry: [])
+    /// The features a layer's colour sees for each level, remaining then driven.
+    private static let congestionFeatures: [[VectorTileFeature]] = ["remaining", "driven"].map { part in
+        CongestionLevel.allCases.map {
+            VectorTileFeature(type: .lineString, properties: ["part": .string(part), "congestion": .string($0.description)],
+                              geometry: [])
+        }
+    }
 
     /// The part a line layer on ``sourceID`` draws, at `zoom`; nil for other layers. Its
     /// filter sees one feature with `part` "driven" or "remaining", so a style draws the driven
@@ -357,24 +386,74 @@ final class RouteOverlay {
         case (false, false): return nil
         }
         let feature = isDriven ? driven : remaining
+        var palette: CongestionPalette?
+        if paint.lineColor.dependsOnFeature {
+            let features = congestionFeatures[isDriven ? 1 : 0]
+            func color(_ level: CongestionLevel) -> SIMD4<Float> {
+                paint.lineColor.evaluate(zoom: zoom, feature: features[level.rawValue]).premultiplied
+            }
+            let levels = CongestionPalette(unknown: color(.unknown), low: color(.low), moderate: color(.moderate),
+                                           heavy: color(.heavy), severe: color(.severe))
+            let first = levels.unknown
+            if levels.low != first || levels.moderate != first || levels.heavy != first || levels.severe != first {
+                palette = levels
+            }
+        }
         return Part(color: paint.lineColor.evaluate(zoom: zoom, feature: feature),
                     width: Float(paint.lineWidth.evaluate(zoom: zoom, feature: feature)),
                     opacity: Float(paint.lineOpacity.evaluate(zoom: zoom, feature: feature)),
-                    blur: Float(paint.lineBlur.evaluate(zoom: zoom, feature: feature)), isDriven: isDriven)
+                    blur: Float(paint.lineBlur.evaluate(zoom: zoom, feature: feature)), isDriven: isDriven, palette: palette)
     }
 
     func draw(_ route: [GeoCoordinate], progress: Double, transform: MapTransform, programs: Programs,
               state: GLStateCache, drawCalls: inout Int) {
         for part in Self.defaultParts(zoom: transform.camera.zoom) {
-            draw(route, progress: progress, part: part, transform: transform, programs: programs, state: state,
-                 drawCalls: &drawCalls)
+            draw(route, progress: progress, congestion: [], part: part, transform: transform, programs: programs,
+                 state: state, drawCalls: &drawCalls)
         }
+    }
+
+    /// Change points of `congestion` for the shader, two to a vec4; kept between frames.
+    private var congestionScratch = [Float](repeating: 0, count: RouteOverlay.maximumCongestionPoints * 2)
+    private var paletteScratch = [Float](repeating: 0, count: 20)
+
+    /// Sets the traffic uniforms for one part: the change points of the stretches that fall in
+    /// the mesh's window, in the shader's distance unit, or none.
+    private func setCongestion(_ congestion: [RouteCongestion], part: Part, geometry: RouteGeometry,
+                               drawing: RouteWindowMesh, scale: Double, program: LinkedProgram<LineUniforms>) {
+        guard let palette = part.palette, !congestion.isEmpty else {
+            glUniform1i(program.uniforms.congestionCount, 0)
+            return
+        }
+        var count = 0
+        func units(_ metres: Double) -> Float {
+            Float(min(max(drawing.trimUnits(atMetres: metres, of: geometry) * scale, -1e30), 1e30))
+        }
+        for stretch in congestion where count + 2 <= Self.maximumCongestionPoints {
+            let start = units(stretch.startMetres), end = units(stretch.endMetres)
+            guard end > start else { continue }
+            congestionScratch[count * 2] = start
+            congestionScratch[count * 2 + 1] = Float(stretch.level.rawValue)
+            congestionScratch[count * 2 + 2] = end
+            congestionScratch[count * 2 + 3] = Float(CongestionLevel.unknown.rawValue)
+            count += 2
+        }
+        for level in CongestionLevel.allCases {
+            let color = palette.color(level)
+            for channel in 0..<4 { paletteScratch[level.rawValue * 4 + channel] = color[channel] }
+        }
+        glUniform1i(program.uniforms.congestionCount, GLint(count))
+        guard count > 0 else { return }
+        congestionScratch.withUnsafeBufferPointer {
+            glUniform4fv(program.uniforms.congestion, GLsizei((count + 1) / 2), $0.baseAddress)
+        }
+        paletteScratch.withUnsafeBufferPointer { glUniform4fv(program.uniforms.palette, 5, $0.baseAddress) }
     }
 
     /// Draws one part of the route (the mesh is made when the route changes, or the view
     /// outgrows it).
-    func draw(_ route: [GeoCoordinate], progress: Double, part: Part, transform: MapTransform, programs: Programs,
-              state: GLStateCache, drawCalls: inout Int) {
+    func draw(_ route: [GeoCoordinate], progress: Double, congestion: [RouteCongestion], part: Part,
+              transform: MapTransform, programs: Programs, state: GLStateCache, drawCalls: inout Int) {
         prepare(route, transform: transform, state: state)
         guard let geometry, let drawing, let mesh, part.width > 0, part.opacity > 0 else { return }
         let trimUnits = drawing.trimUnits(atMetres: progress, of: geometry)
@@ -397,6 +476,7 @@ final class RouteOverlay {
         let trim = Float(min(trimUnits * scale, 1e30))
         glUniform1f(program.uniforms.trimBefore, part.isDriven || trimUnits <= 0 ? -1e9 : trim)
         glUniform1f(program.uniforms.trimAfter, part.isDriven ? trim : 1e30)
+        setCongestion(congestion, part: part, geometry: geometry, drawing: drawing, scale: scale, program: program)
         let c = part.color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, min(part.width, 1024))

@@ -18,8 +18,9 @@ final class LineDrawer: LayerDrawer {
             guard let part = RouteOverlay.part(of: layer, zoom: zoom) else { return }
             frame.state.setStencilTest(false)
             frame.state.setDepthTest(false)
-            route.draw(frame.overlays.route, progress: frame.overlays.routeProgress, part: part, transform: frame.transform,
-                       programs: frame.programs, state: frame.state, drawCalls: &frame.drawCalls)
+            route.draw(frame.overlays.route, progress: frame.overlays.routeProgress, congestion: frame.overlays.routeCongestion,
+                       part: part, transform: frame.transform, programs: frame.programs, state: frame.state,
+                       drawCalls: &frame.drawCalls)
             return
         }
         guard let paint = layer.paint.line else { return }
