@@ -211,7 +211,7 @@ extension ProjectionSession {
     }
 
     /// Shows the traffic along the route: stretches by metres from its first point, each with
-    /// its ``CongestionLevel``, as an engine's routing gives them (a Directions API's per-segment
+    /// its `CongestionLevel`, as an engine's routing gives them (a Directions API's per-segment
     /// congestion, measured along the route). The style's route layers colour each stretch by
     /// the `congestion` property (`moderate`, `heavy`...; the bundled styles in orange, red and
     /// dark red); the rest of the route is `unknown`. Empty clears it, and so does a new route.

@@ -296,7 +296,7 @@ public enum ProjectionSessionWarning: Sendable, Equatable, CustomStringConvertib
     /// the progress on screen stays.
     case routeProgressIgnored(metres: Double)
     /// ``ProjectionSession/setRouteCongestion(_:)`` left out `dropped` of `of` stretches whose
-    /// ends were not finite or not in order, or beyond ``RouteCongestion/maximumCount``.
+    /// ends were not finite or not in order, or beyond `RouteCongestion.maximumCount`.
     case routeCongestionDropped(dropped: Int, of: Int)
     /// A display update (``ProjectionSession/updateDisplay(_:)``) was refused (the error says
     /// why); the stream goes on at `kept`, the stream size in force (nil before the first stream).
