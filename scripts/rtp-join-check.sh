@@ -26,9 +26,13 @@ sdp=$work/drive.sdp
 grep -q 'sprop-parameter-sets=' "$sdp" || { cat "$sdp" >&2; echo "rtp-join-check.sh: the SDP has no sprop-parameter-sets" >&2; exit 1; }
 grep -o 'profile-level-id=[0-9a-f]*' "$sdp"
 # The player, late: up to 2 s of IDR interval plus 3 s of margin to show its first pictures.
+# Five pictures end it by itself, each is written as it is decoded (-flush_packets), and it
+# probes the stream for half a second rather than ffmpeg's default five (the SDP carries the
+# parameter sets): with two busy loops on two cores, 15 pictures after a full probe took
+# 4.5-5 s and a player killed at 5 s lost what it had shown in an unflushed buffer; now 1.6-2.9 s.
 started=$(date +%s.%N)
-timeout 5 ffmpeg -hide_banner -loglevel error -protocol_whitelist file,udp,rtp -i "$sdp" -frames:v 15 \
-    -f framecrc "$work/received.crc" 2> "$work/ffmpeg.err" || true
+timeout 5 ffmpeg -hide_banner -loglevel error -protocol_whitelist file,udp,rtp -analyzeduration 500000 -i "$sdp" -frames:v 5 \
+    -flush_packets 1 -f framecrc "$work/received.crc" 2> "$work/ffmpeg.err" || true
 elapsed=$(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 frames=$(grep -vc '^#' "$work/received.crc" 2>/dev/null || true)
 if [[ "${frames:-0}" -lt 1 ]]; then
