@@ -45,7 +45,8 @@ struct CameraAnimation: Sendable, Equatable {
 }
 
 /// A flung map gliding on after the finger lifted, slowing down exponentially as a scrolled
-/// list does on a phone, so that its whole glide is `velocity` times ``timeConstant``.
+/// list does on a phone: it comes to rest at ``restingSpeed``, having glided ``timeConstant``
+/// times the difference of the two speeds.
 ///
 /// Its offsets are a function of the session clock alone: the same fling gives the same
 /// cameras whatever the frame rate.

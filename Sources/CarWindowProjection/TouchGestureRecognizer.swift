@@ -477,15 +477,19 @@ public struct GestureRecognizer: Sendable {
 private struct ReleaseVelocity: Sendable {
     /// Milliseconds of movement that count.
     static let window = 100.0
-    /// Room for a head unit's samples at 60 Hz or more; kept once reserved, so a pan does not
-    /// allocate per event.
+    /// The most samples kept: a tenth of a second of a 200 Hz head unit. A head unit whose
+    /// timestamps stand still (or run backwards) would otherwise grow the list for as long as
+    /// the pan lasts.
+    static let capacity = 32
+    /// Reserved once, so a pan does not allocate per event.
     private var samples: [(point: SIMD2<Double>, time: Double)] = []
 
-    init() { samples.reserveCapacity(32) }
+    init() { samples.reserveCapacity(Self.capacity) }
 
     mutating func reset() { samples.removeAll(keepingCapacity: true) }
 
     mutating func add(_ point: SIMD2<Double>, at time: Double) {
+        if samples.count == Self.capacity { samples.removeFirst() }
         samples.append((point, time))
         // Keep one sample from before the window as the anchor; drop what is older.
         if let anchor = samples.lastIndex(where: { $0.time <= time - Self.window }), anchor > 0 {

@@ -386,6 +386,19 @@ struct TouchGestureTests {
         #expect(fast.last == [.panEnded(translation: SIMD2(50, 0))], "flings turned off")
     }
 
+    @Test("A pan of 10,000 MOVEs whose timestamps stand still reports no fling")
+    func frozenTimestamps() {
+        var recognizer = GestureRecognizer()
+        _ = recognizer.handle(TouchEvent(type: .begin, touches: [.init(id: 0, timestamp: 7, x: 0, y: 0)]))
+        for step in 1...10_000 {
+            _ = recognizer.handle(TouchEvent(type: .move, touches: [.init(id: 0, timestamp: 7, x: Double(step % 500), y: 0)]))
+        }
+        let end = recognizer.handle(TouchEvent(type: .end, touches: [.init(id: 0, timestamp: 7, x: 600, y: 0)]))
+        // No time passed between the samples: no speed, so no fling.
+        #expect(end.count == 1, "\(end)")
+        #expect(end.first.map { if case .panEnded = $0 { true } else { false } } == true)
+    }
+
     @Test("Two fingers turning past the threshold rotate, the first report catching up")
     func rotation() {
         var recognizer = GestureRecognizer()
