@@ -419,7 +419,7 @@ final class RouteOverlay {
 
     /// Sets the traffic uniforms for one part: the change points of the stretches that fall in
     /// the mesh's window, in the shader's distance unit, or none.
-    private func setCongestion(_ congestion: [RouteCongestion], part: Part, geometry: RouteGeometry,
+    private func setCongestion(_ congestion: [RouteCongestion], progress: Double, part: Part, geometry: RouteGeometry,
                                drawing: RouteWindowMesh, scale: Double, program: LinkedProgram<LineUniforms>) {
         guard let palette = part.palette, !congestion.isEmpty else {
             glUniform1i(program.uniforms.congestionCount, 0)
@@ -429,8 +429,23 @@ final class RouteOverlay {
         func units(_ metres: Double) -> Float {
             Float(min(max(drawing.trimUnits(atMetres: metres, of: geometry) * scale, -1e30), 1e30))
         }
-        for stretch in congestion where count + 2 <= Self.maximumCongestionPoints {
+        // The remaining route is cut at the progress, so stretches that end before it never
+        // show: a long route's traffic behind the car and far ahead of the view costs nothing
+        // per frame. The stretches are sorted and apart, so their ends are in order.
+        var first = 0
+        if !part.isDriven {
+            var high = congestion.count
+            while first < high {
+                let middle = (first + high) / 2
+                if congestion[middle].endMetres > progress { high = middle } else { first = middle + 1 }
+            }
+        }
+        // Stretches beyond the mesh's window start at its end, and so do all after them.
+        let windowEnd = Float(min(drawing.totalUnits * scale, 1e30))
+        for stretch in congestion[first...] {
+            guard count + 2 <= Self.maximumCongestionPoints else { break }
             let start = units(stretch.startMetres), end = units(stretch.endMetres)
+            if start >= windowEnd { break }
             guard end > start else { continue }
             congestionScratch[count * 2] = start
             congestionScratch[count * 2 + 1] = Float(stretch.level.rawValue)
@@ -476,7 +491,8 @@ final class RouteOverlay {
         let trim = Float(min(trimUnits * scale, 1e30))
         glUniform1f(program.uniforms.trimBefore, part.isDriven || trimUnits <= 0 ? -1e9 : trim)
         glUniform1f(program.uniforms.trimAfter, part.isDriven ? trim : 1e30)
-        setCongestion(congestion, part: part, geometry: geometry, drawing: drawing, scale: scale, program: program)
+        setCongestion(congestion, progress: progress, part: part, geometry: geometry, drawing: drawing, scale: scale,
+                      program: program)
         let c = part.color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, min(part.width, 1024))
