@@ -13,12 +13,8 @@ extension NavigationOverlayTests {
         let time = ManualTime()
         let sink = RecordingSink(clock: time.clock)
         let (session, log) = try await ProjectionSessionTests.streaming(sink, context: context, time: time)
-        let centre = await session.camera.center
-        await session.setCamera(Camera(center: centre, zoom: 17))
-        let perDegree = 111_320 * cos(centre.latitude * .pi / 180)
-        func east(_ metres: Double) -> GeoCoordinate {
-            GeoCoordinate(latitude: centre.latitude, longitude: centre.longitude + metres / perDegree)
-        }
+        await session.setCamera(Camera(center: helsinki, zoom: 17))
+        let east = FollowCameraTests.east
         let route = [east(-200), east(200)]
         await session.setRoute(route)
         await session.setRouteCongestion([RouteCongestion(startMetres: 150, endMetres: 250, level: .severe),
