@@ -80,6 +80,9 @@ public func capiContextClose(_ handle: OpaquePointer?) -> Int32 {
         context.thread.waitUntilEnded()
         // And the encoders of its closed sessions, whose threads would otherwise race it too.
         OpenH264Encoder.waitForReleasedEncoders()
+        // And the tile workers of their maps, which finish the layout in hand (holding the
+        // style and tiles) after the map is released.
+        MapRenderer.waitForEndingTileWorkers()
     }
 }
 

@@ -142,6 +142,40 @@ import Testing
         #expect(GLObjectLedger.bookCount == before, "\(GLObjectLedger.bookCount - before) books left by 4 contexts")
     }
 
+    /// Tiles that take their time, so a worker is inside a load when its map goes.
+    struct SlowTiles: TileSource {
+        let inner: any TileSource
+        var name: String { inner.name }
+        var minZoom: Int { inner.minZoom }
+        var maxZoom: Int { inner.maxZoom }
+        var bounds: GeoBounds? { inner.bounds }
+        func data(for tile: TileID) throws(TileSourceError) -> Data? {
+            usleep(300_000)
+            return try inner.data(for: tile)
+        }
+    }
+
+    /// A host may exit once the C API's context close returns: the tile workers of released
+    /// maps, which finish the load in hand, must have ended by then (valgrind found one holding
+    /// the style at exit).
+    @Test func theWaitForEndingTileWorkersOutlastsALoadInHand() async throws {
+        _ = await eventually { TileLoader.runningWorkers == 0 }
+        let context = try await RenderContext()
+        do {
+            let renderer = try await MapRenderer(
+                context: context, width: 64, height: 48, style: try Style(contentsOf: TestPaths.style("day")),
+                tiles: SlowTiles(inner: try openTileSource(at: TestPaths.tiles)), fonts: try FontLibrary(directory: TestPaths.fonts),
+                camera: Camera(center: helsinki, zoom: 15))
+            _ = await renderer.renderFrame()
+            #expect(await eventually { TileLoader.runningWorkers > 0 }, "no tile worker started")
+        }
+        // The renderer went at the end of the block, its workers in the middle of a load.
+        await context.waitForQueuedWork()
+        await context.shutdown()
+        MapRenderer.waitForEndingTileWorkers()
+        #expect(TileLoader.runningWorkers == 0, "\(TileLoader.runningWorkers) tile workers still running")
+    }
+
     @Test func aContextDroppedWithoutShutdownEndsItsThread() async throws {
         // Render threads of contexts shut down just before may still be on their way out.
         _ = await eventually { RenderThread.running(named: "carwindow.render") == 0 }

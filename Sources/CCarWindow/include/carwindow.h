@@ -459,7 +459,8 @@ carwindow_status carwindow_context_describe(carwindow_context *context, char **o
 /**
  * Destroys the GL context on its render thread and ends the thread; the handle is invalid
  * afterwards. Close the context's sessions first. Returns once the encoders of closed sessions
- * have ended too (up to about a second after their last picture), so the host may exit.
+ * have ended too (up to about a second after their last picture), and the tile workers of their
+ * maps (a layout in hand is finished first), so the host may exit.
  * Errors: INVALID_HANDLE, BUSY (sessions still open on it; nothing was closed). Thread-safe.
  */
 carwindow_status carwindow_context_close(carwindow_context *context);

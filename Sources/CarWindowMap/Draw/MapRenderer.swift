@@ -793,3 +793,11 @@ extension RenderContext {
         }
     }
 }
+
+extension MapRenderer {
+    /// Returns once the tile workers of every map released so far have ended, at most about
+    /// two seconds from now (they finish the layout in hand after their map goes).
+    package static func waitForEndingTileWorkers() {
+        TileLoader.waitForEndingWorkers()
+    }
+}

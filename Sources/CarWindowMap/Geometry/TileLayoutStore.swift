@@ -251,6 +251,8 @@ final class TileLoader: @unchecked Sendable {
 
     func shutDown() {
         condition.lock()
+        // Workers started and not yet ended: each leaves the ending census as it ends.
+        if !isShutDown { Self.endingCensus.withLock { $0 += workersStarted } }
         isShutDown = true
         // Nothing awaits a store that is being released (awaiting keeps it alive); queued
         // callbacks are simply not called.
@@ -290,6 +292,18 @@ final class TileLoader: @unchecked Sendable {
     /// Worker threads running now, in every loader: a census for leak tests.
     package static var runningWorkers: Int { workerCensus.withLock { $0 } }
     private static let workerCensus = LockedState(0)
+    /// Workers of loaders that were shut down, finishing the load in hand.
+    private static let endingCensus = LockedState(0)
+
+    /// Returns once the workers of every loader shut down so far have ended, at most about two
+    /// seconds from now: a host about to exit must not have them run (with the style and
+    /// the tiles they hold) while the process's exit-time destructors do.
+    package static func waitForEndingWorkers() {
+        let deadline = DispatchTime.now() + .seconds(2)
+        while endingCensus.withLock({ $0 }) > 0, DispatchTime.now() < deadline {
+            usleep(5_000)
+        }
+    }
 
     /// A worker's loop: take the oldest job still wanted, load it, deliver it; end on shut-down.
     private func work() {
@@ -333,6 +347,7 @@ final class TileLoader: @unchecked Sendable {
             delivering -= 1
         }
         workersStarted -= 1
+        Self.endingCensus.withLock { $0 -= 1 }
         condition.unlock()
     }
 
