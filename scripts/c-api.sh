@@ -74,6 +74,60 @@ finish_headunit() {
     echo "c-api.sh: the head unit received and decodes: width,height,frames = $frames"
 }
 
+# A style as published, without tiles_path: its PMTiles archive and sprite on a local server
+# (Tests/Fixtures/tile_server.py), fetched through the disk cache in cache_path. Run three
+# times: with the server; with the server gone and the cache kept (the cache serves); with the
+# server gone and a new cache (carwindow_session_create refuses with INPUT, naming the source).
+published_style() {
+    local out=$1 root=$1/server port
+    mkdir -p "$root/sprites"
+    cp assets/helsinki.pmtiles "$root/"
+    cp assets/sprites/carwindow* "$root/sprites/"
+    python3 Tests/Fixtures/tile_server.py --root "$root" --port 0 > "$out/server.log" 2>&1 &
+    local server_pid=$!
+    for _ in $(seq 100); do                 # hang guard: 10 s for the server to listen
+        port=$(sed -n 's/^PORT \([0-9]*\)$/\1/p' "$out/server.log")
+        [[ -n "$port" ]] && break
+        sleep 0.1
+    done
+    [[ -n "$port" ]] || { cat "$out/server.log" >&2; echo "c-api.sh: the tile server did not listen" >&2; exit 1; }
+    python3 - "$port" "$out/published.json" <<'PY'
+import json, sys
+port, target = sys.argv[1], sys.argv[2]
+style = json.load(open("assets/styles/day.json"))
+for source in style["sources"].values():
+    if source.get("type") == "vector":
+        source["url"] = f"pmtiles://http://127.0.0.1:{port}/helsinki.pmtiles"
+style["sprite"] = f"http://127.0.0.1:{port}/sprites/carwindow"
+json.dump(style, open(target, "w"))
+PY
+    echo "c-api.sh: Tests/CAPI/published_style.c: tiles and sprite on a server (port $port)"
+    "$out/published-style" "$out/published.json" assets/fonts "$out/cache" "$out/published.h264" | tee "$out/published.log"
+    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+    local entries sprites
+    entries=$(find "$out/cache/http" -name '*.entry' | wc -l)
+    sprites=$(find "$out/cache/carwindow-style-files" -name '*.sprite*.png' | wc -l)
+    if (( entries == 0 || sprites < 2 )); then
+        echo "c-api.sh: the cache holds $entries answers and $sprites sprite sheets; expected some and the 1x and 2x" >&2
+        exit 1
+    fi
+    echo "c-api.sh: the cache holds $entries answers and the sprite's $sprites sheets"
+    ffmpeg -v error -i "$out/published.h264" -f null - 2>&1 | (! grep .) \
+        || { echo "c-api.sh: the published style's stream does not decode" >&2; exit 1; }
+    echo "c-api.sh: the same, the server gone: the cache serves"
+    "$out/published-style" "$out/published.json" assets/fonts "$out/cache" "$out/offline.h264" | tee "$out/offline.log"
+    ffmpeg -v error -i "$out/offline.h264" -f null - 2>&1 | (! grep .) \
+        || { echo "c-api.sh: the stream from the cache does not decode" >&2; exit 1; }
+    echo "c-api.sh: the server gone and an empty cache: carwindow_session_create refuses"
+    local status=0
+    "$out/published-style" "$out/published.json" assets/fonts "$out/empty-cache" "$out/none.h264" > "$out/refused.log" || status=$?
+    cat "$out/refused.log"
+    if (( status != 3 )) || ! grep -q '^create failed: CARWINDOW_ERROR_INPUT: .*source "openmaptiles"' "$out/refused.log"; then
+        echo "c-api.sh: expected an INPUT error naming the source, got exit $status" >&2
+        exit 1
+    fi
+}
+
 check() {
     scripts/install-deps.sh --tests
     local missing=()
@@ -113,6 +167,8 @@ check() {
     gcc -std=c11 "${warnings[@]}" -O2 examples/c/cairo-engine.c -o "$out/cairo-engine" $(pkg-config --cflags --libs carwindow cairo)
     # shellcheck disable=SC2046
     gcc -std=c11 "${warnings[@]}" -g -O0 Tests/CAPI/bad_arguments.c -o "$out/bad-arguments" $(pkg-config --cflags --libs carwindow) -pthread
+    # shellcheck disable=SC2046
+    gcc -std=c11 "${warnings[@]}" -O2 Tests/CAPI/published_style.c -o "$out/published-style" $(pkg-config --cflags --libs carwindow)
     # The header on its own, as C89-era C and as C++ (it must need nothing before it).
     echo '#include <carwindow.h>' | gcc -std=c99 "${warnings[@]}" -x c -fsyntax-only $(pkg-config --cflags carwindow) -
     echo '#include <carwindow.h>' | g++ -std=c++11 "${warnings[@]}" -x c++ -fsyntax-only $(pkg-config --cflags carwindow) -
@@ -166,6 +222,8 @@ check() {
     echo "c-api.sh: examples/cpp/drive.cpp"
     "$out/drive-cpp" assets "$out/cpp-drive.h264"
     ffmpeg -v error -i "$out/cpp-drive.h264" -f null - 2>&1 | (! grep .) || { echo "c-api.sh: the C++ example's stream does not decode" >&2; exit 1; }
+
+    published_style "$out"
 
     echo "c-api.sh: Tests/CAPI/bad_arguments.c under valgrind memcheck"
     # Mesa's shader cache off: its zstd noise is not ours. Debug info kept for the driver, which EGL

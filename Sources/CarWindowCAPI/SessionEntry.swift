@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import CCarWindow
 import CarWindow
 import CarWindowSinks
@@ -32,22 +33,18 @@ final class SessionEntry: Sendable {
     /// Whether the engine asked the camera to follow the vehicle.
     let followRequested = LockedState(false)
 
-    /// The map's configuration from the config's tiles, styles and fonts, each read and checked.
+    /// The map's configuration from the config's tiles, styles and fonts, each read and checked;
+    /// the styles' sprites and GeoJSON on servers fetched to files, and their tile sources
+    /// opened where the config names no tiles.
     private static func readMap(_ config: carwindow_session_config, camera: Camera, _ what: String)
         throws(APIFailure) -> ProjectionSessionConfiguration {
-        let tilesPath = try SessionSetup.string(config.tiles_path, "tiles_path", required: true)!
+        let tilesPath = try SessionSetup.string(config.tiles_path, "tiles_path")
         let stylePath = try SessionSetup.string(config.style, "style", required: true)!
         let fontsPath = try SessionSetup.string(config.fonts_path, "fonts_path", required: true)!
-        let tiles: SharedTileCache
-        do {
-            tiles = SharedTileCache(source: try openTileSource(at: URL(fileURLWithPath: tilesPath)))
-        } catch {
-            throw .input("\(what): the tiles at \(tilesPath) cannot be opened: \(error)")
-        }
-        let dayStyle = try SessionSetup.style(stylePath, "\(what): config.style")
-        var nightStyle: Style?
-        if let text = try SessionSetup.string(config.night_style, "night_style") {
-            nightStyle = try SessionSetup.style(text, "\(what): config.night_style")
+        let cacheRoot = try SessionSetup.string(config.cache_path, "cache_path").map { URL(fileURLWithPath: $0, isDirectory: true) }
+        var dayStyle = try SessionSetup.style(stylePath, "\(what): config.style")
+        var nightStyle = try SessionSetup.string(config.night_style, "night_style").map { text throws(APIFailure) in
+            try SessionSetup.style(text, "\(what): config.night_style")
         }
         let fonts: FontLibrary
         do {
@@ -55,8 +52,43 @@ final class SessionEntry: Sendable {
         } catch {
             throw .input("\(what): the fonts in \(fontsPath) cannot be read: \(error)")
         }
+        // The cache folder is made only for a map that needs servers (or may: its own sources).
+        var downloads: (fetcher: HTTPFetcher, files: URL, warning: String?)?
+        if tilesPath == nil || StyleResources.namesServers(dayStyle) || nightStyle.map(StyleResources.namesServers) == true {
+            let made = StyleResources.downloads(cacheRoot: cacheRoot)
+            let logger = Logger(label: "carwindow.style")
+            if let warning = made.warning { logger.warning("\(what): \(warning)") }
+            func localized(_ style: Style) -> Style {
+                let fetched = StyleResources.fetch(for: style, fetcher: made.fetcher, into: made.files)
+                for warning in fetched.warnings { logger.warning("\(what): \(warning)") }
+                return fetched.style
+            }
+            dayStyle = localized(dayStyle)
+            nightStyle = nightStyle.map(localized)
+            downloads = made
+        }
+        let tiles: SharedTileCache
+        var sources: [String: any TileSource] = [:]
+        if let tilesPath {
+            do {
+                tiles = SharedTileCache(source: try openTileSource(at: URL(fileURLWithPath: tilesPath)))
+            } catch {
+                throw .input("\(what): the tiles at \(tilesPath) cannot be opened: \(error)")
+            }
+        } else {
+            do {
+                // Made above whenever tiles_path is NULL.
+                let fetcher = downloads?.fetcher ?? HTTPFetcher(cache: nil)
+                let opened = try StyleTileSources.open(for: dayStyle, fetcher: fetcher)
+                tiles = SharedTileCache(source: opened.basemap)
+                sources = opened.others
+            } catch {
+                throw .input("\(what): config.tiles_path is NULL and \(error)")
+            }
+        }
         var configuration = ProjectionSessionConfiguration(tiles: tiles, dayStyle: dayStyle, fonts: fonts, camera: camera)
         configuration.nightStyle = nightStyle
+        configuration.sources = sources
         return configuration
     }
 

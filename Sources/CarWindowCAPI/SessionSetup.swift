@@ -9,6 +9,7 @@ enum SessionSetup {
     static let earlierSizes = Set([
         MemoryLayout<carwindow_session_config>.offset(of: \.encoder_threads),  // minor 1
         MemoryLayout<carwindow_session_config>.offset(of: \.content),          // minor 2
+        MemoryLayout<carwindow_session_config>.offset(of: \.cache_path),       // minors 3 to 7
     ].compactMap { $0 })
 
     /// The fields a caller's config holds: all of ours from a caller of this version or newer

@@ -60,6 +60,29 @@ public enum StyleResources {
         return (localized, warnings)
     }
 
+    /// Whether `style` names a sprite or GeoJSON `data` on an `http(s)` server, which
+    /// ``fetch(for:fetcher:into:)`` would bring to files.
+    package static func namesServers(_ style: Style) -> Bool {
+        style.sprites.contains { serverURL($0.url) != nil }
+            || style.sources.values.contains { $0.type == .geojson && $0.dataURL.flatMap(serverURL) != nil }
+    }
+
+    /// A fetcher for a style's tiles, sprites and GeoJSON with its disk cache in `cacheRoot/http`,
+    /// and `cacheRoot/carwindow-style-files` for ``fetch(for:fetcher:into:)``. Without a root,
+    /// the cache's default folder (``HTTPDiskCache/defaultDirectory``) and its sibling. A cache
+    /// that cannot be made leaves a fetcher without one (every run downloads again), and
+    /// `warning` says why.
+    package static func downloads(cacheRoot: URL?) -> (fetcher: HTTPFetcher, files: URL, warning: String?) {
+        let cacheFolder = cacheRoot?.appendingPathComponent("http", isDirectory: true) ?? HTTPDiskCache.defaultDirectory
+        let files = cacheFolder.deletingLastPathComponent().appendingPathComponent("carwindow-style-files", isDirectory: true)
+        do {
+            return (HTTPFetcher(cache: try HTTPDiskCache(directory: cacheFolder)), files, nil)
+        } catch {
+            let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("carwindow-style-files", isDirectory: true)
+            return (HTTPFetcher(cache: nil), temporary, "\(error); sprites, GeoJSON and tiles from servers are not kept")
+        }
+    }
+
     /// The 1x sheet and index, and the 2x pair where the server has them; a sprite with
     /// neither resolution is an error.
     private static func fetchSprite(_ base: URL, to local: String, fetcher: HTTPFetcher) throws(StyleResourceError) {

@@ -118,10 +118,10 @@ public enum StyleSourcesError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noVectorSource:
-            "the style has no vector source; add one, or give the tiles to draw (--tiles)"
+            "the style has no vector source; add one, or give the tiles to draw (the CLI's --tiles, the C API's tiles_path)"
         case .unopenable(let failures):
             "the style's " + failures.sorted { $0.key < $1.key }.map { "source \"\($0.key)\": \($0.value)" }.joined(separator: "; ")
-                + " (give the tiles yourself with --tiles, or --source ID=PATH for one source)"
+                + " (give the tiles yourself: the CLI's --tiles, or --source ID=PATH for one source; the C API's tiles_path)"
         }
     }
 }

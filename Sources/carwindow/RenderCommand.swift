@@ -153,20 +153,12 @@ struct MapData {
         // Another style's sprites, GeoJSON and tiles may be on servers: fetched through the disk cache.
         var fetcher: HTTPFetcher?
         if !isBundledStyle {
-            let cache: HTTPDiskCache?
-            do {
-                cache = try HTTPDiskCache()
-            } catch {
-                Console.warning("\(error); sprites, GeoJSON and tiles from servers are not kept")
-                cache = nil
-            }
-            let made = HTTPFetcher(cache: cache)
-            let files = (cache?.directory.deletingLastPathComponent() ?? FileManager.default.temporaryDirectory)
-                .appendingPathComponent("carwindow-style-files", isDirectory: true)
-            let fetched = StyleResources.fetch(for: style, fetcher: made, into: files)
+            let downloads = StyleResources.downloads(cacheRoot: nil)
+            if let warning = downloads.warning { Console.warning(warning) }
+            let fetched = StyleResources.fetch(for: style, fetcher: downloads.fetcher, into: downloads.files)
             for warning in fetched.warnings { Console.warning(warning) }
             style = fetched.style
-            fetcher = made
+            fetcher = downloads.fetcher
         }
         self.style = style.localizingLabels(to: labelLanguage)
         if let tileURL {

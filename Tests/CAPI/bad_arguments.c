@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s ASSETS_FOLDER OUT_FOLDER\n", argv[0]);
         return 64;
     }
-    char tiles[4096], style[4096], fonts[4096], annexb[4096], second[4096], third[4096], missing[4096];
+    char tiles[4096], style[4096], fonts[4096], annexb[4096], second[4096], third[4096], missing[4096], cache[4096];
     snprintf(tiles, sizeof tiles, "%s/helsinki.pmtiles", argv[1]);
     snprintf(style, sizeof style, "%s/styles/day.json", argv[1]);
     snprintf(fonts, sizeof fonts, "%s/fonts", argv[1]);
@@ -134,6 +134,7 @@ int main(int argc, char **argv) {
     snprintf(second, sizeof second, "%s/bad-arguments-2.h264", argv[2]);
     snprintf(third, sizeof third, "%s/bad-arguments-3.h264", argv[2]);
     snprintf(missing, sizeof missing, "%s/no-such-folder/out.h264", argv[2]);
+    snprintf(cache, sizeof cache, "%s/cache", argv[2]);
     char *paths[4] = {tiles, style, fonts, annexb};
     const double nan = NAN;
     carwindow_context *bogus_context = (carwindow_context *)(uintptr_t)0x12345670;
@@ -194,11 +195,28 @@ int main(int argc, char **argv) {
     REQUIRE(strstr(carwindow_last_error_message(), "encoder_threads") != NULL);
     config.struct_size = offsetof(carwindow_session_config, encoder_threads) - 8;
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    /* Without tiles_path the style's own sources: the bundled style names helsinki.pmtiles
+       beside the style file, where there is none, so the create fails on that source. */
     fill(&config, argv[1], paths);
     config.tiles_path = NULL;
-    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    config.cache_path = cache;
+    EXPECT(CARWINDOW_ERROR_INPUT, carwindow_session_create(context, &config, &session));
+    REQUIRE(strstr(carwindow_last_error_message(), "tiles_path is NULL") != NULL);
+    REQUIRE(strstr(carwindow_last_error_message(), "source \"openmaptiles\"") != NULL);
+    REQUIRE(session == NULL);
+    config.style = "{\"version\": 8, \"sources\": {}, \"layers\": []}";
+    EXPECT(CARWINDOW_ERROR_INPUT, carwindow_session_create(context, &config, &session));
+    REQUIRE(strstr(carwindow_last_error_message(), "no vector source") != NULL);
     config.tiles_path = "/no/such/tiles.pmtiles";
     EXPECT(CARWINDOW_ERROR_INPUT, carwindow_session_create(context, &config, &session));
+    /* A cache folder that cannot be made, and a sprite on a server that refuses the
+       connection, are warnings, not failures: the map draws from its files without them. */
+    fill(&config, argv[1], paths);
+    config.style = "{\"version\": 8, \"sprite\": \"http://127.0.0.1:9/sprite\", \"sources\": {}, \"layers\": []}";
+    config.cache_path = "/proc/carwindow-cache";
+    carwindow_session *uncached = NULL;
+    EXPECT(CARWINDOW_OK, carwindow_session_create(context, &config, &uncached));
+    EXPECT(CARWINDOW_OK, carwindow_session_close(uncached));
     fill(&config, argv[1], paths);
     config.style = "{ this is not JSON";
     EXPECT(CARWINDOW_ERROR_INPUT, carwindow_session_create(context, &config, &session));
@@ -568,6 +586,15 @@ int main(int argc, char **argv) {
     config.min_width = 2000;
     config.max_width = 1000;
     config.struct_size = offsetof(carwindow_session_config, content);
+    EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
+    REQUIRE(strstr(carwindow_last_error_message(), "smallest size") != NULL);
+    /* A caller of minor versions 3 to 7 (without cache_path): the bad pointer beyond its
+       struct is never read. */
+    fill(&config, argv[1], paths);
+    config.cache_path = (const char *)(uintptr_t)1;
+    config.min_width = 2000;
+    config.max_width = 1000;
+    config.struct_size = offsetof(carwindow_session_config, cache_path);
     EXPECT(CARWINDOW_ERROR_INVALID_ARGUMENT, carwindow_session_create(context, &config, &session));
     REQUIRE(strstr(carwindow_last_error_message(), "smallest size") != NULL);
 

@@ -111,4 +111,26 @@ struct StyleResourceTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: sprite + ".png"))
                 == Data(contentsOf: TestPaths.assets.appendingPathComponent("sprites/carwindow.png")))
     }
+
+    @Test func aStyleNamesServersOnlyForASpriteOrGeoJSONOnOne() throws {
+        #expect(StyleResources.namesServers(try Self.style(sprite: "https://example.org/sprite", data: "stops.geojson")))
+        #expect(StyleResources.namesServers(try Self.style(sprite: "sprites/local", data: "http://example.org/stops.geojson")))
+        #expect(!StyleResources.namesServers(try Self.style(sprite: "sprites/local", data: "stops.geojson")))
+        #expect(!StyleResources.namesServers(try Self.style(sprite: "file:///sprites/local", data: "ftp://example.org/stops.geojson")))
+    }
+
+    @Test func downloadsKeepTheCacheAndTheFilesUnderTheRootGiven() throws {
+        let root = try HelsinkiFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let downloads = StyleResources.downloads(cacheRoot: root)
+        #expect(downloads.warning == nil)
+        #expect(downloads.fetcher.cache?.directory.standardizedFileURL.path == root.appendingPathComponent("http").standardizedFileURL.path)
+        #expect(downloads.files.standardizedFileURL.path == root.appendingPathComponent("carwindow-style-files").standardizedFileURL.path)
+
+        // A root that cannot be made: no cache, a warning that says so, and files in a temporary folder.
+        let refused = StyleResources.downloads(cacheRoot: URL(fileURLWithPath: "/proc/carwindow-cache"))
+        #expect(refused.fetcher.cache == nil)
+        #expect(refused.warning?.contains("not kept") == true, "\(refused.warning ?? "no warning")")
+        #expect(refused.files.path.hasPrefix(FileManager.default.temporaryDirectory.path))
+    }
 }

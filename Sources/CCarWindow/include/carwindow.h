@@ -46,7 +46,7 @@ extern "C" {
 /** The major version of this header: a library of another major version is not compatible. */
 #define CARWINDOW_API_VERSION_MAJOR 0
 /** The minor version: a library of a higher minor version has everything this header names. */
-#define CARWINDOW_API_VERSION_MINOR 7
+#define CARWINDOW_API_VERSION_MINOR 8
 
 /** What a call did: CARWINDOW_OK or one of the CARWINDOW_ERROR_* values below. */
 typedef int32_t carwindow_status;
@@ -487,7 +487,10 @@ typedef struct carwindow_session carwindow_session;
 typedef struct carwindow_session_config {
     size_t struct_size;        /**< sizeof(carwindow_session_config); set by _init. */
     const char *name;          /**< For logs; NULL: "map". */
-    const char *tiles_path;    /**< Required: a .pmtiles or .mbtiles file or a z/x/y tile folder. */
+    const char *tiles_path;    /**< A .pmtiles or .mbtiles file or a z/x/y tile folder for the style's
+                                    first vector source, its others read as the style says. NULL (since
+                                    minor version 8): every vector source as the style names it, a file or
+                                    on a server (PMTiles, TileJSON or tile URLs), through the disk cache. */
     const char *style;         /**< Required: a MapLibre style, a path to a .json file or the JSON text. */
     const char *night_style;   /**< Optional night style, path or JSON text; NULL: the day style. */
     const char *fonts_path;    /**< Required: a folder of .ttf/.otf fonts for labels. */
@@ -533,6 +536,10 @@ typedef struct carwindow_session_config {
                                     appearance and show_controls are not used (and may be NULL). */
     carwindow_draw_callback on_draw; /**< With CARWINDOW_CONTENT_GL (required there, NULL otherwise). */
     void *draw_user_data;      /**< Passed to on_draw. */
+    /* Since minor version 8. */
+    const char *cache_path;    /**< The folder that keeps what came from servers (tiles, the style's
+                                    sprites and GeoJSON `data`) between runs, made if missing; NULL:
+                                    $XDG_CACHE_HOME/carwindow, else ~/.cache/carwindow. */
 } carwindow_session_config;
 
 /**
@@ -543,7 +550,11 @@ void carwindow_session_config_init(carwindow_session_config *config);
 /**
  * Makes a session on `context`: reads the tiles, styles and fonts (for the map's content) and
  * opens the file and RTP outputs (so a bad path fails here). Nothing is drawn before
- * carwindow_session_start.
+ * carwindow_session_start. A style's sprites and GeoJSON `data` on servers are downloaded here
+ * (through cache_path; each fetch gives up after 15 s), as are the headers of its tile sources
+ * when tiles_path is NULL: call it where blocking is acceptable. A sprite or GeoJSON document
+ * that cannot be fetched is a logged warning (the map draws without it); a tile source that
+ * cannot be opened is an INPUT error.
  * `out_session`: receives the handle (NULL on failure); must not be NULL.
  * Errors: INVALID_HANDLE (context), INVALID_ARGUMENT (NULL config or out_session, struct_size
  * too small, a value out of range, no output, a certificate without key or SDL, GL content
