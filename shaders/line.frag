@@ -4,6 +4,15 @@ uniform float u_blur;
 uniform int u_dash_count;
 uniform float u_dash_ends[8];
 #endif
+#ifdef PATTERNED
+// A sprite image along the line (line-pattern): its rectangle in the premultiplied sheet, in
+// texture coordinates, its size in pixels, and the layer's opacity.
+uniform sampler2D u_sheet;
+uniform vec2 u_image_origin;
+uniform vec2 u_image_extent;
+uniform vec2 u_pattern_size;
+uniform float u_pattern_opacity;
+#endif
 #ifdef TRIMMED
 // The route: what lies before this distance (v_distance's unit) is the part already driven;
 // the remaining route is drawn from it, the driven part (when a style draws it) up to it.
@@ -44,6 +53,16 @@ void main() {
     alpha *= coverage;
 #endif
     vec4 color = v_color;
+#ifdef PATTERNED
+    // Along the line one image per image width scaled by line width over image height; across
+    // it the image at its own size about the centre line, no further out than the line's edge.
+    float line_width = max(2.0 * v_half_width, 1e-3);
+    float along = fract(v_distance * u_pattern_size.y / (u_pattern_size.x * line_width));
+    float across = v_edge.y / (v_half_width + 0.5);
+    float reach = clamp(v_half_width, 0.0, (u_pattern_size.y + 2.0) * 0.5);
+    float down = clamp(0.5 + across * reach / u_pattern_size.y, 0.0, 1.0);
+    color = texture(u_sheet, u_image_origin + vec2(along, down) * u_image_extent) * u_pattern_opacity;
+#endif
 #ifdef TRIMMED
     // A one-pixel soft cut, as at the line's sides.
     alpha *= clamp((v_distance - u_trim_before) / v_pixel + 0.5, 0.0, 1.0);

@@ -379,7 +379,7 @@ struct StyleLoader {
                     reader.warn(StyleWarning(path: propertyPath, message: "layer \"\(id)\" is painted with an image pattern (\(member.key)), which is not drawn yet; the layer is skipped, as MapLibre skips a pattern whose image is missing"))
                     return nil
                 }
-                if member.key == "fill-pattern" || member.key == "background-pattern", member.value == .null { continue }
+                if ["fill-pattern", "background-pattern", "line-pattern"].contains(member.key), member.value == .null { continue }
                 if !(try reader.setPaint(&layer.paint, key: member.key, json: member.value, path: propertyPath)) {
                     reader.warn(StyleWarning(path: propertyPath, message: "paint property \"\(member.key)\" is not supported for \(typeName) layers and is ignored"))
                 }
@@ -387,7 +387,7 @@ struct StyleLoader {
         }
         // One image per layer: a pattern that changes from feature to feature is not drawn, and
         // neither is the layer, rather than in a colour the style did not ask for.
-        let pattern = layer.paint.fill?.fillPattern ?? layer.paint.background?.backgroundPattern
+        let pattern = layer.paint.fill?.fillPattern ?? layer.paint.background?.backgroundPattern ?? layer.paint.line?.linePattern
         if let pattern, pattern.dependsOnFeature {
             reader.warn(StyleWarning(path: JSONPath.member(JSONPath.member(path, "paint"), "\(typeName)-pattern"), message: "layer \"\(id)\" takes its pattern image from each feature, which is not drawn yet; the layer is skipped"))
             return nil
@@ -396,8 +396,8 @@ struct StyleLoader {
     }
 
     /// Paint properties that fill a layer with a sprite image instead of its colour and are not
-    /// drawn yet (fill and background patterns are).
-    static let patternProperties: Set<String> = ["line-pattern", "fill-extrusion-pattern"]
+    /// drawn yet (fill, background and line patterns are).
+    static let patternProperties: Set<String> = ["fill-extrusion-pattern"]
 
     private func zoomLimit(_ json: JSONValue?, path: String) throws(StyleError) -> Double? {
         guard let value = try optionalNumber(json, path: path) else { return nil }

@@ -245,6 +245,11 @@ public struct LinePaint: Sendable {
     /// Sideways shift of the line in pixels, positive to the right of its direction
     /// (`line-offset`); read, but not drawn yet.
     public var lineOffset: StyleProperty<Double> = .constant(0)
+    /// A sprite image repeated along the line instead of its colour (`line-pattern`): as tall
+    /// as the image across the line's middle (the line's width where narrower), and along the
+    /// line one image per `image width x line width / image height` pixels, as MapLibre draws
+    /// it. Dashes do not apply to a patterned line.
+    public var linePattern: StyleProperty<String>?
     /// MapLibre's defaults: a solid, opaque, one-pixel black line.
     public init() {}
 }
@@ -471,6 +476,7 @@ extension PropertyReader {
             case "line-offset": try update(&p.lineOffset, json, path)
             case "line-translate": try update(&p.lineTranslate, json, path)
             case "line-translate-anchor": try update(&p.lineTranslateAnchor, json, path)
+            case "line-pattern": try update(&p.linePattern, json, path, default: "")
             default: return false
             }
             paint = .line(p)

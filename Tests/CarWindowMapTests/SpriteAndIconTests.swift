@@ -337,6 +337,30 @@ import Testing
         #expect(Self.count(background, near: badgeRed) > 400 * 240 / 3)
     }
 
+    /// A line painted with a sprite image (line-pattern) shows the image along the road, not
+    /// its line colour; a missing image leaves the layer out, as MapLibre does.
+    @Test func linePatternsRepeatTheImageAlongTheLineAndMissingOnesDrawNothing() async throws {
+        func roads(_ pattern: String) throws -> Style {
+            try Self.style(layers: """
+            {"id": "roads", "type": "line", "source": "openmaptiles", "source-layer": "transportation",
+             "paint": {"line-pattern": "\(pattern)", "line-color": "#000000", "line-width": 16}}
+            """)
+        }
+        let badgeRed = SIMD3(200, 48, 48)
+        let drawn = try await Self.render(try roads("hospital"), zoom: 16)
+        #expect(Self.count(drawn, near: badgeRed) > 300)
+        #expect(Self.count(drawn, near: SIMD3(0, 0, 0)) < 50, "the line colour must not show under the pattern")
+        let missing = try await Self.render(try roads("no-such-pattern"), zoom: 16)
+        #expect(Self.count(missing, near: badgeRed) == 0)
+        #expect(Self.count(missing, near: SIMD3(0, 0, 0)) < 50)
+        // The same roads in their colour, for scale: the pattern covers about as much.
+        let plain = try await Self.render(try Self.style(layers: """
+            {"id": "roads", "type": "line", "source": "openmaptiles", "source-layer": "transportation",
+             "paint": {"line-color": "#000000", "line-width": 16}}
+            """), zoom: 16)
+        #expect(Self.count(plain, near: SIMD3(0, 0, 0)) > Self.count(drawn, near: badgeRed))
+    }
+
     /// Anchors along a line as MapLibre puts them at each zoom: evenly spaced at every level,
     /// the first where the symbol just fits, a short piece at its middle once the symbol fits.
     @Test func lineAnchorsAreEvenAtEveryLevelAndShortPiecesGetTheirMiddle() {

@@ -96,10 +96,10 @@ struct StyleParsingTests {
         #expect(style.layer(withID: "road-label")?.sourceLayer == "transportation_name")
     }
 
-    /// A layer painted with a sprite pattern is left out with a warning, not drawn in its
-    /// default colour: OSM Bright's patterned water came out black. A null pattern is no pattern.
+    /// A layer painted with a sprite pattern not drawn yet is left out with a warning, not drawn
+    /// in its default colour: OSM Bright's patterned water came out black. A null pattern is no pattern.
     @Test func patternLayersAreSkippedNotDrawnInAnotherColour() throws {
-        for (type, key) in [("line", "line-pattern"), ("fill-extrusion", "fill-extrusion-pattern")] {
+        for (type, key) in [("fill-extrusion", "fill-extrusion-pattern")] {
             let layer = """
                 {"id": "patterned", "type": "\(type)", "source": "omt", "source-layer": "water",
                  "paint": {"\(key)": "wave", "\(type)-opacity": 0.5}}
@@ -122,6 +122,22 @@ struct StyleParsingTests {
             {"id": "patterned", "type": "fill", "source": "omt", "source-layer": "water", "paint": {"fill-pattern": ["get", "p"]}}
             """)
         #expect(perFeature.layers.isEmpty && perFeature.warnings.contains { $0.message.contains("skipped") })
+        // Line patterns too, with the same rule for an image per feature.
+        let line = try Self.loadLayer("""
+            {"id": "patterned", "type": "line", "source": "omt", "source-layer": "transportation",
+             "paint": {"line-pattern": ["step", ["zoom"], "dots", 14, "arrows"], "line-width": 6}}
+            """)
+        #expect(line.layers.first?.paint.line?.linePattern?.evaluate(zoom: 13) == "dots")
+        #expect(line.warnings.isEmpty, "\(line.warnings)")
+        let linePerFeature = try Self.loadLayer("""
+            {"id": "patterned", "type": "line", "source": "omt", "source-layer": "transportation", "paint": {"line-pattern": ["get", "p"]}}
+            """)
+        #expect(linePerFeature.layers.isEmpty
+                && linePerFeature.warnings.contains { $0.path == "layers[0].paint.line-pattern" && $0.message.contains("skipped") })
+        let lineUnpatterned = try Self.loadLayer("""
+            {"id": "plain", "type": "line", "source": "omt", "source-layer": "transportation", "paint": {"line-pattern": null}}
+            """)
+        #expect(lineUnpatterned.layers.first?.paint.line?.linePattern == nil)
         let unpatterned = try Self.loadLayer("""
             {"id": "plain", "type": "fill", "source": "omt", "source-layer": "water", "paint": {"fill-pattern": null, "fill-color": "rgb(0, 0, 255)"}}
             """)

@@ -1,6 +1,7 @@
 internal import CGLES
 import CarWindowGeo
 import CarWindowStyle
+import Logging
 
 /// The uniforms one kind of program sets, located when the program links, so frames set them
 /// by location without asking GL (or a dictionary) for names.
@@ -53,11 +54,13 @@ struct FillPatternUniforms: UniformLocations {
     }
 }
 
-/// Every variant of line.frag: a variant without dashes or trimming has -1 for those.
+/// Every variant of line.frag: a variant without dashes, trimming or a pattern has -1 for those.
 struct LineUniforms: UniformLocations {
     let matrix, opacity, blur, centreW, unitsPerPixel, dashCount, dashEnds, trimBefore, trimAfter: GLint
     /// The route's traffic (the trimmed program only; -1 in the others).
     let congestionCount, congestion, palette: GLint
+    /// The sprite image of a patterned line (the patterned program only).
+    let sheet, imageOrigin, imageExtent, patternSize, patternOpacity: GLint
     init(of program: GLProgram) {
         matrix = program.uniformLocation("u_matrix")
         opacity = program.uniformLocation("u_opacity")
@@ -71,6 +74,11 @@ struct LineUniforms: UniformLocations {
         congestionCount = program.uniformLocation("u_congestion_count")
         congestion = program.uniformLocation("u_congestion")
         palette = program.uniformLocation("u_palette")
+        sheet = program.uniformLocation("u_sheet")
+        imageOrigin = program.uniformLocation("u_image_origin")
+        imageExtent = program.uniformLocation("u_image_extent")
+        patternSize = program.uniformLocation("u_pattern_size")
+        patternOpacity = program.uniformLocation("u_pattern_opacity")
     }
 }
 
@@ -129,18 +137,26 @@ final class Programs {
     let tileQuad: GPUMesh
     /// The whole viewport in clip space, for background layers.
     let screenQuad: GPUMesh
+    static let lineAttributes = ["a_pos", "a_extrude", "a_edge", "a_distance", "a_color", "a_width"]
+    private static let logger = Logger(label: "carwindow.render")
+    /// Lines painted with a sprite image (line-pattern); linked on the first such layer, so
+    /// maps without one never pay for it at start. nil while not yet linked or when it failed.
+    private var patternedLine: LinkedProgram<LineUniforms>?
+    private var patternedLineFailed = false
+    private let binaries: ProgramBinaries?
     private var dashScratch = [Float](repeating: 0, count: 8)
     private var matrixScratch = [Float](repeating: 0, count: 16)
 
     /// Links every program, from `binaries` where an earlier start stored them.
     init(binaries: ProgramBinaries?) throws(GLSetupError) {
+        self.binaries = binaries
         fill = try LinkedProgram(vertex: "fill.vert", fragment: "fill.frag", attributes: ["a_pos", "a_color"],
                                  binaries: binaries)
         fillOutline = try LinkedProgram(vertex: "fill_outline.vert", fragment: "fill_outline.frag",
                                         attributes: ["a_pos", "a_color"], binaries: binaries)
         fillPattern = try LinkedProgram(vertex: "fill_pattern.vert", fragment: "fill_pattern.frag", attributes: ["a_pos"],
                                         binaries: binaries)
-        let lineAttributes = ["a_pos", "a_extrude", "a_edge", "a_distance", "a_color", "a_width"]
+        let lineAttributes = Self.lineAttributes
         line = try LinkedProgram(vertex: "line.vert", fragment: "line.frag", attributes: lineAttributes,
                                  binaries: binaries)
         // Dashes cost a loop per fragment: only dashed layers pay for it.
@@ -172,6 +188,23 @@ final class Programs {
             matrix.write(into: base)
             glUniformMatrix4fv(location, 1, GLboolean(GL_FALSE), base)
         }
+    }
+
+    /// The patterned line program, made current (linked on first use); nil when it cannot be
+    /// linked, which is logged once and leaves patterned layers out.
+    func usePatternedLineProgram(state: GLStateCache) -> LinkedProgram<LineUniforms>? {
+        if patternedLine == nil, !patternedLineFailed {
+            do {
+                patternedLine = try LinkedProgram(vertex: "line.vert", fragment: "line.frag", attributes: Self.lineAttributes,
+                                                  defines: ["PATTERNED"], binaries: binaries)
+            } catch {
+                patternedLineFailed = true
+                Self.logger.error("the line-pattern program cannot be linked, so patterned line layers are not drawn: \(error)")
+            }
+        }
+        guard let patternedLine else { return nil }
+        state.useProgram(patternedLine.name)
+        return patternedLine
     }
 
     /// The route's line program, made current; the caller sets every uniform.

@@ -145,7 +145,7 @@ final class LayerDrawers {
         let pattern = PatternPainter(icons: icons)
         background = BackgroundDrawer(pattern: pattern)
         fill = FillDrawer(pattern: pattern)
-        line = LineDrawer(route: route)
+        line = LineDrawer(route: route, icons: icons)
         fillExtrusion = FillExtrusionDrawer()
         circle = CircleDrawer()
         symbol = SymbolDrawer()
