@@ -24,6 +24,13 @@ uniform float u_trim_after;
 uniform int u_congestion_count;
 uniform vec4 u_congestion[32];
 uniform vec4 u_palette[5];
+// line-gradient: u_gradient_count colours (premultiplied) at even steps of the route's progress
+// (0 at its start, 1 at its end), and u_progress_count (distance, progress) pairs, two to a vec4,
+// in order along the mesh, between which the progress is linear. No colours: the others decide.
+uniform int u_gradient_count;
+uniform vec4 u_gradient[64];
+uniform int u_progress_count;
+uniform vec4 u_progress_map[16];
 #endif
 
 in vec2 v_edge;
@@ -77,6 +84,26 @@ void main() {
             level = int(point.y + 0.5);
         }
         color = u_palette[clamp(level, 0, 4)];
+    }
+    if (u_gradient_count > 1 && u_progress_count > 0) {
+        vec2 previous = u_progress_map[0].xy;
+        float progress = previous.y;
+        for (int i = 1; i < 32; i++) {
+            if (i >= u_progress_count) break;
+            vec4 pair = u_progress_map[i / 2];
+            vec2 point = (i % 2 == 0) ? pair.xy : pair.zw;
+            if (v_distance <= point.x) {
+                float span = point.x - previous.x;
+                progress = span > 0.0 ? mix(previous.y, point.y, clamp((v_distance - previous.x) / span, 0.0, 1.0)) : point.y;
+                break;
+            }
+            previous = point;
+            progress = point.y;
+        }
+        float position = clamp(progress, 0.0, 1.0) * float(u_gradient_count - 1);
+        int below = int(floor(position));
+        int above = min(below + 1, u_gradient_count - 1);
+        color = mix(u_gradient[below], u_gradient[above], position - float(below));
     }
 #endif
     fragColor = color * alpha;

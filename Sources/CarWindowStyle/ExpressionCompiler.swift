@@ -128,6 +128,12 @@ struct ExpressionCompiler {
             try requireCount(0...0)
             usesZoom = true
             return .zoom
+        case "line-progress":
+            // Read like a feature property: the route's drawer evaluates `line-gradient` with
+            // features that carry the progress under this key, which no tile can have.
+            try requireCount(0...0)
+            usesFeature = true
+            return .get(LinePaint.lineProgressKey)
         case "!":
             try requireCount(1...1)
             return .not(try compile(args[0], path: argPath(0), expected: .value))

@@ -150,7 +150,7 @@ extension ValueKind {
 extension ExpressionCompiler {
     /// Every operator ``compile(_:path:expected:)`` understands.
     static let operatorNames: Set<String> = [
-        "literal", "get", "has", "id", "geometry-type", "zoom", "!", "==", "!=", "<", "<=", ">", ">=",
+        "literal", "get", "has", "id", "geometry-type", "zoom", "line-progress", "!", "==", "!=", "<", "<=", ">", ">=",
         "all", "any", "in", "match", "case", "coalesce", "to-string", "to-boolean", "to-number", "to-color",
         "number", "string", "boolean", "array", "step", "interpolate", "interpolate-hcl", "interpolate-lab",
         "concat", "upcase", "downcase", "format", "length", "+", "-", "*", "/", "%", "^", "min", "max",

@@ -385,6 +385,9 @@ struct StyleLoader {
                 }
             }
         }
+        if layer.paint.line?.lineGradient != nil, layer.source != StyleLayer.routeSourceID {
+            reader.warn(StyleWarning(path: JSONPath.member(JSONPath.member(path, "paint"), "line-gradient"), message: "layer \"\(id)\" has a line-gradient, which is drawn on the engine's route (source \"\(StyleLayer.routeSourceID)\") only; this layer keeps its line-color"))
+        }
         // One image per layer: a pattern that changes from feature to feature is not drawn, and
         // neither is the layer, rather than in a colour the style did not ask for.
         let pattern = layer.paint.fill?.fillPattern ?? layer.paint.background?.backgroundPattern ?? layer.paint.line?.linePattern

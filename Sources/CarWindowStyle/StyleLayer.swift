@@ -84,6 +84,9 @@ public enum TextTransform: String, Sendable, CaseIterable, StyleEnumeration {
 
 /// One layer of a style: which features to draw and how.
 public struct StyleLayer: Sendable {
+    /// The source id of the engine's route: its line layers draw the route where the style puts
+    /// them (the map's `RouteOverlay`).
+    package static let routeSourceID = "carwindow-route"
     /// The layer's `id`, unique within a loaded style (later duplicates are skipped).
     public var id: String
     /// The kind of layer, which decides its paint and layout properties.
@@ -250,6 +253,13 @@ public struct LinePaint: Sendable {
     /// line one image per `image width x line width / image height` pixels, as MapLibre draws
     /// it. Dashes do not apply to a patterned line.
     public var linePattern: StyleProperty<String>?
+    /// Colours along the line by `["line-progress"]`, 0 at its start and 1 at its end, in place
+    /// of ``lineColor`` (`line-gradient`). Drawn on the engine's route (source
+    /// `carwindow-route`), where the progress is the share of the whole route; a tile line
+    /// keeps its colour, with a warning when the style loads.
+    public var lineGradient: StyleProperty<Color>?
+    /// The feature property `["line-progress"]` reads.
+    package static let lineProgressKey = "\u{0}line-progress"
     /// MapLibre's defaults: a solid, opaque, one-pixel black line.
     public init() {}
 }
@@ -477,6 +487,7 @@ extension PropertyReader {
             case "line-translate": try update(&p.lineTranslate, json, path)
             case "line-translate-anchor": try update(&p.lineTranslateAnchor, json, path)
             case "line-pattern": try update(&p.linePattern, json, path, default: "")
+            case "line-gradient": try update(&p.lineGradient, json, path, default: .black)
             default: return false
             }
             paint = .line(p)

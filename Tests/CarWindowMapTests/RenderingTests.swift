@@ -141,6 +141,49 @@ import Testing
         #expect(near(busy.pixel(x: free.x, y: free.y), blue), "\(busy.pixel(x: free.x, y: free.y))")
     }
 
+    /// A `line-gradient` on the route's layer colours it by the share of the route: red at the
+    /// start, blue at the destination, a mix half way; traffic from `line-color` gives way to
+    /// it. Probed at the centre line as above, 40 levels a channel.
+    @Test func aLineGradientColoursTheRouteByItsProgress() async throws {
+        let route = Self.route
+        var style = try Style(contentsOf: TestPaths.style("day"))
+        let gradient = try Style(data: Data("""
+            {"version": 8, "sources": {"carwindow-route": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [{"id": "route", "type": "line", "source": "carwindow-route",
+                         "paint": {"line-width": 12, "line-gradient": ["interpolate", ["linear"], ["line-progress"],
+                                                                       0, "#ff0000", 1, "#0000ff"]}}]}
+            """.utf8))
+        #expect(gradient.warnings.isEmpty, "\(gradient.warnings)")
+        let index = try #require(style.layers.firstIndex { $0.id == "route" })
+        style.layers[index].paint = gradient.layers[0].paint
+        let middle = GeoCoordinate(latitude: (route[0].latitude + route[3].latitude) / 2,
+                                   longitude: (route[0].longitude + route[3].longitude) / 2)
+        var view = View(name: "gradient", camera: Camera(center: middle, zoom: 14.6))
+        view.overlays = MapOverlays(route: route)
+        // Severe traffic over the whole route: the gradient still shows.
+        view.overlays.routeCongestion = RouteCongestion.normalized([
+            RouteCongestion(startMetres: 0, endMetres: 10_000, level: .severe)]).kept
+        let image = try await Self.render(view, styleOverride: style)
+        let transform = MapTransform(camera: view.camera, width: image.width, height: image.height)
+        let lengths = zip(route, route.dropFirst()).map { $0.metres(to: $1) }
+        let total = lengths.reduce(0, +)
+        /// The pixel at `share` of the route's length, with the colour the gradient gives there.
+        func probe(_ share: Double) throws -> (pixel: SIMD4<UInt8>, expected: (Int, Int, Int)) {
+            var left = share * total, segment = 0
+            while segment < lengths.count - 1, left > lengths[segment] { left -= lengths[segment]; segment += 1 }
+            let a = route[segment], b = route[segment + 1], t = left / lengths[segment]
+            let point = try #require(transform.screenPoint(for: GeoCoordinate(
+                latitude: a.latitude + (b.latitude - a.latitude) * t, longitude: a.longitude + (b.longitude - a.longitude) * t)))
+            try #require(point.x >= 0 && point.y >= 0 && point.x < Double(image.width) && point.y < Double(image.height))
+            return (image.pixel(x: Int(point.x), y: Int(point.y)), (Int(255 * (1 - share)), 0, Int(255 * share)))
+        }
+        for share in [0.1, 0.5, 0.9] {
+            let (pixel, expected) = try probe(share)
+            #expect(abs(Int(pixel.x) - expected.0) <= 40 && Int(pixel.y) <= 40 && abs(Int(pixel.z) - expected.2) <= 40,
+                    "at \(share) of the route: \(pixel), expected about \(expected)")
+        }
+    }
+
     @Test func congestionStretchesAreSortedClippedMergedAndChecked() {
         let stretches = [
             RouteCongestion(startMetres: 300, endMetres: 400, level: .heavy),

@@ -134,6 +134,17 @@ struct StyleParsingTests {
             """)
         #expect(linePerFeature.layers.isEmpty
                 && linePerFeature.warnings.contains { $0.path == "layers[0].paint.line-pattern" && $0.message.contains("skipped") })
+        // A line-gradient is read on any line layer, and drawn on the route's: elsewhere a warning.
+        let gradient = ##"["interpolate", ["linear"], ["line-progress"], 0, "#ff0000", 1, "#0000ff"]"##
+        let onTiles = try Self.loadLayer("""
+            {"id": "graded", "type": "line", "source": "omt", "source-layer": "transportation", "paint": {"line-gradient": \(gradient)}}
+            """)
+        #expect(onTiles.layers.count == 1
+                && onTiles.warnings.contains { $0.path == "layers[0].paint.line-gradient" && $0.message.contains("line-color") })
+        let progress = try #require(onTiles.layers.first?.paint.line?.lineGradient)
+        let half = VectorTileFeature(type: .lineString, properties: [LinePaint.lineProgressKey: .double(0.5)], geometry: [])
+        let mixed = progress.evaluate(zoom: 14, feature: half)
+        #expect(abs(mixed.r - 0.5) < 0.01 && abs(mixed.b - 0.5) < 0.01 && mixed.g == 0, "\(mixed)")
         let lineUnpatterned = try Self.loadLayer("""
             {"id": "plain", "type": "line", "source": "omt", "source-layer": "transportation", "paint": {"line-pattern": null}}
             """)

@@ -57,8 +57,8 @@ struct FillPatternUniforms: UniformLocations {
 /// Every variant of line.frag: a variant without dashes, trimming or a pattern has -1 for those.
 struct LineUniforms: UniformLocations {
     let matrix, opacity, blur, centreW, unitsPerPixel, dashCount, dashEnds, trimBefore, trimAfter: GLint
-    /// The route's traffic (the trimmed program only; -1 in the others).
-    let congestionCount, congestion, palette: GLint
+    /// The route's traffic and line-gradient (the trimmed program only; -1 in the others).
+    let congestionCount, congestion, palette, gradientCount, gradient, progressCount, progressMap: GLint
     /// The sprite image of a patterned line (the patterned program only).
     let sheet, imageOrigin, imageExtent, patternSize, patternOpacity: GLint
     init(of program: GLProgram) {
@@ -74,6 +74,10 @@ struct LineUniforms: UniformLocations {
         congestionCount = program.uniformLocation("u_congestion_count")
         congestion = program.uniformLocation("u_congestion")
         palette = program.uniformLocation("u_palette")
+        gradientCount = program.uniformLocation("u_gradient_count")
+        gradient = program.uniformLocation("u_gradient")
+        progressCount = program.uniformLocation("u_progress_count")
+        progressMap = program.uniformLocation("u_progress_map")
         sheet = program.uniformLocation("u_sheet")
         imageOrigin = program.uniformLocation("u_image_origin")
         imageExtent = program.uniformLocation("u_image_extent")

@@ -153,6 +153,9 @@ struct RouteWindowMesh {
 
     /// The mesh's length in local units: the last drawn point's distance.
     var totalUnits: Double { pointUnits.last ?? 0 }
+    /// The route's index of the first and the last drawn point.
+    var firstPointIndex: Int? { pointIndices.first }
+    var lastPointIndex: Int? { pointIndices.last }
 
     /// The ground the view shows, as (min x, min y, max x, max y) in world units.
     static func viewBox(_ transform: MapTransform) -> SIMD4<Double> {

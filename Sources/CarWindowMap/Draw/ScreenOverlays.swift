@@ -318,7 +318,7 @@ final class RouteOverlay {
 
     /// The source id whose line layers draw the route: a style that has them decides the
     /// route's look and where it lies among its layers.
-    static let sourceID = "carwindow-route"
+    static let sourceID = StyleLayer.routeSourceID
 
     /// One line of the route as a style layer draws it.
     struct Part {
@@ -331,6 +331,20 @@ final class RouteOverlay {
         /// The colours by ``CongestionLevel`` (premultiplied, in its order) when the layer's
         /// colour reads `congestion` and differs by level; nil: ``color`` everywhere.
         var palette: CongestionPalette?
+        /// The layer's `line-gradient`, by the share of the route driven at each point; it
+        /// takes the place of ``color`` and ``palette``.
+        var gradient: StyleProperty<Color>?
+    }
+
+    /// Colours a gradient gets in the shader, at even steps of the progress (`u_gradient`).
+    static let gradientSteps = 64
+    /// (distance, progress) pairs the shader interpolates the progress between (`u_progress_map`).
+    static let progressSamples = 32
+    /// Features carrying each step's progress, for evaluating a gradient without allocating.
+    private static let gradientFeatures: [VectorTileFeature] = (0..<gradientSteps).map { step in
+        VectorTileFeature(type: .lineString,
+                          properties: [LinePaint.lineProgressKey: .double(Double(step) / Double(gradientSteps - 1))],
+                          geometry: [])
     }
 
     /// Five colours, one per ``CongestionLevel``, as the shader's `u_palette` takes them.
@@ -402,7 +416,8 @@ final class RouteOverlay {
         return Part(color: paint.lineColor.evaluate(zoom: zoom, feature: feature),
                     width: Float(paint.lineWidth.evaluate(zoom: zoom, feature: feature)),
                     opacity: Float(paint.lineOpacity.evaluate(zoom: zoom, feature: feature)),
-                    blur: Float(paint.lineBlur.evaluate(zoom: zoom, feature: feature)), isDriven: isDriven, palette: palette)
+                    blur: Float(paint.lineBlur.evaluate(zoom: zoom, feature: feature)), isDriven: isDriven, palette: palette,
+                    gradient: paint.lineGradient)
     }
 
     func draw(_ route: [GeoCoordinate], progress: Double, transform: MapTransform, programs: Programs,
@@ -416,6 +431,39 @@ final class RouteOverlay {
     /// Change points of `congestion` for the shader, two to a vec4; kept between frames.
     private var congestionScratch = [Float](repeating: 0, count: RouteOverlay.maximumCongestionPoints * 2)
     private var paletteScratch = [Float](repeating: 0, count: 20)
+    private var gradientScratch = [Float](repeating: 0, count: RouteOverlay.gradientSteps * 4)
+    private var progressScratch = [Float](repeating: 0, count: RouteOverlay.progressSamples * 2)
+
+    /// Sets the line-gradient uniforms for one part: its colours at even steps of the progress,
+    /// and where along the mesh the progress takes which value, sampled evenly over the route's
+    /// metres the mesh covers (the mesh's distance is not the route's: it starts at the window).
+    private func setGradient(_ part: Part, zoom: Double, geometry: RouteGeometry, drawing: RouteWindowMesh,
+                             scale: Double, program: LinkedProgram<LineUniforms>) {
+        guard let gradient = part.gradient, let first = drawing.firstPointIndex, let last = drawing.lastPointIndex,
+              geometry.totalMetres > 0 else {
+            glUniform1i(program.uniforms.gradientCount, 0)
+            return
+        }
+        for (step, feature) in Self.gradientFeatures.enumerated() {
+            let color = gradient.evaluate(zoom: zoom, feature: feature).premultiplied
+            for channel in 0..<4 { gradientScratch[step * 4 + channel] = color[channel] }
+        }
+        let from = geometry.metres[first], to = geometry.metres[last], total = geometry.totalMetres
+        for sample in 0..<Self.progressSamples {
+            let metres = from + (to - from) * Double(sample) / Double(Self.progressSamples - 1)
+            let units = drawing.trimUnits(atMetres: metres, of: geometry) * scale
+            progressScratch[sample * 2] = Float(min(max(units, -1e30), 1e30))
+            progressScratch[sample * 2 + 1] = Float(metres / total)
+        }
+        glUniform1i(program.uniforms.gradientCount, GLint(Self.gradientSteps))
+        gradientScratch.withUnsafeBufferPointer {
+            glUniform4fv(program.uniforms.gradient, GLsizei(Self.gradientSteps), $0.baseAddress)
+        }
+        glUniform1i(program.uniforms.progressCount, GLint(Self.progressSamples))
+        progressScratch.withUnsafeBufferPointer {
+            glUniform4fv(program.uniforms.progressMap, GLsizei(Self.progressSamples / 2), $0.baseAddress)
+        }
+    }
 
     /// Sets the traffic uniforms for one part: the change points of the stretches that fall in
     /// the mesh's window, in the shader's distance unit, or none.
@@ -491,8 +539,10 @@ final class RouteOverlay {
         let trim = Float(min(trimUnits * scale, 1e30))
         glUniform1f(program.uniforms.trimBefore, part.isDriven || trimUnits <= 0 ? -1e9 : trim)
         glUniform1f(program.uniforms.trimAfter, part.isDriven ? trim : 1e30)
-        setCongestion(congestion, progress: progress, part: part, geometry: geometry, drawing: drawing, scale: scale,
-                      program: program)
+        // A gradient colours the whole line: traffic, which comes from line-color, does not show.
+        setCongestion(part.gradient == nil ? congestion : [], progress: progress, part: part, geometry: geometry,
+                      drawing: drawing, scale: scale, program: program)
+        setGradient(part, zoom: transform.camera.zoom, geometry: geometry, drawing: drawing, scale: scale, program: program)
         let c = part.color.premultiplied
         glVertexAttrib4f(AttributeSlot.lineColor, c.x, c.y, c.z, c.w)
         glVertexAttrib1f(AttributeSlot.lineWidth, min(part.width, 1024))
