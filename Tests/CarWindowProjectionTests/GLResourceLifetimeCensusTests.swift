@@ -172,7 +172,8 @@ import Testing
         // The renderer went at the end of the block, its workers in the middle of a load.
         await context.waitForQueuedWork()
         await context.shutdown()
-        MapRenderer.waitForEndingTileWorkers()
+        // A generous limit: a loaded machine may take long over the layout in hand.
+        MapRenderer.waitForEndingTileWorkers(upTo: .seconds(60))
         #expect(TileLoader.runningWorkers == 0, "\(TileLoader.runningWorkers) tile workers still running")
     }
 

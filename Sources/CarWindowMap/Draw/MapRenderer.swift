@@ -795,9 +795,9 @@ extension RenderContext {
 }
 
 extension MapRenderer {
-    /// Returns once the tile workers of every map released so far have ended, at most about
-    /// two seconds from now (they finish the layout in hand after their map goes).
-    package static func waitForEndingTileWorkers() {
-        TileLoader.waitForEndingWorkers()
+    /// Returns once the tile workers of every map released so far have ended, at most `limit`
+    /// from now (they finish the layout in hand after their map goes).
+    package static func waitForEndingTileWorkers(upTo limit: Duration = .seconds(2)) {
+        TileLoader.waitForEndingWorkers(upTo: limit)
     }
 }

@@ -295,11 +295,11 @@ final class TileLoader: @unchecked Sendable {
     /// Workers of loaders that were shut down, finishing the load in hand.
     private static let endingCensus = LockedState(0)
 
-    /// Returns once the workers of every loader shut down so far have ended, at most about two
-    /// seconds from now: a host about to exit must not have them run (with the style and
-    /// the tiles they hold) while the process's exit-time destructors do.
-    package static func waitForEndingWorkers() {
-        let deadline = DispatchTime.now() + .seconds(2)
+    /// Returns once the workers of every loader shut down so far have ended, at most `limit`
+    /// from now: a host about to exit must not have them run (with the style and the tiles
+    /// they hold) while the process's exit-time destructors do.
+    package static func waitForEndingWorkers(upTo limit: Duration) {
+        let deadline = DispatchTime.now() + .milliseconds(Int(limit / .milliseconds(1)))
         while endingCensus.withLock({ $0 }) > 0, DispatchTime.now() < deadline {
             usleep(5_000)
         }
