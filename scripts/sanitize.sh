@@ -22,9 +22,9 @@ kinds=("$@")
 
 # The Swift runtime's backtracer would catch a crash before the sanitizer reports it.
 export SWIFT_BACKTRACE=enable=no
-# Three of SessionLifecycleRaceTests' eight seeds: the plain test run has all of them, and here
+# Two of SessionLifecycleRaceTests' eight seeds: the plain test run has all of them, and here
 # each costs about 20 s.
-export CARWINDOW_RACE_SEEDS=${CARWINDOW_RACE_SEEDS:-3}
+export CARWINDOW_RACE_SEEDS=${CARWINDOW_RACE_SEEDS:-2}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-second_deadlock_stack=1 history_size=4 suppressions=$PWD/scripts/tsan-suppressions.txt}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1 detect_stack_use_after_return=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt print_suppressions=0}
