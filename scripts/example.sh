@@ -43,7 +43,17 @@ bin=$(swift build --show-bin-path)
 carwindow=$bin/carwindow
 for example in map-snapshot nav-engine; do
     rm -f "${bin:?}/$example"
-    (cd "examples/$example" && swift build --scratch-path "$root/.build")
+    # swift-build itself once died of SIGSEGV in libdispatch (_dispatch_event_loop_drain) right
+    # after "Build complete!" (CI, 2026-11-28): a crash of the tool, not a failed build, is
+    # tried once more.
+    status=0
+    (cd "examples/$example" && swift build --scratch-path "$root/.build") || status=$?
+    if (( status > 128 )); then
+        echo "example.sh: swift build of $example died of signal $(( status - 128 )); building once more"
+        (cd "examples/$example" && swift build --scratch-path "$root/.build")
+    elif (( status != 0 )); then
+        exit "$status"
+    fi
     [[ -x "$bin/$example" ]] || fail "swift build made no $bin/$example"
 done
 
